@@ -1,0 +1,506 @@
+/**
+ * The embedded engine: an in-process Llama-family transformer on @jax-js/jax (Wasm on Node).
+ * Zero setup; the default engine. Implements the contract in ../engine.ts.
+ *
+ * Forward → TypeScript cotangent → backward uses two jitted calls (JAXJS-NOTES.md, fastest
+ * pattern measured): `lp, H = jit(tokenLogprobs)(…)`, the TypeScript loss computes
+ * c = dL/dlp (and dL/dH), then `jit(grad(Σ c·lp + Σ c_H·H))` gives exactly the loss's gradient,
+ * because the loss depends on the parameters only through lp and H.
+ *
+ * Shapes are padded to buckets (batch to a power of two, length to a multiple of 8) because
+ * every new shape costs a jit compilation.
+ */
+import { numpy as np, jit, grad, tree } from "@jax-js/jax";
+import type {
+  CheckpointRef,
+  Engine,
+  EngineInfo,
+  LossReport,
+  OptimStep,
+  SampleRequest,
+  SampleResult,
+  TokenBatch,
+  TokenLossFn,
+  TokenScores,
+} from "../engine.ts";
+import type { ModelConfig } from "./hf-config.ts";
+import type { Tokenizer } from "../../tokenizers/types.ts";
+import { decoder, lmHead, tokenLogprobs, type KvCache, type Params } from "./model.ts";
+import { adamwUpdate, sumOfSquares, type Tensors } from "./optimizer.ts";
+import { sampleToken } from "./sampling.ts";
+import { ensureJax } from "./runtime.ts";
+import { Rng, hash32 } from "../../util/rng.ts";
+import { initWeights, loadCheckpoint, saveCheckpoint, loadOptimizerState, paramsFromWeights, weightsFromParams } from "./checkpoint.ts";
+
+const NEG = -1e9;
+
+/** Smallest power of two >= n. */
+function pow2(n: number): number {
+  let p = 1;
+  while (p < n) p *= 2;
+  return p;
+}
+/** n rounded up to a multiple of m. */
+function roundUp(n: number, m: number): number {
+  return Math.ceil(n / m) * m;
+}
+
+export interface EmbeddedEngineOptions {
+  /** Seed for weight initialisation (random init only). */
+  seed?: number;
+  /** Tokenizer saved next to the weights by `save` (Hugging Face layout). */
+  tokenizer?: Tokenizer;
+  /** Most sequences per jitted call when sampling (larger requests are chunked). Default 128. */
+  maxSampleBatch?: number;
+  /** Model id shown in `info()`. */
+  modelId?: string;
+}
+
+export class EmbeddedEngine implements Engine {
+  private weights: Tensors;
+  private reference: Tensors | null = null;
+  private gradAcc: Tensors | null = null;
+  private adam: { m: Tensors; v: Tensors; t: number } | null = null;
+  private readonly invFreq: Float64Array;
+  private readonly scoreFn;
+  private readonly gradFn;
+  private readonly decodeFn;
+
+  private constructor(
+    readonly config: ModelConfig,
+    weights: Tensors,
+    private readonly opts: EmbeddedEngineOptions,
+  ) {
+    this.weights = weights;
+    const half = config.headDim / 2;
+    this.invFreq = new Float64Array(half);
+    for (let i = 0; i < half; i++) this.invFreq[i] = Math.pow(config.ropeTheta, (-2 * i) / config.headDim);
+    const cfg = config;
+    this.scoreFn = jit((p: Params, x0: np.Array, cos: np.Array, sin: np.Array, bias: np.Array, targets: np.Array) => {
+      const { lp, ent } = tokenLogprobs(p, cfg, x0, cos, sin, bias, targets);
+      return [lp, ent];
+    });
+    this.gradFn = jit(
+      grad(
+        (p: Params, x0: np.Array, cos: np.Array, sin: np.Array, bias: np.Array, targets: np.Array, cLp: np.Array, cEnt: np.Array) => {
+          const { lp, ent } = tokenLogprobs(p, cfg, x0, cos, sin, bias, targets);
+          return lp.mul(cLp).sum().add(ent.mul(cEnt).sum());
+        },
+        { argnums: [0, 1] },
+      ),
+    );
+    this.decodeFn = jit(
+      (p: Params, x0: np.Array, cos: np.Array, sin: np.Array, bias: np.Array, cache: KvCache, write: np.Array, keep: np.Array) => {
+        const out = decoder(p, cfg, x0, cos, sin, bias, { k: cache.k, v: cache.v, write, keep });
+        const last = out.hidden.slice([], -1); // [B, D]
+        const logits = lmHead(p, last);
+        return { logits, cache: out.cache! };
+      },
+    );
+  }
+
+  /** A randomly initialised model (normal(0, 0.02) weights, unit norm gains). */
+  static async create(config: ModelConfig, opts: EmbeddedEngineOptions = {}): Promise<EmbeddedEngine> {
+    await ensureJax();
+    return new EmbeddedEngine(config, initWeights(config, opts.seed ?? 0), opts);
+  }
+
+  /** Load a Hugging Face-layout checkpoint directory (config.json + model.safetensors). */
+  static async fromPretrained(dir: string, opts: EmbeddedEngineOptions = {}): Promise<EmbeddedEngine> {
+    await ensureJax();
+    const { config, weights } = await loadCheckpoint(dir);
+    const engine = new EmbeddedEngine(config, weights, { modelId: dir, ...opts });
+    engine.adam = await loadOptimizerState(dir);
+    return engine;
+  }
+
+  info(): EngineInfo {
+    let n = 0;
+    for (const w of Object.values(this.weights)) n += w.size;
+    return {
+      engine: "embedded",
+      modelId: this.opts.modelId ?? "random-init",
+      vocabSize: this.config.vocabSize,
+      maxSeqLen: this.config.maxPositionEmbeddings,
+      numParams: n,
+      device: "cpu (jax-js wasm)",
+      dtype: "float32",
+    };
+  }
+
+  // ---------------------------------------------------------------- inputs
+
+  /** Rotary tables for positions [rows, S] → cos/sin [rows, S, 1, d/2]. */
+  private rope(positions: Int32Array, rows: number, S: number): { cos: np.Array; sin: np.Array } {
+    const half = this.config.headDim / 2;
+    const c = new Float32Array(rows * S * half);
+    const s = new Float32Array(rows * S * half);
+    for (let i = 0; i < rows * S; i++) {
+      const pos = positions[i]!;
+      for (let j = 0; j < half; j++) {
+        const a = pos * this.invFreq[j]!;
+        c[i * half + j] = Math.cos(a);
+        s[i * half + j] = Math.sin(a);
+      }
+    }
+    return { cos: np.array(c).reshape([rows, S, 1, half]), sin: np.array(s).reshape([rows, S, 1, half]) };
+  }
+
+  /** Embeddings of token ids [rows, S] → [rows, S, D] (gather outside jit). */
+  private embed(weights: Tensors, ids: Int32Array, rows: number, S: number): np.Array {
+    const idx = np.array(ids, { dtype: np.int32 }).reshape([rows, S]);
+    return np.take(weights["model.embed_tokens.weight"]!.ref, idx, 0);
+  }
+
+  /** Inputs of the full-sequence forward for `batch`, padded to buckets. */
+  private trainInputs(weights: Tensors, batch: TokenBatch) {
+    const { batchSize: B, seqLen: T, tokens, lengths } = batch;
+    const V = this.config.vocabSize;
+    const Bp = pow2(B);
+    const Tp = roundUp(Math.max(T, 1), 8);
+    const ids = new Int32Array(Bp * Tp);
+    const targets = new Float32Array(Bp * Tp * V);
+    for (let b = 0; b < B; b++) {
+      const len = Math.min(lengths[b]!, T);
+      for (let t = 0; t < len; t++) {
+        const id = tokens[b * T + t]!;
+        if (id < 0 || id >= V) throw new Error(`token id ${id} at batch row ${b}, position ${t} is outside the vocabulary [0, ${V})`);
+        ids[b * Tp + t] = id;
+        if (t >= 1) targets[(b * Tp + t - 1) * V + id] = 1;
+      }
+    }
+    const positions = new Int32Array(Tp).map((_, i) => i);
+    const { cos, sin } = this.rope(positions, 1, Tp);
+    const bias = new Float32Array(Tp * Tp);
+    for (let i = 0; i < Tp; i++) for (let j = i + 1; j < Tp; j++) bias[i * Tp + j] = NEG;
+    return {
+      Bp,
+      Tp,
+      x0: this.embed(weights, ids, Bp, Tp),
+      ids,
+      cos,
+      sin,
+      bias: np.array(bias).reshape([1, 1, Tp, Tp]),
+      targets: np.array(targets).reshape([Bp, Tp, V]),
+    };
+  }
+
+  /** Shift padded predictions [Bp, Tp] (position t predicts t+1) to the contract layout [B*T]. */
+  private unshift(pred: Float32Array, batch: TokenBatch, Tp: number): Float32Array {
+    const { batchSize: B, seqLen: T, lengths } = batch;
+    const out = new Float32Array(B * T);
+    for (let b = 0; b < B; b++) {
+      const len = Math.min(lengths[b]!, T);
+      for (let t = 1; t < len; t++) out[b * T + t] = pred[b * Tp + t - 1]!;
+    }
+    return out;
+  }
+
+  /** Inverse of `unshift` for cotangents: [B*T] → padded [Bp, Tp]. */
+  private shift(c: Float32Array | undefined, batch: TokenBatch, Bp: number, Tp: number): np.Array {
+    const out = new Float32Array(Bp * Tp);
+    if (c) {
+      const { batchSize: B, seqLen: T, lengths } = batch;
+      for (let b = 0; b < B; b++) {
+        const len = Math.min(lengths[b]!, T);
+        for (let t = 1; t < len; t++) out[b * Tp + t - 1] = c[b * T + t]!;
+      }
+    }
+    return np.array(out).reshape([Bp, Tp]);
+  }
+
+  // ---------------------------------------------------------------- score / train
+
+  async score(batch: TokenBatch, opts: { model: "policy" | "reference"; entropy?: boolean }): Promise<TokenScores> {
+    const weights = opts.model === "reference" ? this.reference : this.weights;
+    if (!weights) throw new Error("score({model: 'reference'}) called before setReference()");
+    const inp = this.trainInputs(weights, batch);
+    const [lp, ent] = this.scoreFn(paramsFromWeights(this.config, weights), inp.x0, inp.cos, inp.sin, inp.bias, inp.targets) as [np.Array, np.Array];
+    const lpData = (await lp.data()) as Float32Array;
+    const entData = (await ent.data()) as Float32Array;
+    return {
+      logprobs: this.unshift(lpData, batch, inp.Tp),
+      entropy: opts.entropy ? this.unshift(entData, batch, inp.Tp) : undefined,
+    };
+  }
+
+  async forwardBackward(batch: TokenBatch, loss: TokenLossFn, opts: { entropy?: boolean } = {}): Promise<LossReport> {
+    const inp = this.trainInputs(this.weights, batch);
+    const [lp, ent] = this.scoreFn(
+      paramsFromWeights(this.config, this.weights),
+      inp.x0.ref,
+      inp.cos.ref,
+      inp.sin.ref,
+      inp.bias.ref,
+      inp.targets.ref,
+    ) as [np.Array, np.Array];
+    const scores: TokenScores = { logprobs: this.unshift((await lp.data()) as Float32Array, batch, inp.Tp) };
+    const entData = (await ent.data()) as Float32Array;
+    if (opts.entropy) scores.entropy = this.unshift(entData, batch, inp.Tp);
+    const out = loss(scores, batch);
+    if (!Number.isFinite(out.loss)) {
+      tree.dispose([inp.x0, inp.cos, inp.sin, inp.bias, inp.targets]);
+      return { loss: out.loss, metrics: out.metrics, tokens: countTokens(batch) };
+    }
+    const cLp = this.shift(out.dLogprobs, batch, inp.Bp, inp.Tp);
+    const cEnt = this.shift(out.dEntropy, batch, inp.Bp, inp.Tp);
+    const [gParams, gX0] = this.gradFn(
+      paramsFromWeights(this.config, this.weights),
+      inp.x0,
+      inp.cos,
+      inp.sin,
+      inp.bias,
+      inp.targets,
+      cLp,
+      cEnt,
+    ) as unknown as [Params, np.Array];
+    const g = weightsFromParams(this.config, gParams);
+    // Scatter-add dL/dx0 into the embedding gradient (the lookup ran outside jit).
+    const D = this.config.hiddenSize;
+    const dx = (await gX0.data()) as Float32Array;
+    const embName = "model.embed_tokens.weight";
+    const dEmb = new Float32Array(this.config.vocabSize * D);
+    for (let r = 0; r < inp.ids.length; r++) {
+      const id = inp.ids[r]!;
+      const src = r * D;
+      const dst = id * D;
+      for (let j = 0; j < D; j++) dEmb[dst + j]! += dx[src + j]!;
+    }
+    g[embName] = g[embName]!.add(np.array(dEmb).reshape([this.config.vocabSize, D]));
+    if (!this.gradAcc) this.gradAcc = g;
+    else for (const k of Object.keys(g)) this.gradAcc[k] = this.gradAcc[k]!.add(g[k]!);
+    return { loss: out.loss, metrics: out.metrics, tokens: countTokens(batch) };
+  }
+
+  async optimStep(opt: OptimStep): Promise<{ gradNorm: number; skipped: boolean }> {
+    const grads = this.gradAcc;
+    if (!grads) return { gradNorm: 0, skipped: true };
+    this.gradAcc = null;
+    const sq = sumOfSquares(tree.ref(grads));
+    const gradNorm = Math.sqrt(((await sq.data()) as Float32Array)[0]!);
+    if (!Number.isFinite(gradNorm)) {
+      tree.dispose(grads);
+      return { gradNorm, skipped: true };
+    }
+    if (!this.adam) {
+      const zeros = (): Tensors => Object.fromEntries(Object.entries(this.weights).map(([k, w]) => [k, np.zeros(w.shape)]));
+      this.adam = { m: zeros(), v: zeros(), t: 0 };
+    }
+    this.adam.t += 1;
+    const b1 = opt.beta1 ?? 0.9;
+    const b2 = opt.beta2 ?? 0.999;
+    const scale = opt.maxGradNorm && gradNorm > opt.maxGradNorm ? opt.maxGradNorm / (gradNorm + 1e-6) : 1;
+    const hyper = np.array(
+      new Float32Array([opt.lr, b1, b2, opt.eps ?? 1e-8, opt.weightDecay ?? 0, 1 - Math.pow(b1, this.adam.t), 1 - Math.pow(b2, this.adam.t), scale]),
+    );
+    const out = adamwUpdate(this.weights, grads, this.adam.m, this.adam.v, hyper) as { w: Tensors; m: Tensors; v: Tensors };
+    this.weights = out.w;
+    this.adam.m = out.m;
+    this.adam.v = out.v;
+    return { gradNorm, skipped: false };
+  }
+
+  /** Drop accumulated gradients without stepping (e.g. after a non-finite loss). */
+  zeroGrad(): void {
+    if (this.gradAcc) tree.dispose(this.gradAcc);
+    this.gradAcc = null;
+  }
+
+  async setReference(from: "policy" | CheckpointRef): Promise<void> {
+    if (this.reference) tree.dispose(this.reference);
+    if (from === "policy") {
+      // A frozen copy: arrays are immutable in jax-js, so sharing references is a true snapshot.
+      this.reference = tree.ref(this.weights);
+    } else {
+      this.reference = (await loadCheckpoint(from.dir)).weights;
+    }
+  }
+
+  // ---------------------------------------------------------------- sampling
+
+  async sample(req: SampleRequest): Promise<SampleResult[]> {
+    const rows: { promptIndex: number; prompt: Int32Array; rng: Rng }[] = [];
+    req.prompts.forEach((prompt, i) => {
+      for (let j = 0; j < req.n; j++) rows.push({ promptIndex: i, prompt, rng: new Rng(hash32(req.seed, i, j)) });
+    });
+    const chunk = this.opts.maxSampleBatch ?? 128;
+    const results: SampleResult[] = [];
+    for (let start = 0; start < rows.length; start += chunk) {
+      results.push(...(await this.sampleRows(rows.slice(start, start + chunk), req)));
+    }
+    return results;
+  }
+
+  private async sampleRows(rows: { promptIndex: number; prompt: Int32Array; rng: Rng }[], req: SampleRequest): Promise<SampleResult[]> {
+    const cfg = this.config;
+    const V = cfg.vocabSize;
+    const R = rows.length;
+    const Bp = pow2(R);
+    const maxPrompt = Math.max(1, ...rows.map((r) => r.prompt.length));
+    const P = roundUp(maxPrompt, 4);
+    const Tc = roundUp(P + req.maxNewTokens, 16);
+    if (P + req.maxNewTokens > cfg.maxPositionEmbeddings) {
+      throw new Error(`prompt (${maxPrompt} tokens) + maxNewTokens (${req.maxNewTokens}) exceeds the model's maxPositionEmbeddings ${cfg.maxPositionEmbeddings}`);
+    }
+    const stop = new Set(req.stopTokens ?? []);
+    // Left-pad prompts to P. pad[b] = number of pad slots in row b.
+    const pad = new Int32Array(Bp);
+    const ids = new Int32Array(Bp * P);
+    const positions = new Int32Array(Bp * P);
+    for (let b = 0; b < Bp; b++) {
+      const prompt = b < R ? rows[b]!.prompt : rows[0]!.prompt;
+      pad[b] = P - prompt.length;
+      for (let t = 0; t < P; t++) {
+        const k = t - pad[b]!;
+        ids[b * P + t] = k >= 0 ? prompt[k]! : 0;
+        positions[b * P + t] = Math.max(0, k);
+      }
+    }
+    const D = cfg.hiddenSize;
+    const K = cfg.numKvHeads;
+    const d = cfg.headDim;
+    let cache: KvCache = {
+      k: Array.from({ length: cfg.numLayers }, () => np.zeros([Bp, Tc, K, d])),
+      v: Array.from({ length: cfg.numLayers }, () => np.zeros([Bp, Tc, K, d])),
+    };
+    const out = rows.map(() => ({ tokens: [] as number[], logprobs: [] as number[], done: false, reason: "max_tokens" as SampleResult["stopReason"] }));
+    // Step 0 writes the P prompt slots; step s >= 1 writes slot P + s − 1.
+    let S = P;
+    let stepIds = ids;
+    let stepPos = positions;
+    for (let step = 0; step <= req.maxNewTokens; step++) {
+      const first = step === 0;
+      const base = first ? 0 : P + step - 1; // slot of the first query in this step
+      const bias = new Float32Array(Bp * S * Tc).fill(NEG);
+      for (let b = 0; b < Bp; b++)
+        for (let s = 0; s < S; s++) for (let j = pad[b]!; j <= base + s; j++) bias[(b * S + s) * Tc + j] = 0;
+      const write = new Float32Array(S * Tc);
+      const keep = new Float32Array(Tc).fill(1);
+      for (let s = 0; s < S; s++) {
+        write[s * Tc + base + s] = 1;
+        keep[base + s] = 0;
+      }
+      const { cos, sin } = this.rope(stepPos, Bp, S);
+      const res = this.decodeFn(
+        paramsFromWeights(cfg, this.weights),
+        this.embed(this.weights, stepIds, Bp, S),
+        cos,
+        sin,
+        np.array(bias).reshape([Bp, 1, S, Tc]),
+        cache,
+        np.array(write).reshape([S, Tc]),
+        np.array(keep).reshape([1, Tc, 1, 1]),
+      ) as { logits: np.Array; cache: KvCache };
+      cache = res.cache;
+      const logits = (await res.logits.data()) as Float32Array;
+      if (step === req.maxNewTokens) break;
+      const nextIds = new Int32Array(Bp);
+      const nextPos = new Int32Array(Bp);
+      let alive = 0;
+      for (let b = 0; b < R; b++) {
+        const o = out[b]!;
+        if (!o.done) {
+          const { token, logprob } = sampleToken(logits, b * V, V, { temperature: req.temperature, topK: req.topK, topP: req.topP }, rows[b]!.rng);
+          o.tokens.push(token);
+          o.logprobs.push(logprob);
+          if (stop.has(token)) {
+            o.done = true;
+            o.reason = "completed";
+          } else alive++;
+          nextIds[b] = token;
+        }
+        nextPos[b] = P + step - pad[b]!;
+      }
+      if (alive === 0) break;
+      S = 1;
+      stepIds = nextIds;
+      stepPos = nextPos;
+    }
+    tree.dispose(cache);
+    void D;
+    return rows.map((r, b) => ({
+      promptIndex: r.promptIndex,
+      tokens: Int32Array.from(out[b]!.tokens),
+      logprobs: Float32Array.from(out[b]!.logprobs),
+      stopReason: out[b]!.reason,
+    }));
+  }
+
+  // ---------------------------------------------------------------- inspection (tests, tools)
+
+  /** Names and shapes (Hugging Face layout, [out, in]) of all weights. */
+  weightNames(): string[] {
+    return Object.keys(this.weights).sort();
+  }
+
+  /** A copy of weight `name` in the Hugging Face layout ([out, in] for linear weights). */
+  async getWeight(name: string): Promise<Float32Array> {
+    return exportTensor(this.weights, name);
+  }
+
+  /** Overwrite weight `name` from data in the Hugging Face layout. */
+  setWeight(name: string, data: Float32Array): void {
+    const old = this.weights[name];
+    if (!old) throw new Error(`no weight named ${name}`);
+    const shape = old.shape;
+    const internal = shape.length === 2 && name !== "model.embed_tokens.weight" ? transposeCopy(data, shape[1]!, shape[0]!) : data;
+    if (internal.length !== old.size) throw new Error(`setWeight(${name}): expected ${old.size} values, got ${data.length}`);
+    this.weights[name] = np.array(Float32Array.from(internal)).reshape(shape);
+    old.dispose();
+  }
+
+  /** A copy of the accumulated gradient of `name` (HF layout), or null before any forwardBackward. */
+  async getGrad(name: string): Promise<Float32Array | null> {
+    return this.gradAcc ? exportTensor(this.gradAcc, name) : null;
+  }
+
+  // ---------------------------------------------------------------- I/O
+
+  async save(dir: string, opts: { optimizer?: boolean } = {}): Promise<void> {
+    await saveCheckpoint(dir, this.config, this.weights, opts.optimizer ? this.adam : null, this.opts.tokenizer);
+  }
+
+  async load(dir: string): Promise<void> {
+    const { config, weights } = await loadCheckpoint(dir);
+    for (const k of ["vocabSize", "hiddenSize", "numLayers", "numHeads", "numKvHeads", "intermediateSize"] as const) {
+      if (config[k] !== this.config[k]) throw new Error(`checkpoint ${dir} has ${k} ${config[k]}, the engine's model has ${this.config[k]}`);
+    }
+    tree.dispose(this.weights);
+    this.weights = weights;
+    if (this.adam) tree.dispose([this.adam.m, this.adam.v]);
+    this.adam = await loadOptimizerState(dir);
+    this.zeroGrad();
+  }
+
+  async close(): Promise<void> {
+    tree.dispose(this.weights);
+    if (this.reference) tree.dispose(this.reference);
+    if (this.adam) tree.dispose([this.adam.m, this.adam.v]);
+    this.zeroGrad();
+    this.weights = {};
+    this.reference = null;
+    this.adam = null;
+  }
+}
+
+/** Copy of a named tensor in the HF layout (transposing internal [in, out] linear weights). */
+async function exportTensor(t: Tensors, name: string): Promise<Float32Array> {
+  const a = t[name];
+  if (!a) throw new Error(`no tensor named ${name}`);
+  const data = (await a.ref.data()) as Float32Array;
+  const shape = a.shape;
+  return shape.length === 2 && name !== "model.embed_tokens.weight" ? transposeCopy(data, shape[0]!, shape[1]!) : Float32Array.from(data);
+}
+
+/** Transpose a row-major [rows, cols] matrix. */
+function transposeCopy(data: Float32Array, rows: number, cols: number): Float32Array {
+  const out = new Float32Array(data.length);
+  for (let r = 0; r < rows; r++) for (let c = 0; c < cols; c++) out[c * rows + r] = data[r * cols + c]!;
+  return out;
+}
+
+function countTokens(batch: TokenBatch): number {
+  let n = 0;
+  for (let i = 0; i < batch.lossMask.length; i++) n += batch.lossMask[i]!;
+  return n;
+}

@@ -1,0 +1,225 @@
+/**
+ * A decoder-only transformer of the Llama family, written on @jax-js/jax.
+ *
+ * Reads top to bottom like the architecture diagram:
+ *   token embedding → N × [RMSNorm → causal multi-head attention with rotary position
+ *   embeddings (grouped-query when numKvHeads < numHeads) → residual → RMSNorm → SwiGLU MLP →
+ *   residual] → RMSNorm → logits (tied or separate LM head).
+ * Matches Hugging Face `LlamaForCausalLM` / `Qwen2ForCausalLM` (Qwen2: q/k/v biases) so their
+ * checkpoints load unchanged (see checkpoint.ts for the name mapping).
+ *
+ * Ownership: jax-js uses move semantics — every array passed to an op is consumed. Functions
+ * here consume their arguments exactly once (`.ref` where a value is used twice).
+ *
+ * Weight orientation: linear weights are stored [in, out] so that `y = x @ W` (Hugging Face
+ * stores [out, in]; checkpoint.ts transposes on load and save).
+ *
+ * The token-embedding lookup happens outside these functions (the caller passes `x0`, the
+ * gathered embeddings), because jax-js's jit rejects the gradient of a gather; the caller
+ * scatter-adds dL/dx0 into the embedding gradient.
+ */
+import { numpy as np, nn } from "@jax-js/jax";
+import type { ModelConfig } from "./hf-config.ts";
+
+/** Weights of one transformer block. Shapes use D = hidden, H = heads, K = kv heads, d = head dim, F = MLP width. */
+export type LayerParams = {
+  attnNorm: np.Array; // [D]
+  wq: np.Array; // [D, H*d]
+  wk: np.Array; // [D, K*d]
+  wv: np.Array; // [D, K*d]
+  wo: np.Array; // [H*d, D]
+  bq?: np.Array; // [H*d] (Qwen2)
+  bk?: np.Array; // [K*d]
+  bv?: np.Array; // [K*d]
+  mlpNorm: np.Array; // [D]
+  wGate: np.Array; // [D, F]
+  wUp: np.Array; // [D, F]
+  wDown: np.Array; // [F, D]
+};
+
+/** All weights. `lmHead` is absent when the embeddings are tied (logits = h @ embedᵀ). */
+export type Params = {
+  embed: np.Array; // [V, D]
+  layers: LayerParams[];
+  norm: np.Array; // [D]
+  lmHead?: np.Array; // [D, V]
+};
+
+/** Key/value cache for incremental decoding: per layer [B, Tc, K, d]. */
+export type KvCache = { k: np.Array[]; v: np.Array[] };
+
+/** RMSNorm (Zhang & Sennrich 2019): x / sqrt(mean(x²) + eps) * w, over the last axis. */
+export function rmsNorm(x: np.Array, w: np.Array, eps: number): np.Array {
+  const ms = x.ref.mul(x.ref).mean(-1, { keepdims: true });
+  return x.mul(np.reciprocal(np.sqrt(ms.add(eps)))).mul(w);
+}
+
+/**
+ * Rotary position embedding (Su et al. 2021, arXiv:2104.09864) in the Hugging Face
+ * "rotate half" layout: the head dimension is split into halves (x1, x2) and rotated as
+ * (x1 cos − x2 sin, x2 cos + x1 sin).
+ * @param x   [B, S, heads, d]
+ * @param cos [B, S, 1, d/2] cos(position · θ_i)
+ * @param sin [B, S, 1, d/2]
+ */
+export function applyRope(x: np.Array, cos: np.Array, sin: np.Array): np.Array {
+  const d = x.shape[3]!;
+  const half = d / 2;
+  const x1 = x.ref.slice([], [], [], [0, half]);
+  const x2 = x.slice([], [], [], [half, d]);
+  const r1 = x1.ref.mul(cos.ref).sub(x2.ref.mul(sin.ref));
+  const r2 = x2.mul(cos).add(x1.mul(sin));
+  return np.concatenate([r1, r2], 3);
+}
+
+/**
+ * Causal self-attention of one block.
+ * @param h     [B, S, D] normalised input
+ * @param bias  [B or 1, 1, S, Tk] additive mask (0 = attend, −1e9 = masked); Tk = S without a cache, Tc with one
+ * @param cache optional {k, v} [B, Tc, K, d] for this layer, with `write` [S, Tc] one-hot rows
+ *              placing the S new keys and `keep` [1, Tc, 1, 1] (0 where written, 1 elsewhere)
+ * @returns output [B, S, D] and the updated cache (when one was given)
+ */
+function attention(
+  p: LayerParams,
+  cfg: ModelConfig,
+  h: np.Array,
+  cos: np.Array,
+  sin: np.Array,
+  bias: np.Array,
+  cache: { k: np.Array; v: np.Array; write: np.Array; keep: np.Array } | null,
+): { out: np.Array; k?: np.Array; v?: np.Array } {
+  const [B, S] = h.shape as [number, number, number];
+  const H = cfg.numHeads;
+  const K = cfg.numKvHeads;
+  const d = cfg.headDim;
+  const G = H / K;
+  let q = np.matmul(h.ref, p.wq);
+  let k = np.matmul(h.ref, p.wk);
+  let v = np.matmul(h, p.wv);
+  if (p.bq && p.bk && p.bv) {
+    q = q.add(p.bq);
+    k = k.add(p.bk);
+    v = v.add(p.bv);
+  }
+  q = applyRope(q.reshape([B, S, H, d]), cos.ref, sin.ref);
+  k = applyRope(k.reshape([B, S, K, d]), cos, sin);
+  v = v.reshape([B, S, K, d]);
+
+  let kAll = k;
+  let vAll = v;
+  let newCache: { k: np.Array; v: np.Array } | undefined;
+  if (cache) {
+    // cache[b, t] = cache[b, t] · keep[t] + Σ_s write[s, t] · new[b, s]
+    const Tc = cache.k.shape[1]!;
+    // (jax-js 0.1.25 mis-broadcasts a rank-2 left operand of matmul, so the batched operand goes left.)
+    const place = (x: np.Array, w: np.Array) =>
+      np.matmul(x.reshape([B, S, K * d]).transpose([0, 2, 1]), w).transpose([0, 2, 1]).reshape([B, Tc, K, d]);
+    const placeK = place(k, cache.write.ref);
+    const placeV = place(v, cache.write);
+    kAll = cache.k.mul(cache.keep.ref).add(placeK);
+    vAll = cache.v.mul(cache.keep).add(placeV);
+    newCache = { k: kAll.ref, v: vAll.ref };
+  }
+  const Tk = kAll.shape[1]!;
+  // Grouped-query attention: query heads [K, G] share kv head K.
+  const qh = q.reshape([B, S, K, G, d]).transpose([0, 2, 3, 1, 4]).reshape([B, K, G * S, d]); // [B,K,G*S,d]
+  const kh = kAll.transpose([0, 2, 3, 1]); // [B,K,d,Tk]
+  const vh = vAll.transpose([0, 2, 1, 3]); // [B,K,Tk,d]
+  let scores = np.matmul(qh, kh).mul(1 / Math.sqrt(d)); // [B,K,G*S,Tk]
+  scores = scores.reshape([B, K, G, S, Tk]).add(bias.reshape([bias.shape[0]!, 1, 1, S, Tk]));
+  const probs = nn.softmax(scores, -1).reshape([B, K, G * S, Tk]);
+  const ctx = np.matmul(probs, vh) // [B,K,G*S,d]
+    .reshape([B, K, G, S, d])
+    .transpose([0, 3, 1, 2, 4])
+    .reshape([B, S, H * d]);
+  const out = np.matmul(ctx, p.wo);
+  return newCache ? { out, k: newCache.k, v: newCache.v } : { out };
+}
+
+/** SwiGLU MLP (Shazeer 2020, arXiv:2002.05202): (silu(x Wg) ⊙ x Wu) Wd. */
+function mlp(p: LayerParams, h: np.Array): np.Array {
+  const gate = nn.silu(np.matmul(h.ref, p.wGate));
+  const up = np.matmul(h, p.wUp);
+  return np.matmul(gate.mul(up), p.wDown);
+}
+
+/**
+ * Runs the decoder on already-embedded tokens.
+ * @param x0    [B, S, D] token embeddings
+ * @param cos   [B, S, 1, d/2], sin: rotary tables at each token's position
+ * @param bias  [B, 1, S, Tk] additive attention mask
+ * @param cache optional KV cache with write/keep (see `attention`)
+ * @returns final hidden states [B, S, D] (after the last RMSNorm) and the updated cache
+ */
+export function decoder(
+  params: Pick<Params, "layers" | "norm">,
+  cfg: ModelConfig,
+  x0: np.Array,
+  cos: np.Array,
+  sin: np.Array,
+  bias: np.Array,
+  cache: (KvCache & { write: np.Array; keep: np.Array }) | null,
+): { hidden: np.Array; cache?: KvCache } {
+  let x = x0;
+  const newK: np.Array[] = [];
+  const newV: np.Array[] = [];
+  const L = params.layers.length;
+  for (let i = 0; i < L; i++) {
+    const p = params.layers[i]!;
+    const last = i === L - 1;
+    const h = rmsNorm(x.ref, p.attnNorm, cfg.rmsNormEps);
+    const layerCache = cache
+      ? { k: cache.k[i]!, v: cache.v[i]!, write: last ? cache.write : cache.write.ref, keep: last ? cache.keep : cache.keep.ref }
+      : null;
+    const a = attention(p, cfg, h, last ? cos : cos.ref, last ? sin : sin.ref, last ? bias : bias.ref, layerCache);
+    if (a.k && a.v) {
+      newK.push(a.k);
+      newV.push(a.v);
+    }
+    x = x.add(a.out);
+    x = x.ref.add(mlp(p, rmsNorm(x, p.mlpNorm, cfg.rmsNormEps)));
+  }
+  if (L === 0) {
+    cos.dispose();
+    sin.dispose();
+    bias.dispose();
+    if (cache) {
+      cache.write.dispose();
+      cache.keep.dispose();
+    }
+  }
+  const hidden = rmsNorm(x, params.norm, cfg.rmsNormEps);
+  return cache ? { hidden, cache: { k: newK, v: newV } } : { hidden };
+}
+
+/** Logits [.., V] from hidden states [.., D]: h @ lmHead, or h @ embedᵀ when tied. Consumes `embed`/`lmHead`. */
+export function lmHead(params: Pick<Params, "embed" | "lmHead">, hidden: np.Array): np.Array {
+  if (params.lmHead) {
+    params.embed.dispose();
+    return np.matmul(hidden, params.lmHead);
+  }
+  return np.matmul(hidden, params.embed.transpose([1, 0]));
+}
+
+/**
+ * Per-token log-probs and entropies of the targets (training and scoring).
+ * @param targets [B, S, V] one-hot of the token that follows each position (all-zero rows give lp 0)
+ * @returns lp [B, S] = log softmax(z)[target], ent [B, S] = logsumexp(z) − Σ softmax(z)·z
+ */
+export function tokenLogprobs(
+  params: Params,
+  cfg: ModelConfig,
+  x0: np.Array,
+  cos: np.Array,
+  sin: np.Array,
+  bias: np.Array,
+  targets: np.Array,
+): { lp: np.Array; ent: np.Array } {
+  const { hidden } = decoder(params, cfg, x0, cos, sin, bias, null);
+  const logits = lmHead(params, hidden); // [B,S,V]
+  const logp = nn.logSoftmax(logits, -1);
+  const lp = logp.ref.mul(targets).sum(-1);
+  const ent = np.exp(logp.ref).mul(logp).sum(-1).neg();
+  return { lp, ent };
+}
