@@ -14,6 +14,7 @@ export * from "./expr.ts";
 export * from "./generate.ts";
 export * from "./arithmetic.ts";
 export * from "./countdown.ts";
+export * from "./dataset.ts";
 
 for (const t of [additionTask, arithmeticTask, countdownTask]) {
   if (!hasTask(t.name)) registerTask(t);

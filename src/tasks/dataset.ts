@@ -1,0 +1,356 @@
+/**
+ * Dataset I/O: write examples to JSONL, and load prompts with reference answers from JSONL or
+ * Parquet files through field mappings and presets for common schemas.
+ *
+ * Presets (fields a row must have → how the reference answer is made):
+ * - `generic`    — `prompt`, `answer` (as is). Rows written by `writeExamplesJsonl` (or
+ *                  `rlvr data gen`) also carry `id`, `task`, `difficulty`, `meta`, `solution`,
+ *                  which are restored, so procedural examples round-trip exactly.
+ * - `gsm8k`      — `question`, `answer`: the reference is the text after the last `####`
+ *                  (commas removed); the full answer text becomes `solution`. Task "math".
+ * - `math`       — `problem`, `solution` (MATH / Hendrycks): the reference is the content of the
+ *                  last `\boxed{…}`; the full solution becomes `solution`. Task "math".
+ * - `deepscaler` / `orz` — `problem`, `answer` (as is). Task "math".
+ *
+ * `fields` overrides a preset's field names (dotted paths like `reward_model.ground_truth` reach
+ * into nested objects). A prompt field that holds a chat (an array of `{role, content}`) gives the
+ * last user message as the prompt and keeps the chat in `meta.messages`.
+ *
+ * Bad rows raise a `DatasetError` naming the file, line (JSONL) or row (Parquet, 1-based), field
+ * and fix — or, with `onBadRow: "skip"`, are counted and skipped.
+ */
+import { mkdirSync, readFileSync, writeFileSync, existsSync } from "node:fs";
+import { basename, dirname, extname } from "node:path";
+import type { Example } from "./types.ts";
+
+/** Which row fields hold what. Each value is a field name or a dotted path. */
+export interface FieldMap {
+  /** The question text (or a chat: an array of {role, content}). */
+  prompt?: string;
+  /** The reference answer (string or number). */
+  answer?: string;
+  /** A worked solution (optional). */
+  solution?: string;
+  /** A stable id (optional; default `<file stem>-<line or row>`). */
+  id?: string;
+  /** The task that owns the row (optional; default from the preset or `LoadOptions.task`). */
+  task?: string;
+}
+
+/** Names of the built-in schema presets. */
+export type DatasetPreset = "generic" | "gsm8k" | "math" | "deepscaler" | "orz";
+
+/** Options for `loadDataset`. */
+export interface LoadOptions {
+  /** File format; default from the extension (`.parquet` → parquet, anything else → jsonl). */
+  format?: "jsonl" | "parquet";
+  /** Schema preset (default "generic"). */
+  preset?: DatasetPreset;
+  /** Field names overriding the preset's. */
+  fields?: FieldMap;
+  /** What to do with a malformed row: throw a DatasetError (default) or skip and count it. */
+  onBadRow?: "error" | "skip";
+  /** Task name for rows without a task field (default: the preset's, "dataset" for generic). */
+  task?: string;
+  /** Read at most this many rows (after skipping blank lines). */
+  limit?: number;
+}
+
+/** One skipped row and why. */
+export interface SkippedRow {
+  /** 1-based line (JSONL) or row (Parquet). */
+  line: number;
+  reason: string;
+}
+
+/** Result of `loadDataset`. */
+export interface LoadResult {
+  examples: Example[];
+  /** Number of malformed rows skipped (always 0 with onBadRow "error"). */
+  skipped: number;
+  /** The first 100 skipped rows with their reasons. */
+  skippedRows: SkippedRow[];
+  /** Top-level field names seen in the rows, in first-seen order. */
+  columns: string[];
+}
+
+/** A malformed dataset: the message names the file, line/row, field and the fix. */
+export class DatasetError extends Error {
+  readonly file: string;
+  readonly line: number | null;
+  readonly field: string | null;
+  constructor(file: string, line: number | null, field: string | null, detail: string, unit: "line" | "row" = "line") {
+    super(`dataset error at ${file}${line === null ? "" : ` ${unit} ${line}`}: ${detail}`);
+    this.name = "DatasetError";
+    this.file = file;
+    this.line = line;
+    this.field = field;
+  }
+}
+
+interface PresetSpec {
+  fields: Required<Pick<FieldMap, "prompt" | "answer">> & FieldMap;
+  task: string;
+  /** Turn the raw answer field into the reference answer; return an error detail string on failure. */
+  answer: (raw: string, field: string) => { answer: string; solution?: string } | { error: string };
+}
+
+const PRESETS: Record<DatasetPreset, PresetSpec> = {
+  generic: { fields: { prompt: "prompt", answer: "answer" }, task: "dataset", answer: (raw) => ({ answer: raw }) },
+  gsm8k: {
+    fields: { prompt: "question", answer: "answer" },
+    task: "math",
+    answer: (raw, field) => {
+      const a = extractGsm8kAnswer(raw);
+      return a === null
+        ? { error: `field "${field}" has no "#### <answer>" line (preset gsm8k); use preset "generic" if it holds the bare answer` }
+        : { answer: a, solution: raw };
+    },
+  },
+  math: {
+    fields: { prompt: "problem", answer: "solution" },
+    task: "math",
+    answer: (raw, field) => {
+      const a = extractBoxed(raw);
+      return a === null
+        ? { error: `field "${field}" has no \\boxed{...} answer (preset math); set data.fields.answer to a field that holds the bare answer` }
+        : { answer: a, solution: raw };
+    },
+  },
+  deepscaler: { fields: { prompt: "problem", answer: "answer" }, task: "math", answer: (raw) => ({ answer: raw }) },
+  orz: { fields: { prompt: "problem", answer: "answer" }, task: "math", answer: (raw) => ({ answer: raw }) },
+};
+
+/** Names of the presets, for CLI help and config validation. */
+export const DATASET_PRESETS = Object.keys(PRESETS) as DatasetPreset[];
+
+/**
+ * The final answer of a GSM8K solution: the text after the last `####`, trimmed, with thousands
+ * separators removed ("#### 1,234" → "1234"). Returns null when there is no `####` or nothing after it.
+ */
+export function extractGsm8kAnswer(text: string): string | null {
+  const i = text.lastIndexOf("####");
+  if (i < 0) return null;
+  const a = text.slice(i + 4).trim().replace(/,(?=\d{3}\b)/g, "");
+  return a === "" ? null : a;
+}
+
+/**
+ * The content of the last `\boxed{…}` (or `\fbox{…}`) in a LaTeX solution, with nested braces
+ * matched; also accepts `\boxed 5`. Returns null when there is none or its braces do not close.
+ */
+export function extractBoxed(text: string): string | null {
+  const i = Math.max(text.lastIndexOf("\\boxed"), text.lastIndexOf("\\fbox"));
+  if (i < 0) return null;
+  let j = i + (text.startsWith("\\boxed", i) ? 6 : 5);
+  if (text[j] === " ") {
+    const m = /^ +([^\s$]+)/.exec(text.slice(j));
+    return m ? m[1]! : null;
+  }
+  while (text[j] === " ") j++;
+  if (text[j] !== "{") return null;
+  let depth = 0;
+  for (let k = j; k < text.length; k++) {
+    const c = text[k];
+    if (c === "\\") {
+      k++; // skip escaped characters such as \{ and \}
+      continue;
+    }
+    if (c === "{") depth++;
+    else if (c === "}") {
+      depth--;
+      if (depth === 0) return text.slice(j + 1, k).trim();
+    }
+  }
+  return null;
+}
+
+/** Serialise examples as JSONL text (one object per line, fixed key order, trailing newline). */
+export function examplesToJsonl(examples: Iterable<Example>): string {
+  let out = "";
+  for (const ex of examples) {
+    const row: Record<string, unknown> = { id: ex.id, prompt: ex.prompt, answer: ex.answer, task: ex.task };
+    if (ex.difficulty !== undefined) row.difficulty = ex.difficulty;
+    if (ex.meta !== undefined) row.meta = ex.meta;
+    if (ex.solution !== undefined) row.solution = ex.solution;
+    out += JSON.stringify(row) + "\n";
+  }
+  return out;
+}
+
+/** Write examples to a JSONL file (creating parent folders). Read them back with `loadDataset(path)`. */
+export function writeExamplesJsonl(path: string, examples: Iterable<Example>): void {
+  const dir = dirname(path);
+  if (dir && !existsSync(dir)) mkdirSync(dir, { recursive: true });
+  writeFileSync(path, examplesToJsonl(examples));
+}
+
+/** Read a (possibly dotted) field from a row: the exact key first, then the path. */
+function getField(row: Record<string, unknown>, path: string): unknown {
+  if (path in row) return row[path];
+  let cur: unknown = row;
+  for (const part of path.split(".")) {
+    if (cur === null || typeof cur !== "object" || Array.isArray(cur)) return undefined;
+    cur = (cur as Record<string, unknown>)[part];
+  }
+  return cur;
+}
+
+function describe(v: unknown): string {
+  if (v === null) return "null";
+  if (Array.isArray(v)) return "an array";
+  return typeof v === "object" ? "an object" : `a ${typeof v}`;
+}
+
+type RowResult = { ok: true; example: Example } | { ok: false; field: string | null; detail: string };
+
+function scalarText(v: unknown): string | null {
+  if (typeof v === "string") return v;
+  if (typeof v === "number" && Number.isFinite(v)) return String(v);
+  if (typeof v === "bigint") return String(v);
+  return null;
+}
+
+/** Turn one parsed row into an Example, or say what is wrong with it (field + detail with the fix). */
+function rowToExample(row: unknown, line: number, stem: string, spec: PresetSpec, opts: LoadOptions): RowResult {
+  if (row === null || typeof row !== "object" || Array.isArray(row)) {
+    return { ok: false, field: null, detail: `expected a JSON object, got ${describe(row)}` };
+  }
+  const r = row as Record<string, unknown>;
+  const fields = { ...spec.fields, ...opts.fields };
+  const keys = Object.keys(r).join(", ") || "none";
+
+  // Prompt: a string, or a chat whose last user message is the prompt.
+  const pv = getField(r, fields.prompt!);
+  if (pv === undefined || pv === null) {
+    return {
+      ok: false,
+      field: fields.prompt!,
+      detail: `missing field "${fields.prompt}" (fields: ${keys}); set data.fields.prompt to the field that holds the prompt`,
+    };
+  }
+  let prompt: string;
+  let messages: { role: string; content: string }[] | undefined;
+  if (typeof pv === "string") {
+    prompt = pv;
+  } else if (Array.isArray(pv) && pv.every((m) => m && typeof m === "object" && typeof m.role === "string" && typeof m.content === "string")) {
+    messages = pv as { role: string; content: string }[];
+    const users = messages.filter((m) => m.role === "user");
+    if (users.length === 0) {
+      return { ok: false, field: fields.prompt!, detail: `field "${fields.prompt}" is a chat with no "user" message` };
+    }
+    prompt = users[users.length - 1]!.content;
+  } else {
+    return {
+      ok: false,
+      field: fields.prompt!,
+      detail: `field "${fields.prompt}" is ${describe(pv)}, expected a string or a chat (array of {role, content})`,
+    };
+  }
+  if (prompt.trim() === "") return { ok: false, field: fields.prompt!, detail: `field "${fields.prompt}" is empty` };
+
+  // Answer.
+  const av = getField(r, fields.answer!);
+  if (av === undefined || av === null) {
+    return {
+      ok: false,
+      field: fields.answer!,
+      detail: `missing field "${fields.answer}" (fields: ${keys}); set data.fields.answer to the field that holds the reference answer`,
+    };
+  }
+  const raw = scalarText(av);
+  if (raw === null) {
+    return { ok: false, field: fields.answer!, detail: `field "${fields.answer}" is ${describe(av)}, expected a string or a number` };
+  }
+  const made = spec.answer(raw, fields.answer!);
+  if ("error" in made) return { ok: false, field: fields.answer!, detail: made.error };
+  if (made.answer.trim() === "") return { ok: false, field: fields.answer!, detail: `field "${fields.answer}" is empty` };
+
+  const example: Example = {
+    id: scalarText(getField(r, fields.id ?? "id")) ?? `${stem}-${line}`,
+    prompt,
+    answer: made.answer,
+    task: scalarText(getField(r, fields.task ?? "task")) ?? opts.task ?? spec.task,
+  };
+  const difficulty = r.difficulty;
+  if (typeof difficulty === "number" && Number.isFinite(difficulty)) example.difficulty = difficulty;
+  const meta = r.meta;
+  if (meta !== null && typeof meta === "object" && !Array.isArray(meta)) example.meta = { ...(meta as Record<string, unknown>) };
+  if (messages) example.meta = { ...example.meta, messages };
+  const sol = fields.solution !== undefined ? scalarText(getField(r, fields.solution)) : (made.solution ?? scalarText(r.solution));
+  if (sol !== null && sol !== undefined) example.solution = sol;
+  return { ok: true, example };
+}
+
+/** Parse JSONL text into rows with their 1-based line numbers; blank lines are ignored. */
+function jsonlRows(text: string): { line: number; row?: unknown; error?: string }[] {
+  const out: { line: number; row?: unknown; error?: string }[] = [];
+  const lines = text.split("\n");
+  for (let i = 0; i < lines.length; i++) {
+    const s = lines[i]!.replace(/\r$/, "");
+    if (s.trim() === "") continue;
+    try {
+      out.push({ line: i + 1, row: JSON.parse(s) });
+    } catch (e) {
+      out.push({ line: i + 1, error: (e as Error).message });
+    }
+  }
+  return out;
+}
+
+async function parquetRows(path: string): Promise<{ line: number; row?: unknown; error?: string }[]> {
+  const { asyncBufferFromFile, parquetReadObjects } = await import("hyparquet");
+  const file = await asyncBufferFromFile(path);
+  const rows = await parquetReadObjects({ file });
+  return rows.map((row, i) => ({ line: i + 1, row }));
+}
+
+/**
+ * Load a dataset of prompts and reference answers from a JSONL or Parquet file.
+ * @param path file to read (`.parquet` → Parquet, anything else → JSONL, unless `opts.format`)
+ * @param opts preset, field mapping, bad-row policy, default task, row limit
+ * @returns the examples and the number (and first reasons) of skipped malformed rows
+ * @throws DatasetError when the file is missing or unreadable, or (with onBadRow "error", the
+ *   default) at the first malformed row, e.g.
+ *   `dataset error at data/train.jsonl line 812: missing field "answer" (fields: question, solution); set data.fields.answer to the field that holds the reference answer`
+ */
+export async function loadDataset(path: string, opts: LoadOptions = {}): Promise<LoadResult> {
+  const presetName = opts.preset ?? "generic";
+  const spec = PRESETS[presetName];
+  if (spec === undefined) {
+    throw new DatasetError(path, null, null, `unknown preset "${presetName}"; set data.preset to one of ${DATASET_PRESETS.join(", ")}`);
+  }
+  if (!existsSync(path)) throw new DatasetError(path, null, null, "file not found; check data.path");
+  const format = opts.format ?? (extname(path).toLowerCase() === ".parquet" ? "parquet" : "jsonl");
+  const unit = format === "parquet" ? "row" : "line";
+  const onBad = opts.onBadRow ?? "error";
+
+  let rows: { line: number; row?: unknown; error?: string }[];
+  try {
+    rows = format === "parquet" ? await parquetRows(path) : jsonlRows(readFileSync(path, "utf8"));
+  } catch (e) {
+    throw new DatasetError(path, null, null, `cannot read the file as ${format} (${(e as Error).message}); check data.path and data.format`);
+  }
+  if (opts.limit !== undefined) rows = rows.slice(0, opts.limit);
+
+  const stem = basename(path, extname(path));
+  const examples: Example[] = [];
+  const skippedRows: SkippedRow[] = [];
+  let skipped = 0;
+  const columns = new Set<string>();
+  for (const r of rows) {
+    if (r.row !== null && typeof r.row === "object" && !Array.isArray(r.row)) for (const k of Object.keys(r.row)) columns.add(k);
+    const res: RowResult =
+      r.error !== undefined
+        ? { ok: false, field: null, detail: `invalid JSON (${r.error}); fix the line, or set data.onBadRow to "skip" to skip bad rows` }
+        : rowToExample(r.row, r.line, stem, spec, opts);
+    if (res.ok) {
+      examples.push(res.example);
+      continue;
+    }
+    if (onBad === "error") throw new DatasetError(path, r.line, res.field, res.detail, unit);
+    skipped++;
+    if (skippedRows.length < 100) skippedRows.push({ line: r.line, reason: res.detail });
+  }
+  return { examples, skipped, skippedRows, columns: [...columns] };
+}
