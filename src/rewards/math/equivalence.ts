@@ -1,0 +1,388 @@
+/**
+ * Equivalence of two structured answers (parse.ts): exact rationals first, then floats with tolerance,
+ * then CAS probing for expressions with free variables; structure-aware for equations, tuples,
+ * intervals (open/closed matter), sets and lists (order-insensitive), matrices and text.
+ */
+import type { CasBackend, Complex, CompiledExpr } from "./cas.ts";
+import { evalExact, isTerminating, ratEq, ratToNumber, type Rational } from "./exact.ts";
+import { normalizeText, type Answer, type Node } from "./parse.ts";
+import type { ResolvedMathOptions } from "./types.ts";
+
+/** A comparison outcome: equal or not, and the rule that decided. */
+export interface Decision {
+  equal: boolean;
+  rule: string;
+}
+
+export interface CompareContext {
+  o: ResolvedMathOptions;
+  cas: CasBackend;
+  /** Budget of CAS compilations left (bounds work on huge lists/matrices). */
+  budget: { compiles: number };
+}
+
+const no = (rule: string): Decision => ({ equal: false, rule });
+const yes = (rule: string): Decision => ({ equal: true, rule });
+
+// ---------------------------------------------------------------------------------------------
+// helpers on trees
+
+function collectSyms(n: Node, out: Set<string>, depth = 0): Set<string> {
+  if (depth > 200) return out;
+  switch (n.k) {
+    case "sym":
+      out.add(n.name);
+      break;
+    case "op":
+      collectSyms(n.a, out, depth + 1);
+      collectSyms(n.b, out, depth + 1);
+      break;
+    case "neg":
+    case "fact":
+    case "pct":
+      collectSyms(n.a, out, depth + 1);
+      break;
+    case "fn":
+      for (const a of n.args) collectSyms(a, out, depth + 1);
+      break;
+    default:
+      break;
+  }
+  return out;
+}
+
+function hasInf(n: Node, depth = 0): boolean {
+  if (depth > 200) return false;
+  switch (n.k) {
+    case "const":
+      return n.name === "inf";
+    case "op":
+      return hasInf(n.a, depth + 1) || hasInf(n.b, depth + 1);
+    case "neg":
+    case "fact":
+    case "pct":
+      return hasInf(n.a, depth + 1);
+    case "fn":
+      return n.args.some((a) => hasInf(a, depth + 1));
+    default:
+      return false;
+  }
+}
+
+/** Top-level percent variants of a tree under the percent mode. */
+function percentVariants(n: Node, mode: ResolvedMathOptions["percent"]): { node: Node; hundredth: boolean }[] {
+  const stripped = n.k === "pct" ? n.a : n.k === "neg" && n.a.k === "pct" ? ({ k: "neg", a: n.a.a } as Node) : null;
+  if (mode === "ignore") return [{ node: stripped ?? n, hundredth: false }];
+  if (mode === "strict" || stripped === null) return [{ node: n, hundredth: true }];
+  return [
+    { node: n, hundredth: true },
+    { node: stripped, hundredth: true },
+  ];
+}
+
+/** If `n` is a signed decimal literal, its number of decimals and significant digits. */
+function decimalLiteral(n: Node): { decimals: number; sig: number } | null {
+  const lit = n.k === "neg" ? n.a : n;
+  if (lit.k !== "num" || /[eE]/.test(lit.s)) return null;
+  const [int, frac = ""] = lit.s.split(".");
+  if (frac.length === 0) return null;
+  const digits = ((int ?? "") + frac).replace(/^0+/, "");
+  return { decimals: frac.length, sig: digits.length };
+}
+
+function close(a: number, b: number, o: ResolvedMathOptions): boolean {
+  if (a === b) return true;
+  if (!Number.isFinite(a) || !Number.isFinite(b)) return false;
+  return Math.abs(a - b) <= Math.max(o.absTol, o.relTol * Math.max(Math.abs(a), Math.abs(b)));
+}
+
+function closeC(a: Complex, b: Complex, o: ResolvedMathOptions): boolean {
+  const scale = Math.max(Math.hypot(a.re, a.im), Math.hypot(b.re, b.im));
+  const tol = Math.max(o.absTol, o.relTol * scale);
+  return Math.abs(a.re - b.re) <= tol && Math.abs(a.im - b.im) <= tol;
+}
+
+/** A rounded decimal `lit` (with `decimals` places) matches value v when |lit − v| ≤ half a unit in the last place. */
+function roundsTo(litValue: number, decimals: number, v: number): boolean {
+  const half = 0.5 * Math.pow(10, -decimals);
+  return Math.abs(litValue - v) <= half * (1 + 1e-9) + 1e-15;
+}
+
+// ---------------------------------------------------------------------------------------------
+// scalar expressions
+
+function compileOrNull(ctx: CompareContext, n: Node, vars: readonly string[], hundredth: boolean): CompiledExpr | null {
+  if (ctx.budget.compiles <= 0) return null;
+  ctx.budget.compiles--;
+  try {
+    return ctx.cas.compile(n, vars, hundredth);
+  } catch {
+    return null;
+  }
+}
+
+/** Deterministic probe value for point p, variable j, in [0.35, 2.65] (avoids 0, 1 and small integers). */
+function probeValue(p: number, j: number): number {
+  const x = Math.sin(p * 12.9898 + j * 78.233 + 0.5) * 43758.5453;
+  return 0.35 + (x - Math.floor(x)) * 2.3;
+}
+
+function compareScalarOnce(a: Node, b: Node, ha: boolean, hb: boolean, ctx: CompareContext): Decision {
+  const o = ctx.o;
+  const syms = [...collectSyms(a, new Set()), ...collectSyms(b, new Set())];
+  const vars = [...new Set(syms)].sort();
+  if (vars.length === 0) {
+    let ra: Rational | null = null;
+    let rb: Rational | null = null;
+    try {
+      ra = evalExact(a, { percentAsHundredth: ha });
+      rb = evalExact(b, { percentAsHundredth: hb });
+    } catch {
+      ra = rb = null;
+    }
+    const la = decimalLiteral(a);
+    const lb = decimalLiteral(b);
+    if (ra && rb) {
+      if (ratEq(ra, rb)) return yes("exact rational");
+      // a rounded decimal against a value with no finite decimal expansion
+      if (o.roundedDecimalDigits > 0) {
+        if (la && la.sig >= o.roundedDecimalDigits && !isTerminating(rb) && roundsTo(ratToNumber(ra), la.decimals, ratToNumber(rb)))
+          return yes(`rounded decimal (${la.decimals} places)`);
+        if (lb && lb.sig >= o.roundedDecimalDigits && !isTerminating(ra) && roundsTo(ratToNumber(rb), lb.decimals, ratToNumber(ra)))
+          return yes(`rounded decimal (${lb.decimals} places)`);
+      }
+      return no("different rationals");
+    }
+    // floats through the CAS
+    const fa = ra ? { re: ratToNumber(ra), im: 0 } : evalConst(a, ha, ctx);
+    const fb = rb ? { re: ratToNumber(rb), im: 0 } : evalConst(b, hb, ctx);
+    if (fa === null || fb === null) return no("cas could not evaluate");
+    const finA = Number.isFinite(fa.re) && Number.isFinite(fa.im);
+    const finB = Number.isFinite(fb.re) && Number.isFinite(fb.im);
+    if (!finA || !finB) {
+      // ±∞ written as such compare by sign; overflow (9^9^9) or NaN is undecidable here
+      if (hasInf(a) && hasInf(b) && fa.re === fb.re && fa.im === 0 && fb.im === 0 && !Number.isNaN(fa.re)) return yes("infinity");
+      return no(finA || finB ? "finite vs non-finite" : "non-finite values (overflow or undefined)");
+    }
+    if (closeC(fa, fb, o)) return yes("numeric within tolerance");
+    if (o.roundedDecimalDigits > 0 && fa.im === 0 && fb.im === 0) {
+      if (la && la.sig >= o.roundedDecimalDigits && !(rb && isTerminating(rb)) && roundsTo(fa.re, la.decimals, fb.re))
+        return yes(`rounded decimal (${la.decimals} places)`);
+      if (lb && lb.sig >= o.roundedDecimalDigits && !(ra && isTerminating(ra)) && roundsTo(fb.re, lb.decimals, fa.re))
+        return yes(`rounded decimal (${lb.decimals} places)`);
+    }
+    return no("numeric values differ");
+  }
+  // free variables: probe through the CAS
+  const fa = compileOrNull(ctx, a, vars, ha);
+  const fb = compileOrNull(ctx, b, vars, hb);
+  if (!fa || !fb) return no("cas could not compile");
+  let valid = 0;
+  const points = Math.max(2, o.probePoints);
+  for (let p = 0; p < points; p++) {
+    const vals = vars.map((_, j) => probeValue(p + 1, j));
+    const va = fa(vals);
+    const vb = fb(vals);
+    const okA = Number.isFinite(va.re) && Number.isFinite(va.im);
+    const okB = Number.isFinite(vb.re) && Number.isFinite(vb.im);
+    if (!okA && !okB) continue;
+    if (okA !== okB) return no("cas probe: defined on one side only");
+    if (!closeC(va, vb, { ...o, relTol: Math.max(o.relTol, 1e-9) })) return no("cas probe: values differ");
+    valid++;
+  }
+  if (valid < 2) return no("cas probe: too few defined points");
+  return yes(`cas probe (${valid} points)`);
+}
+
+function evalConst(n: Node, hundredth: boolean, ctx: CompareContext): Complex | null {
+  const f = compileOrNull(ctx, n, [], hundredth);
+  if (!f) return null;
+  return f([]);
+}
+
+function compareScalar(a: Node, b: Node, ctx: CompareContext): Decision {
+  let last: Decision = no("not equal");
+  for (const va of percentVariants(a, ctx.o.percent)) {
+    for (const vb of percentVariants(b, ctx.o.percent)) {
+      const d = compareScalarOnce(va.node, vb.node, va.hundredth, vb.hundredth, ctx);
+      if (d.equal) return va.node !== a || vb.node !== b ? yes(d.rule + ", percent") : d;
+      last = d;
+    }
+  }
+  return last;
+}
+
+// ---------------------------------------------------------------------------------------------
+// structure
+
+function isSymAnswer(a: Answer): a is Extract<Answer, { k: "expr" }> & { node: { k: "sym" } } {
+  return a.k === "expr" && a.node.k === "sym";
+}
+
+function sub(a: Node, b: Node): Node {
+  return { k: "op", op: "-", a, b };
+}
+
+/** Equations are equivalent when lhs − rhs of one is a constant non-zero multiple of the other's. */
+function proportional(a: Node, b: Node, ctx: CompareContext): Decision {
+  const vars = [...new Set([...collectSyms(a, new Set()), ...collectSyms(b, new Set())])].sort();
+  if (vars.length === 0) return no("equations without variables");
+  const fa = compileOrNull(ctx, a, vars, true);
+  const fb = compileOrNull(ctx, b, vars, true);
+  if (!fa || !fb) return no("cas could not compile");
+  let ratio: Complex | null = null;
+  let valid = 0;
+  for (let p = 0; p < Math.max(3, ctx.o.probePoints); p++) {
+    const vals = vars.map((_, j) => probeValue(p + 1, j));
+    const va = fa(vals);
+    const vb = fb(vals);
+    if (![va.re, va.im, vb.re, vb.im].every(Number.isFinite)) continue;
+    const za = Math.hypot(va.re, va.im) < 1e-12;
+    const zb = Math.hypot(vb.re, vb.im) < 1e-12;
+    if (za !== zb) return no("equations differ");
+    if (za) continue;
+    const den = vb.re * vb.re + vb.im * vb.im;
+    const r = { re: (va.re * vb.re + va.im * vb.im) / den, im: (va.im * vb.re - va.re * vb.im) / den };
+    if (ratio === null) ratio = r;
+    else if (!closeC(ratio, r, { ...ctx.o, relTol: 1e-8 })) return no("equations differ");
+    valid++;
+  }
+  if (valid < 2) return no("equations: too few defined points");
+  return yes("equivalent equations (proportional)");
+}
+
+const FLIP: Record<string, string> = { "<": ">", ">": "<", "<=": ">=", ">=": "<=", "=": "=", "!=": "!=" };
+
+function compareEquations(a: Extract<Answer, { k: "eq" }>, b: Extract<Answer, { k: "eq" }>, ctx: CompareContext): Decision {
+  if (a.rel === b.rel && compareAnswers(a.lhs, b.lhs, ctx).equal && compareAnswers(a.rhs, b.rhs, ctx).equal) return yes("same equation");
+  if (FLIP[a.rel] === b.rel && compareAnswers(a.lhs, b.rhs, ctx).equal && compareAnswers(a.rhs, b.lhs, ctx).equal) return yes("same equation, sides swapped");
+  if (a.rel !== "=" || b.rel !== "=") return no("relations differ");
+  // same variable on the left: compare right-hand sides
+  if (isSymAnswer(a.lhs) && isSymAnswer(b.lhs) && a.lhs.node.name === b.lhs.node.name) return compareAnswers(a.rhs, b.rhs, ctx);
+  if (a.lhs.k === "expr" && a.rhs.k === "expr" && b.lhs.k === "expr" && b.rhs.k === "expr")
+    return proportional(sub(a.lhs.node, a.rhs.node), sub(b.lhs.node, b.rhs.node), ctx);
+  return no("equations differ");
+}
+
+/** Unordered matching (equivalence is transitive, so greedy matching is exact). */
+function matchUnordered(xs: Answer[], ys: Answer[], ctx: CompareContext): boolean {
+  if (xs.length !== ys.length) return false;
+  const used = new Array<boolean>(ys.length).fill(false);
+  for (const x of xs) {
+    let found = false;
+    for (let j = 0; j < ys.length; j++) {
+      if (used[j]) continue;
+      if (compareAnswers(x, ys[j]!, ctx).equal) {
+        used[j] = true;
+        found = true;
+        break;
+      }
+    }
+    if (!found) return false;
+  }
+  return true;
+}
+
+/** Set equality: every element of each side has an equal element on the other (duplicates ignored). */
+function sameSet(xs: Answer[], ys: Answer[], ctx: CompareContext): boolean {
+  const covers = (p: Answer[], q: Answer[]) => p.every((x) => q.some((y) => compareAnswers(x, y, ctx).equal));
+  return covers(xs, ys) && covers(ys, xs);
+}
+
+function matchOrdered(xs: Answer[], ys: Answer[], ctx: CompareContext): boolean {
+  return xs.length === ys.length && xs.every((x, i) => compareAnswers(x, ys[i]!, ctx).equal);
+}
+
+/** "x = 1, y = 2" as an ordered tuple of values when every item is `symbol = value`. */
+function equationValues(a: Answer): Answer[] | null {
+  if (a.k !== "list") return null;
+  const out: Answer[] = [];
+  for (const it of a.items) {
+    if (it.k !== "eq" || it.rel !== "=" || !isSymAnswer(it.lhs)) return null;
+    out.push(it.rhs);
+  }
+  return out;
+}
+
+/**
+ * Compare two structured answers. `a` is the response side, `b` the reference side (the rounding rule is
+ * symmetric, so the order matters only for reasons). Never throws.
+ */
+export function compareAnswers(a: Answer, b: Answer, ctx: CompareContext): Decision {
+  try {
+    return compareInner(a, b, ctx);
+  } catch (e) {
+    return no(`comparison error: ${(e as Error)?.message ?? String(e)}`);
+  }
+}
+
+function compareInner(a: Answer, b: Answer, ctx: CompareContext): Decision {
+  // equations against a bare value: "x = 3" vs "3"
+  if (a.k === "eq" && b.k === "eq") return compareEquations(a, b, ctx);
+  if (a.k === "eq" && a.rel === "=") {
+    if (isSymAnswer(a.lhs)) return tag(compareAnswers(a.rhs, b, ctx), "rhs of equation");
+    if (isSymAnswer(a.rhs)) return tag(compareAnswers(a.lhs, b, ctx), "lhs of equation");
+    return no("equation vs value");
+  }
+  if (b.k === "eq" && b.rel === "=") {
+    if (isSymAnswer(b.lhs)) return tag(compareAnswers(a, b.rhs, ctx), "rhs of equation");
+    if (isSymAnswer(b.rhs)) return tag(compareAnswers(a, b.lhs, ctx), "lhs of equation");
+    return no("value vs equation");
+  }
+  switch (a.k) {
+    case "expr":
+      if (b.k === "expr") return compareScalar(a.node, b.node, ctx);
+      if (b.k === "set" && b.items.length === 1) return tag(compareAnswers(a, b.items[0]!, ctx), "singleton set");
+      return no(`expression vs ${b.k}`);
+    case "tuple":
+      if (b.k === "tuple") return matchOrdered(a.items, b.items, ctx) ? yes("same tuple") : no("tuples differ");
+      if (b.k === "list") {
+        const vals = equationValues(b);
+        return matchOrdered(a.items, vals ?? b.items, ctx) ? yes("tuple vs list, in order") : no("tuple vs list differ");
+      }
+      return no(`tuple vs ${b.k}`);
+    case "interval":
+      if (b.k === "interval") {
+        if (a.loClosed !== b.loClosed || a.hiClosed !== b.hiClosed) return no("interval ends differ (open/closed)");
+        return compareAnswers(a.lo, b.lo, ctx).equal && compareAnswers(a.hi, b.hi, ctx).equal ? yes("same interval") : no("interval endpoints differ");
+      }
+      if (b.k === "union" && b.parts.length === 1) return compareAnswers(a, b.parts[0]!, ctx);
+      return no(`interval vs ${b.k}`);
+    case "union":
+      if (b.k === "union") return matchUnordered(a.parts, b.parts, ctx) ? yes("same union") : no("unions differ");
+      if (a.parts.length === 1) return compareAnswers(a.parts[0]!, b, ctx);
+      return no(`union vs ${b.k}`);
+    case "set":
+      if (b.k === "set" || b.k === "list") return sameSet(a.items, b.items, ctx) ? yes("same set") : no("sets differ");
+      if (a.items.length === 1 && b.k === "expr") return tag(compareAnswers(a.items[0]!, b, ctx), "singleton set");
+      return no(`set vs ${b.k}`);
+    case "list": {
+      if (b.k === "list") {
+        const va = equationValues(a);
+        const vb = equationValues(b);
+        if (!ctx.o.unorderedLists) return matchOrdered(a.items, b.items, ctx) ? yes("same list (ordered)") : no("lists differ");
+        if (va && !vb) return matchOrdered(va, b.items, ctx) ? yes("equation values in order") : no("lists differ");
+        if (vb && !va) return matchOrdered(a.items, vb, ctx) ? yes("equation values in order") : no("lists differ");
+        return matchUnordered(a.items, b.items, ctx) ? yes("same list (order-insensitive)") : no("lists differ");
+      }
+      if (b.k === "set") return sameSet(a.items, b.items, ctx) ? yes("list vs set") : no("list vs set differ");
+      if (b.k === "tuple") {
+        const vals = equationValues(a);
+        return matchOrdered(vals ?? a.items, b.items, ctx) ? yes("list vs tuple, in order") : no("list vs tuple differ");
+      }
+      return no(`list vs ${b.k}`);
+    }
+    case "matrix":
+      if (b.k !== "matrix") return no(`matrix vs ${b.k}`);
+      if (a.rows.length !== b.rows.length || a.rows.some((r, i) => r.length !== b.rows[i]!.length)) return no("matrix shapes differ");
+      return a.rows.every((r, i) => r.every((c, j) => compareAnswers(c, b.rows[i]![j]!, ctx).equal)) ? yes("same matrix") : no("matrix entries differ");
+    case "text":
+      return normalizeText(a.src) === normalizeText(b.src) ? yes("same text") : no("text differs");
+    case "eq":
+      return no("relations differ");
+  }
+}
+
+function tag(d: Decision, what: string): Decision {
+  return { equal: d.equal, rule: `${d.rule} (${what})` };
+}

@@ -1,0 +1,93 @@
+/**
+ * Math answer verifier: extract the final answer from a response and decide whether it is equivalent
+ * to a reference answer. Public API: {@link verifyMath}, {@link extractAnswer}, {@link mathEquivalent}.
+ * Documentation: docs/rewards-math.md.
+ */
+import { mathjsBackend, type CasBackend } from "./cas.ts";
+import { compareAnswers } from "./equivalence.ts";
+import { extractAnswer, extractReference } from "./extract.ts";
+import { normalizeAnswer } from "./normalize.ts";
+import { normalizeText, parseAnswer } from "./parse.ts";
+import { resolveOptions, type Equivalence, type MathVerdict, type MathVerifyOptions } from "./types.ts";
+
+export type { Equivalence, ExtractedAnswer, ExtractionMode, MathVerdict, MathVerifyOptions, PercentMode } from "./types.ts";
+export type { CasBackend } from "./cas.ts";
+export { extractAnswer, extractReference } from "./extract.ts";
+export { mathjsBackend } from "./cas.ts";
+export { normalizeAnswer } from "./normalize.ts";
+
+/** Most CAS compilations one comparison may spend (lists and matrices of many items). */
+const COMPILE_BUDGET = 400;
+
+/**
+ * Decide whether two answers (already extracted) are mathematically equivalent.
+ * @param a the response answer, e.g. `\frac{1}{2}`, `x = 3`, `(1, 2]`, `\{1, 2\}`.
+ * @param b the reference answer.
+ * @param opts tolerance, percent, units and list options (extraction options are ignored).
+ * @param cas the CAS backend (default mathjs); exposed for the backend comparison harness.
+ * @returns `{equivalent, reason, normalizedA, normalizedB}`. Never throws: internal failures give
+ *   `equivalent: false` with the failure in `reason`.
+ * Source: rules follow the grading conventions of MATH (Hendrycks et al. 2021) and math_verify (Hugging Face),
+ *   reimplemented here; see docs/rewards-math.md.
+ */
+export function mathEquivalent(a: string, b: string, opts: MathVerifyOptions = {}, cas: CasBackend = mathjsBackend): Equivalence {
+  let normalizedA = "";
+  let normalizedB = "";
+  try {
+    const o = resolveOptions(opts);
+    if (typeof a !== "string" || typeof b !== "string") return { equivalent: false, reason: "answer is not a string", normalizedA, normalizedB };
+    normalizedA = normalizeAnswer(a.slice(0, o.maxAnswerLength * 4), o.stripUnits);
+    normalizedB = normalizeAnswer(b.slice(0, o.maxAnswerLength * 4), o.stripUnits);
+    if (normalizedA.length === 0 || normalizedB.length === 0) return { equivalent: false, reason: "empty answer after normalisation", normalizedA, normalizedB };
+    if (normalizedA.replace(/\s+/g, "") === normalizedB.replace(/\s+/g, "")) return { equivalent: true, reason: "identical after normalisation", normalizedA, normalizedB };
+    if (normalizedA.length > o.maxAnswerLength || normalizedB.length > o.maxAnswerLength) {
+      const same = normalizeText(normalizedA) === normalizeText(normalizedB);
+      return { equivalent: same, reason: `answer longer than maxAnswerLength (${o.maxAnswerLength}): text comparison`, normalizedA, normalizedB };
+    }
+    const pa = parseAnswer(normalizedA);
+    const pb = parseAnswer(normalizedB);
+    const d = compareAnswers(pa, pb, { o, cas, budget: { compiles: COMPILE_BUDGET } });
+    return { equivalent: d.equal, reason: d.rule, normalizedA, normalizedB };
+  } catch (e) {
+    return { equivalent: false, reason: `internal error: ${(e as Error)?.message ?? String(e)}`, normalizedA, normalizedB };
+  }
+}
+
+/**
+ * Verify a model response against a reference answer (RLVR outcome reward for math).
+ * @param response the full model response (reasoning, `<think>`, `\boxed{}`, `#### n`, `<answer>` tags...).
+ * @param reference the reference answer, or a full reference solution (MATH `solution` with `\boxed{}`,
+ *   GSM8K answer with `#### n`); a plain reference is used whole.
+ * @param opts see {@link MathVerifyOptions} (extraction order, last-number fallback, units, percent, tolerance...).
+ * @returns {@link MathVerdict}: `correct`, the raw `extracted` answer, both normalised answers and a `reason`
+ *   naming the extraction mode and the rule that decided. Never throws; bounded time (answers are length-capped,
+ *   exact powers are size-capped, CAS work is budgeted).
+ * Source: extraction conventions of MATH, GSM8K and DeepSeek-R1; equivalence in ./equivalence.ts.
+ */
+export function verifyMath(response: string, reference: string, opts: MathVerifyOptions = {}): MathVerdict {
+  try {
+    const ref = extractReference(reference, opts);
+    if (ref === null) return { correct: false, extracted: null, normalizedAnswer: null, normalizedReference: null, reason: "empty reference" };
+    const got = extractAnswer(response, opts);
+    if (got === null) {
+      const o = resolveOptions(opts);
+      return {
+        correct: false,
+        extracted: null,
+        normalizedAnswer: null,
+        normalizedReference: normalizeAnswer(ref.answer, o.stripUnits),
+        reason: "no answer extracted",
+      };
+    }
+    const eq = mathEquivalent(got.answer, ref.answer, opts);
+    return {
+      correct: eq.equivalent,
+      extracted: got.answer,
+      normalizedAnswer: eq.normalizedA,
+      normalizedReference: eq.normalizedB,
+      reason: `${got.mode}: ${eq.equivalent ? "equivalent" : "not equivalent"} (${eq.reason})`,
+    };
+  } catch (e) {
+    return { correct: false, extracted: null, normalizedAnswer: null, normalizedReference: null, reason: `internal error: ${(e as Error)?.message ?? String(e)}` };
+  }
+}

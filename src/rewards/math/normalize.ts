@@ -1,0 +1,145 @@
+/**
+ * LaTeX / plain-text normalisation of an extracted answer: unicode, math delimiters, spacing commands,
+ * `\left`/`\right`, text wrappers, degrees, currency, units and thousands separators.
+ * The output is still LaTeX-ish text; src/rewards/math/parse.ts turns it into structure.
+ */
+import { readBraceGroup } from "./extract.ts";
+
+/** Trailing words removed by `stripUnits` (lower case, singular and plural spellings). */
+const UNIT_WORDS = new Set(
+  (
+    "mm cm dm m km meter meters metre metres millimeter millimeters centimeter centimeters kilometer kilometers " +
+    "in inch inches ft foot feet yd yard yards mi mile miles mph kph km/h m/s " +
+    "mg g kg gram grams kilogram kilograms lb lbs pound pounds oz ounce ounces ton tons tonne tonnes " +
+    "ml l liter liters litre litres gallon gallons quart quarts pint pints cup cups " +
+    "s sec secs second seconds min mins minute minutes h hr hrs hour hours day days week weeks month months year years " +
+    "dollar dollars cent cents usd euro euros eur yen pence penny pennies " +
+    "unit units degree degrees deg radian radians rad sq square cubic " +
+    "people persons person students student times items item pages page points point percent " +
+    "apples cookies books marbles cars miles/hour km/hr"
+  ).split(/\s+/),
+);
+
+/** Unwrap `\cmd{...}` (keeping the content) for every command in `cmds`, handling nested braces. */
+function unwrapCommands(s: string, cmds: readonly string[]): string {
+  const re = new RegExp(`\\\\(?:${cmds.join("|")})\\s*(?=\\{)`, "g");
+  let out = s;
+  for (let guard = 0; guard < 64; guard++) {
+    re.lastIndex = 0;
+    const m = re.exec(out);
+    if (!m) break;
+    const open = m.index + m[0].length;
+    const g = readBraceGroup(out, open);
+    if (!g) {
+      out = out.slice(0, m.index) + out.slice(open); // unclosed: drop the command, keep the rest
+      continue;
+    }
+    out = out.slice(0, m.index) + g.content + out.slice(g.end);
+  }
+  return out;
+}
+
+const TEXT_COMMANDS = [
+  "text", "textbf", "textit", "textrm", "textnormal", "textsf", "texttt", "mathrm", "mathbf", "mathit", "mathsf",
+  "mathtt", "mathnormal", "mbox", "hbox", "operatorname", "boldsymbol", "bm", "boxed", "fbox", "emph", "pmb",
+  "overline", "underline",
+];
+
+/**
+ * Normalise LaTeX wrappers and spacing without changing the mathematical content.
+ * @param s an extracted answer.
+ * @param stripUnits remove trailing unit words (`5\text{ cm}^2` → `5`) and "square/cubic" prefixes.
+ * @returns the normalised string (may be empty). Never throws.
+ */
+export function normalizeAnswer(s: string, stripUnits: boolean): string {
+  let t = s;
+  // unicode
+  t = t
+    .replace(/[\u2212\u2012\u2013\u2014\uFE63\uFF0D]/g, "-")
+    .replace(/[\u00d7\u22c5\u00b7\u2219]/g, "\\cdot ")
+    .replace(/\u00f7/g, "/")
+    .replace(/\u03c0/g, "\\pi ")
+    .replace(/\u221e/g, "\\infty ")
+    .replace(/\u221a/g, "\\sqrt")
+    .replace(/\u2264/g, "\\le ")
+    .replace(/\u2265/g, "\\ge ")
+    .replace(/\u2260/g, "\\ne ")
+    .replace(/\u222a/g, "\\cup ")
+    .replace(/\u2229/g, "\\cap ")
+    .replace(/\u2205/g, "\\emptyset ")
+    .replace(/[\u00b0\u2103]/g, " ")
+    .replace(/[\u00a0\u2009\u202f\u2002\u2003]/g, " ")
+    .replace(/[\u00bd]/g, "1/2")
+    .replace(/[\u00bc]/g, "1/4")
+    .replace(/[\u00be]/g, "3/4");
+  // currency and math delimiters
+  t = t.replace(/\\\$/g, " ").replace(/\$/g, " ");
+  t = t.replace(/\\left\s*\./g, "").replace(/\\right\s*\./g, "");
+  t = t.replace(/\\(?:left|right|bigl|bigr|Bigl|Bigr|biggl|biggr|big|Big|bigg|Bigg)(?![a-zA-Z])\s*/g, "");
+  t = t.replace(/\\\(|\\\)/g, " ").replace(/\\\[|\\\]/g, " ");
+  t = t.replace(/\\(?:lbrace|\{)/g, "\\{").replace(/\\rbrace/g, "\\}");
+  t = t.replace(/\\langle(?![a-zA-Z])/g, "(").replace(/\\rangle(?![a-zA-Z])/g, ")");
+  t = t.replace(/\\(?:lvert|rvert|vert)(?![a-zA-Z])/g, "|").replace(/\\(?:lVert|rVert|Vert)(?![a-zA-Z])/g, "|");
+  // spacing and style
+  t = t.replace(/\\(?:displaystyle|textstyle|scriptstyle|limits|nolimits)(?![a-zA-Z])/g, " ");
+  t = t.replace(/\\(?:quad|qquad|enspace|thinspace|medspace|thickspace|negthinspace)(?![a-zA-Z])/g, " ");
+  t = t.replace(/\\[!,;:>]/g, "").replace(/\\ /g, " ").replace(/~/g, " ");
+  t = t.replace(/\{,\}/g, ",");
+  t = t.replace(/\\(?:dfrac|tfrac|cfrac)(?![a-zA-Z])/g, "\\frac").replace(/\\(?:dbinom|tbinom)(?![a-zA-Z])/g, "\\binom");
+  // LaTeX single-token arguments: \frac12, \frac1{x}, \frac{a}2, \sqrt2
+  t = t
+    .replace(/\\frac\s*([0-9a-zA-Z])\s*([0-9a-zA-Z])/g, "\\frac{$1}{$2}")
+    .replace(/\\frac\s*([0-9a-zA-Z])\s*\{/g, "\\frac{$1}{")
+    .replace(/\\frac\s*\{([^{}]*)\}\s*([0-9a-zA-Z])/g, "\\frac{$1}{$2}")
+    .replace(/\\sqrt\s*([0-9a-zA-Z])/g, "\\sqrt{$1}");
+  // degrees
+  t = t.replace(/\^\s*\{\s*\\circ\s*\}/g, " ").replace(/\^\s*\\circ/g, " ").replace(/\\(?:circ|degree)(?![a-zA-Z])/g, " ");
+  t = t.replace(/\\%/g, "%");
+  t = unwrapCommands(t, TEXT_COMMANDS);
+  // relations spelled as commands
+  t = t
+    .replace(/\\(?:leq|le|leqslant)(?![a-zA-Z])/g, "<=")
+    .replace(/\\(?:geq|ge|geqslant)(?![a-zA-Z])/g, ">=")
+    .replace(/\\(?:neq|ne)(?![a-zA-Z])/g, "!=")
+    .replace(/\\(?:varnothing|emptyset)(?![a-zA-Z])/g, "\\emptyset")
+    .replace(/\\(?:infty|infinity)(?![a-zA-Z])/g, "\\infty ")
+    .replace(/\\(?:dots|ldots|cdots)(?![a-zA-Z])/g, "...");
+  t = t.replace(/\s+/g, " ").trim();
+  // prefixes "x \in", "answer:"
+  t = t.replace(/^[a-zA-Z]\s*\\in\s+/, "").replace(/^[a-zA-Z]\s*\\in(?=[[(\\{])/, "");
+  // trailing punctuation
+  t = t.replace(/[.;]+$/, "").trim();
+  t = t.replace(/^\{([^{}]*)\}$/, "$1").trim();
+  if (stripUnits) t = removeUnits(t);
+  t = t.replace(/\s*%\s*$/, "%").replace(/\s*percent$/i, "%");
+  t = collapseThousands(t);
+  return t;
+}
+
+function removeUnits(s: string): string {
+  let t = s;
+  for (let guard = 0; guard < 6; guard++) {
+    // unit with optional power: " cm^2", " cm^{2}", "cm²"
+    const m = /(\s*)([a-zA-Z][a-zA-Z/.]*)\s*(?:\^\s*\{?\s*[23]\s*\}?|[\u00b2\u00b3])?\s*$/.exec(t);
+    if (!m) break;
+    const word = m[2]!.toLowerCase().replace(/\.$/, "");
+    const before = t.slice(0, m.index);
+    if (!/[\d}%)a-zA-Z]\s*$/.test(before) || before.trim().length === 0) break;
+    // a bare letter glued to a number is algebra ("5x"), not a unit: need a space or a known multi-letter unit
+    const spaced = m[1]!.length > 0;
+    if (!UNIT_WORDS.has(word)) {
+      // any trailing word of 3+ letters after a plain number is taken as a unit ("5 apples")
+      if (!(spaced && word.length >= 3 && /^-?[\d.,/ ]+$/.test(before.trim()))) break;
+    } else if (!spaced && word.length < 2) break;
+    else if (!spaced && /[a-zA-Z]$/.test(before)) break;
+    t = before.trim();
+  }
+  return t;
+}
+
+/** `1,000,000` and `1 000 000` → `1000000` when the whole answer is one such number (so `(100,200)` stays a pair). */
+function collapseThousands(s: string): string {
+  const m = /^(-?)(\d{1,3}(?:,\d{3})+|\d{1,3}(?: \d{3})+)(\.\d+)?(%?)$/.exec(s);
+  if (!m) return s;
+  return m[1]! + m[2]!.replace(/[, ]/g, "") + (m[3] ?? "") + m[4]!;
+}
