@@ -127,3 +127,20 @@ print(json.dumps(out))
     assert.equal(got[i]![1], t.decode(t.encode(s)), JSON.stringify(s));
   });
 });
+
+const hasTransformers = spawnSync(py, ["-c", "import transformers"], { encoding: "utf8" }).status === 0;
+
+test("transformers' AutoTokenizer loads the saved files with the same specials and ids", { skip: hasTransformers ? false : `${py} lacks transformers` }, async () => {
+  const dir = await mkdtemp(join(tmpdir(), "rlvr-char-tf-"));
+  const t = new CharTokenizer({ alphabet: ALPHA });
+  await t.save(dir);
+  const r = spawnSync(py, ["-c", `
+import sys, json
+from transformers import AutoTokenizer
+tk = AutoTokenizer.from_pretrained(sys.argv[1])
+ids = tk.encode("12+3=15\\n", add_special_tokens=False)
+print(json.dumps([tk.bos_token_id, tk.eos_token_id, tk.pad_token_id, tk.unk_token_id, len(tk), ids, tk.decode([1] + ids + [2], skip_special_tokens=True)]))
+`, dir], { encoding: "utf8" });
+  assert.equal(r.status, 0, r.stderr);
+  assert.deepEqual(JSON.parse(r.stdout), [1, 2, 0, 3, t.vocabSize, t.encode("12+3=15\n"), "12+3=15\n"]);
+});
