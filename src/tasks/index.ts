@@ -5,6 +5,12 @@
 import { registerTask, hasTask } from "./registry.ts";
 import { additionTask, arithmeticTask } from "./arithmetic.ts";
 import { countdownTask } from "./countdown.ts";
+import { knightsKnavesTask } from "./knights-knaves.ts";
+import { satTask } from "./sat.ts";
+import { sudokuTask } from "./sudoku.ts";
+import { jigsawTask } from "./jigsaw.ts";
+import { graphTask } from "./graph.ts";
+import { datesTask } from "./dates.ts";
 
 export type { Example, Task, Verdict } from "./types.ts";
 export * from "./registry.ts";
@@ -15,7 +21,14 @@ export * from "./generate.ts";
 export * from "./arithmetic.ts";
 export * from "./countdown.ts";
 export * from "./dataset.ts";
+export * from "./answer.ts";
+export * from "./knights-knaves.ts";
+export * from "./sat.ts";
+export * from "./sudoku.ts";
+export * from "./jigsaw.ts";
+export * from "./graph.ts";
+export * from "./dates.ts";
 
-for (const t of [additionTask, arithmeticTask, countdownTask]) {
+for (const t of [additionTask, arithmeticTask, countdownTask, knightsKnavesTask, satTask, sudokuTask, jigsawTask, graphTask, datesTask]) {
   if (!hasTask(t.name)) registerTask(t);
 }
