@@ -10,6 +10,7 @@
  */
 import { readFile, writeFile, rename } from "node:fs/promises";
 import { join } from "node:path";
+import { randomBytes } from "node:crypto";
 
 /** Hyper-parameters of a Llama-family decoder. All sizes are counts (not bytes). */
 export interface ModelConfig {
@@ -326,7 +327,7 @@ export async function readHfConfig(dir: string): Promise<ModelConfig> {
 /** Write `toHfConfig(cfg)` to `<dir>/config.json` (2-space JSON, atomic via temp file + rename). */
 export async function writeHfConfig(dir: string, cfg: ModelConfig): Promise<void> {
   const file = join(dir, "config.json");
-  const tmp = `${file}.${process.pid}.tmp`;
+  const tmp = `${file}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`;
   await writeFile(tmp, JSON.stringify(toHfConfig(cfg), null, 2) + "\n");
   await rename(tmp, file);
 }
