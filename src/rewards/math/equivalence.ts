@@ -336,6 +336,8 @@ function compareInner(a: Answer, b: Answer, ctx: CompareContext): Decision {
       return no(`expression vs ${b.k}`);
     case "tuple":
       if (b.k === "tuple") return matchOrdered(a.items, b.items, ctx) ? yes("same tuple") : no("tuples differ");
+      if (b.k === "interval" && !b.loClosed && !b.hiClosed && a.items.length === 2)
+        return compareAnswers({ k: "interval", lo: a.items[0]!, hi: a.items[1]!, loClosed: false, hiClosed: false, src: a.src }, b, ctx);
       if (b.k === "list") {
         const vals = equationValues(b);
         return matchOrdered(a.items, vals ?? b.items, ctx) ? yes("tuple vs list, in order") : no("tuple vs list differ");
@@ -347,6 +349,7 @@ function compareInner(a: Answer, b: Answer, ctx: CompareContext): Decision {
         return compareAnswers(a.lo, b.lo, ctx).equal && compareAnswers(a.hi, b.hi, ctx).equal ? yes("same interval") : no("interval endpoints differ");
       }
       if (b.k === "union" && b.parts.length === 1) return compareAnswers(a, b.parts[0]!, ctx);
+      if (b.k === "tuple") return compareAnswers(b, a, ctx);
       return no(`interval vs ${b.k}`);
     case "union":
       if (b.k === "union") return matchUnordered(a.parts, b.parts, ctx) ? yes("same union") : no("unions differ");
@@ -361,8 +364,8 @@ function compareInner(a: Answer, b: Answer, ctx: CompareContext): Decision {
         const va = equationValues(a);
         const vb = equationValues(b);
         if (!ctx.o.unorderedLists) return matchOrdered(a.items, b.items, ctx) ? yes("same list (ordered)") : no("lists differ");
-        if (va && !vb) return matchOrdered(va, b.items, ctx) ? yes("equation values in order") : no("lists differ");
-        if (vb && !va) return matchOrdered(a.items, vb, ctx) ? yes("equation values in order") : no("lists differ");
+        if ((va && !vb) || (vb && !va))
+          return matchUnordered(va ?? a.items, vb ?? b.items, ctx) ? yes("equation values (order-insensitive)") : no("lists differ");
         return matchUnordered(a.items, b.items, ctx) ? yes("same list (order-insensitive)") : no("lists differ");
       }
       if (b.k === "set") return sameSet(a.items, b.items, ctx) ? yes("list vs set") : no("list vs set differ");

@@ -52,7 +52,8 @@ const TEXT_COMMANDS = [
  * @returns the normalised string (may be empty). Never throws.
  */
 export function normalizeAnswer(s: string, stripUnits: boolean): string {
-  let t = s;
+  // protect LaTeX row separators (\\) from the single-backslash rules below
+  let t = s.replace(/\\\\/g, "\u0001");
   // unicode
   t = t
     .replace(/[\u2212\u2012\u2013\u2014\uFE63\uFF0D]/g, "-")
@@ -113,7 +114,7 @@ export function normalizeAnswer(s: string, stripUnits: boolean): string {
   if (stripUnits) t = removeUnits(t);
   t = t.replace(/\s*%\s*$/, "%").replace(/\s*percent$/i, "%");
   t = collapseThousands(t);
-  return t;
+  return t.replace(/\u0001/g, "\\\\");
 }
 
 function removeUnits(s: string): string {

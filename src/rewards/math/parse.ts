@@ -369,7 +369,7 @@ class ExprParser {
     else {
       // \sin 2x: an implicit product of atoms, stopping at + - and explicit operators
       arg = this.power();
-      while (this.startsAtom() && !this.isP("(")) arg = { k: "op", op: "*", a: arg, b: this.power() };
+      while (this.startsAtom() && !this.isP("(") && this.peek()?.t !== "fn") arg = { k: "op", op: "*", a: arg, b: this.power() };
     }
     let n: Node = base !== null ? { k: "fn", name: "logb", args: [arg, base] } : { k: "fn", name: fname, args: [arg] };
     if (pow !== null) {
@@ -489,13 +489,14 @@ export function parseAnswer(s: string, depth = 0): Answer {
   }
 
   // mixed numbers: 2\frac{1}{2}, 2 1/2 (a proper fraction right after an integer)
-  const mixed = /^(-?)(\d+)\s*(?:\\frac\{(\d+)\}\{(\d+)\}|\s(\d+)\s*\/\s*(\d+))$/.exec(src);
+  const mixed = /^(-?)(\d+)\s*(?:\\frac\{(\d+)\}\{(\d+)\}|\s(\d+)\s*\/\s*(\d+))(%?)$/.exec(src);
   if (mixed) {
     const num = mixed[3] ?? mixed[5]!;
     const den = mixed[4] ?? mixed[6]!;
     if (BigInt(num) < BigInt(den) && BigInt(den) > 0n) {
       const frac: Node = { k: "op", op: "+", a: { k: "num", s: mixed[2]! }, b: { k: "op", op: "/", a: { k: "num", s: num }, b: { k: "num", s: den } } };
-      return { k: "expr", node: mixed[1] === "-" ? { k: "neg", a: frac } : frac, src };
+      const value: Node = mixed[7] === "%" ? { k: "pct", a: frac } : frac;
+      return { k: "expr", node: mixed[1] === "-" ? { k: "neg", a: value } : value, src };
     }
   }
 
