@@ -28,6 +28,7 @@ export * from "./sudoku.ts";
 export * from "./jigsaw.ts";
 export * from "./graph.ts";
 export * from "./dates.ts";
+export * from "./prompts.ts";
 
 for (const t of [additionTask, arithmeticTask, countdownTask, knightsKnavesTask, satTask, sudokuTask, jigsawTask, graphTask, datesTask]) {
   if (!hasTask(t.name)) registerTask(t);

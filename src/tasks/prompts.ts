@@ -1,0 +1,113 @@
+/**
+ * Prompt templates: turn an Example into what the model sees.
+ *
+ * Named templates build a chat (a list of {role, content}):
+ * - `plain`  — one user message holding the prompt.
+ * - `r1`     — an R1-style system prompt asking for reasoning inside `<think>…</think>` and the
+ *              final answer inside `<answer>…</answer>`, then the prompt as the user message.
+ * - `boxed`  — the prompt followed by an instruction to reason step by step and put the final
+ *              answer within `\boxed{}`.
+ * Examples loaded from chat-formatted data (`meta.messages`) keep their own messages.
+ *
+ * The chat is then rendered either through a model's chat template (the `chat_template` of a
+ * Hugging Face `tokenizer_config.json`, rendered with @huggingface/jinja via
+ * src/tokenizers/chat.ts) or, without one, as text: `plain` gives the bare prompt (what small
+ * character-level models train on), the others a "System:/User:/Assistant:" layout.
+ */
+import { readFileSync } from "node:fs";
+import type { Example } from "./types.ts";
+import { renderChatTemplate, pickChatTemplate, type ChatMessage, type TemplateSpecialTokens } from "../tokenizers/chat.ts";
+
+/** Names of the built-in prompt templates. */
+export type PromptTemplateName = "plain" | "r1" | "boxed";
+export const PROMPT_TEMPLATES: PromptTemplateName[] = ["plain", "r1", "boxed"];
+
+/** The R1-style system prompt (our wording). */
+export const R1_SYSTEM_PROMPT =
+  "You are a helpful assistant. First think the problem through inside <think> </think> tags, " +
+  "then give only the final answer inside <answer> </answer> tags.";
+
+/** The instruction appended by the `boxed` template. */
+export const BOXED_INSTRUCTION = "Reason step by step, then put your final answer within \\boxed{}.";
+
+/**
+ * The chat for an example under a named template.
+ * @throws Error naming the known templates when `template` is unknown.
+ */
+export function buildMessages(example: Example, template: PromptTemplateName = "plain"): ChatMessage[] {
+  const own = example.meta?.messages;
+  const base: ChatMessage[] = Array.isArray(own) ? (own as ChatMessage[]) : [{ role: "user", content: example.prompt }];
+  switch (template) {
+    case "plain":
+      return base.map((m) => ({ ...m }));
+    case "r1":
+      return [{ role: "system", content: R1_SYSTEM_PROMPT }, ...base.filter((m) => m.role !== "system").map((m) => ({ ...m }))];
+    case "boxed": {
+      const out = base.map((m) => ({ ...m }));
+      const last = out.map((m) => m.role).lastIndexOf("user");
+      if (last >= 0) out[last] = { role: "user", content: `${out[last]!.content}\n${BOXED_INSTRUCTION}` };
+      return out;
+    }
+    default:
+      throw new Error(`unknown prompt template "${String(template)}"; known templates: ${PROMPT_TEMPLATES.join(", ")}`);
+  }
+}
+
+/** A chat template with its special tokens, as read from tokenizer_config.json. */
+export interface ChatTemplateConfig {
+  template: string;
+  specials: TemplateSpecialTokens;
+  /** Extra template variables (e.g. `enable_thinking`). */
+  extra?: Record<string, unknown>;
+}
+
+function tokenText(v: unknown): string | null {
+  if (typeof v === "string") return v;
+  if (v && typeof v === "object" && typeof (v as { content?: unknown }).content === "string") return (v as { content: string }).content;
+  return null;
+}
+
+/**
+ * Read the chat template and special tokens from a Hugging Face `tokenizer_config.json`.
+ * @throws Error naming the file when it is unreadable or has no `chat_template`.
+ */
+export function loadChatTemplate(path: string): ChatTemplateConfig {
+  let cfg: Record<string, unknown>;
+  try {
+    cfg = JSON.parse(readFileSync(path, "utf8")) as Record<string, unknown>;
+  } catch (e) {
+    throw new Error(`cannot read ${path} as JSON (${(e as Error).message}); point to the model's tokenizer_config.json`);
+  }
+  const template = pickChatTemplate(cfg.chat_template, path);
+  if (template === null) throw new Error(`${path} has no chat_template; use a named prompt template (${PROMPT_TEMPLATES.join(", ")}) instead`);
+  return {
+    template,
+    specials: {
+      bos_token: tokenText(cfg.bos_token),
+      eos_token: tokenText(cfg.eos_token),
+      pad_token: tokenText(cfg.pad_token),
+      unk_token: tokenText(cfg.unk_token),
+    },
+  };
+}
+
+/** Options for `renderPrompt`. */
+export interface RenderOptions {
+  /** Named template (default "plain"). */
+  template?: PromptTemplateName;
+  /** A chat template to render through; without one, the text layout described in the module doc. */
+  chat?: ChatTemplateConfig;
+}
+
+/**
+ * The text a model is given for an example: the chat of the named template, rendered through
+ * the chat template (with the generation prompt) or laid out as text.
+ */
+export function renderPrompt(example: Example, opts: RenderOptions = {}): string {
+  const template = opts.template ?? "plain";
+  const messages = buildMessages(example, template);
+  if (opts.chat) return renderChatTemplate(opts.chat.template, messages, true, opts.chat.specials, opts.chat.extra ?? {});
+  if (messages.length === 1 && messages[0]!.role === "user") return messages[0]!.content;
+  const label = (r: string) => r.charAt(0).toUpperCase() + r.slice(1);
+  return messages.map((m) => `${label(m.role)}: ${m.content}`).join("\n") + "\nAssistant:";
+}
