@@ -1,0 +1,39 @@
+/**
+ * Counting words, sentences and paragraphs for the constraint checkers.
+ * Conventions (ours, documented in docs/rewards.md): a word is a run of letters/digits, with
+ * inner apostrophes or hyphens ("don't", "well-known" are one word); sentences end at . ! ? …
+ * (or CJK 。！？) followed by whitespace or the end, except after common abbreviations and
+ * initials; paragraphs are separated by blank lines, or by a markdown divider `***` when
+ * `divider` is set (the IFEval convention).
+ */
+
+const WORD = /[\p{L}\p{N}]+(?:['’-][\p{L}\p{N}]+)*/gu;
+
+export function words(s: string): string[] {
+  return s.match(WORD) ?? [];
+}
+
+const ABBREV = new Set(["mr", "mrs", "ms", "dr", "prof", "sr", "jr", "st", "vs", "etc", "e.g", "i.e", "inc", "ltd", "no", "fig", "approx"]);
+
+export function sentences(s: string): string[] {
+  const out: string[] = [];
+  let start = 0;
+  const re = /([.!?…。！？]+)(["'”’)\]]*)(?=\s|$)/g;
+  for (let m = re.exec(s); m; m = re.exec(s)) {
+    const end = m.index + m[0].length;
+    const before = s.slice(start, m.index);
+    const lastWord = (before.match(/([\p{L}.]+)$/u)?.[1] ?? "").toLowerCase();
+    if (m[1] === "." && (ABBREV.has(lastWord) || /^\p{L}$/u.test(lastWord) || /^(?:\p{L}\.)+\p{L}$/u.test(lastWord))) continue;
+    const text = s.slice(start, end).trim();
+    if (words(text).length) out.push(text);
+    start = end;
+  }
+  const tail = s.slice(start).trim();
+  if (words(tail).length) out.push(tail);
+  return out;
+}
+
+export function paragraphs(s: string, divider = false): string[] {
+  const parts = divider ? s.split(/\n\s*\*\*\*+\s*\n/) : s.split(/\n\s*\n/);
+  return parts.map((p) => p.trim()).filter((p) => p.length > 0);
+}

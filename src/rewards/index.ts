@@ -1,0 +1,44 @@
+/**
+ * The reward layer: verifiers, length shaping, composition and the isolated verifier pool.
+ * The math answer verifier lives in ./math (docs/rewards-math.md); it is reached lazily through
+ * ./math-bridge.ts so that this barrel loads without its CAS.
+ */
+export type { VerifierResult, RewardGroup, RewardEvent } from "./types.ts";
+export { verifyChoice, extractChoice, type ChoiceOptions } from "./choice.ts";
+export { verifyExactMatch, verifyTokenF1, tokenF1, type ShortAnswerOptions } from "./exact.ts";
+export { verifyFormat, compileTemplate, type FormatOptions } from "./format.ts";
+export { normalizeAnswer, lastBoxed, lastTag, answerSpan } from "./text.ts";
+export {
+  verifyConstraints,
+  fromIFEval,
+  registerConstraint,
+  getConstraint,
+  listConstraints,
+  type Constraint,
+  type ConstraintChecker,
+  type ConstraintResult,
+  type ConstraintsVerdict,
+} from "./ifeval/index.ts";
+export { runCodeTests, extractCode, type CodeTest, type CodeRunOptions, type CodeResult, type CodeCaseResult } from "./code/run-tests.ts";
+export { runSandboxed, makeWorkdir, sandboxCommand, setSandboxConcurrency, DEFAULT_LIMITS, type SandboxLimits, type SandboxResult, type SandboxSpec, type Language } from "./code/sandbox.ts";
+export { sandboxSupport, type SandboxSupport } from "./code/probe.ts";
+export { dapoOverlongPenalty, softOverlongPunishment, type OverlongOptions } from "./shaping/overlong.ts";
+export { cosineLengthReward, cosFn, type CosineLengthOptions } from "./shaping/cosine.ts";
+export { grpoLambdaRewards, grpoLambdaSelect, grpoLambdaComponent, kimiLengthReward, type GrpoLambdaOptions, type GrpoLambdaGroup } from "./shaping/grpo-lambda.ts";
+export {
+  composeRewards,
+  countEvents,
+  toValue,
+  type RewardSpec,
+  type RewardComponent,
+  type RewardFn,
+  type RewardOutput,
+  type RewardValue,
+  type SampleContext,
+  type GroupContext,
+  type BatchContext,
+} from "./compose.ts";
+export { poolComponent, sampleComponent, majorityVoteComponent, overlongComponent, cosineComponent } from "./components.ts";
+export { VerifierPool, createVerifierPool, defaultScore, type PoolOptions, type PoolOutcome, type PoolStats } from "./pool/pool.ts";
+export { registerVerifier, getVerifier, verifierNames, type NamedVerifier } from "./pool/registry.ts";
+export { loadMath, loadMathAudit, verifyMathLazy, type MathVerdictLike, type MathAuditLike } from "./math-bridge.ts";

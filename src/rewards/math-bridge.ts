@@ -1,0 +1,73 @@
+/**
+ * Lazy, typed access to the math answer verifier (src/rewards/math, see docs/rewards-math.md).
+ * Loaded on first use so that the rest of the reward layer starts fast and works even where the
+ * math module (and its CAS dependency) is absent; callers get a clear error then.
+ */
+
+/** The parts of the math verifier's result that the reward layer relies on. */
+export interface MathVerdictLike {
+  correct: boolean;
+  extracted: string | null;
+  normalizedAnswer: string | null;
+  normalizedReference: string | null;
+  reason: string;
+  [extra: string]: unknown;
+}
+
+export interface MathAuditLike {
+  n: number;
+  accuracy: number;
+  falseNegatives: unknown[];
+  falsePositives: unknown[];
+  [extra: string]: unknown;
+}
+
+export interface MathModule {
+  verifyMath(response: string, reference: string, opts?: unknown): MathVerdictLike;
+}
+
+let mathModule: Promise<MathModule> | undefined;
+let auditModule: Promise<{ auditMath(cases: unknown[]): MathAuditLike | Promise<MathAuditLike> }> | undefined;
+
+/**
+ * Import src/rewards/math/index.ts once.
+ * @throws Error (on the returned promise) when the module cannot be loaded
+ */
+export function loadMath(): Promise<MathModule> {
+  mathModule ??= import(new URL("./math/index.ts", import.meta.url).href).then(
+    (m: Partial<MathModule>) => {
+      if (typeof m.verifyMath !== "function") throw new Error("src/rewards/math/index.ts does not export verifyMath");
+      return m as MathModule;
+    },
+    (e: unknown) => {
+      mathModule = undefined;
+      throw new Error(`math verifier unavailable (src/rewards/math): ${(e as Error).message}`);
+    },
+  );
+  return mathModule;
+}
+
+/** Import src/rewards/math/audit.ts once (exports auditMath(cases)). */
+export function loadMathAudit(): Promise<{ auditMath(cases: unknown[]): MathAuditLike | Promise<MathAuditLike> }> {
+  auditModule ??= import(new URL("./math/audit.ts", import.meta.url).href).then(
+    (m: { auditMath?: unknown }) => {
+      if (typeof m.auditMath !== "function") throw new Error("src/rewards/math/audit.ts does not export auditMath");
+      return m as { auditMath(cases: unknown[]): MathAuditLike };
+    },
+    (e: unknown) => {
+      auditModule = undefined;
+      throw new Error(`math audit unavailable (src/rewards/math/audit.ts): ${(e as Error).message}`);
+    },
+  );
+  return auditModule;
+}
+
+/** Verify a math answer (async because the module loads lazily). Never throws: errors → incorrect. */
+export async function verifyMathLazy(response: string, reference: string, opts?: unknown): Promise<MathVerdictLike & { score: number }> {
+  try {
+    const v = (await loadMath()).verifyMath(response, reference, opts);
+    return { ...v, score: v.correct ? 1 : 0 };
+  } catch (e) {
+    return { correct: false, score: 0, extracted: null, normalizedAnswer: null, normalizedReference: null, reason: `error: ${(e as Error).message}` };
+  }
+}
