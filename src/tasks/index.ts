@@ -11,6 +11,7 @@ import { sudokuTask } from "./sudoku.ts";
 import { jigsawTask } from "./jigsaw.ts";
 import { graphTask } from "./graph.ts";
 import { datesTask } from "./dates.ts";
+import { ifevalTask } from "./ifeval.ts";
 
 export type { Example, Task, Verdict } from "./types.ts";
 export * from "./registry.ts";
@@ -29,7 +30,8 @@ export * from "./jigsaw.ts";
 export * from "./graph.ts";
 export * from "./dates.ts";
 export * from "./prompts.ts";
+export * from "./ifeval.ts";
 
-for (const t of [additionTask, arithmeticTask, countdownTask, knightsKnavesTask, satTask, sudokuTask, jigsawTask, graphTask, datesTask]) {
+for (const t of [additionTask, arithmeticTask, countdownTask, knightsKnavesTask, satTask, sudokuTask, jigsawTask, graphTask, datesTask, ifevalTask]) {
   if (!hasTask(t.name)) registerTask(t);
 }

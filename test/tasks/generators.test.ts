@@ -36,7 +36,8 @@ for (const name of listTasks()) {
           const ok = task.verify(ex.solution!, ex);
           assert.equal(ok.correct, true, `${name} d${d}: ${ok.reason}\n${ex.prompt}\n${ex.solution}`);
           assert.equal(ok.reward, 1);
-          for (const junk of ["", "   ", "I don't know", "<answer></answer>", "<answer>", "\u0000\u0001", undefined as unknown as string]) {
+          // (ifeval: a junk text can legitimately satisfy e.g. "no commas"; tested in ifeval.test.ts)
+          for (const junk of name === "ifeval" ? [] : ["", "   ", "I don't know", "<answer></answer>", "<answer>", "\u0000\u0001", undefined as unknown as string]) {
             const v = task.verify(junk, ex);
             assert.equal(v.correct, false, `${name} accepted junk ${JSON.stringify(junk)}`);
             assert.equal(v.reward, 0);
@@ -56,5 +57,5 @@ for (const name of listTasks()) {
 }
 
 test("all issue task names are registered", () => {
-  for (const n of ["arithmetic", "addition", "countdown", "knights-knaves", "sat", "sudoku", "jigsaw", "graph", "dates"]) assert.ok(listTasks().includes(n), n);
+  for (const n of ["arithmetic", "addition", "countdown", "knights-knaves", "sat", "sudoku", "jigsaw", "graph", "dates", "ifeval"]) assert.ok(listTasks().includes(n), n);
 });
