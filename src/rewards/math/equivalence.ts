@@ -215,6 +215,11 @@ function compareScalar(a: Node, b: Node, ctx: CompareContext): Decision {
 // ---------------------------------------------------------------------------------------------
 // structure
 
+/** An unknown (or a tuple of unknowns) that an equation can define: `x`, `(p, q, r)`. */
+function isUnknown(a: Answer): boolean {
+  return isSymAnswer(a) || (a.k === "tuple" && a.items.every(isSymAnswer));
+}
+
 function isSymAnswer(a: Answer): a is Extract<Answer, { k: "expr" }> & { node: { k: "sym" } } {
   return a.k === "expr" && a.node.k === "sym";
 }
@@ -316,17 +321,56 @@ export function compareAnswers(a: Answer, b: Answer, ctx: CompareContext): Decis
   }
 }
 
+/**
+ * A one-variable linear inequality (`2x + 1 > 5`, `-x >= -1`) as an interval, solved numerically through the CAS.
+ * @returns null when the relation is not an inequality, has not exactly one variable, or is not linear.
+ */
+function inequalityToInterval(e: Extract<Answer, { k: "eq" }>, ctx: CompareContext): Answer | null {
+  if (e.rel === "=" || e.rel === "!=" || e.lhs.k !== "expr" || e.rhs.k !== "expr") return null;
+  const f = sub(e.lhs.node, e.rhs.node);
+  const vars = [...collectSyms(f, new Set())];
+  if (vars.length !== 1) return null;
+  const fn = compileOrNull(ctx, f, vars, true);
+  if (!fn) return null;
+  const at = (x: number) => fn([x]);
+  const [f0, f1, f2] = [at(0), at(1), at(3.7)];
+  if (![f0, f1, f2].every((v) => Number.isFinite(v.re) && v.im === 0)) return null;
+  const slope = f1.re - f0.re;
+  if (Math.abs(slope) < 1e-12 || !close(f2.re, f0.re + 3.7 * slope, { ...ctx.o, relTol: 1e-9, absTol: 1e-9 })) return null;
+  const root = -f0.re / slope;
+  const rootAns: Answer = { k: "expr", node: root < 0 ? { k: "neg", a: { k: "num", s: String(-root) } } : { k: "num", s: String(root) }, src: String(root) };
+  if (/e/i.test(String(Math.abs(root)))) return null;
+  const inf: Answer = { k: "expr", node: { k: "const", name: "inf" }, src: "\\infty" };
+  const ninf: Answer = { k: "expr", node: { k: "neg", a: { k: "const", name: "inf" } }, src: "-\\infty" };
+  const strict = e.rel === "<" || e.rel === ">";
+  // f rel 0 with f increasing (slope > 0): f > 0 ⇔ x > root
+  const greater = (e.rel === ">" || e.rel === ">=") === slope > 0;
+  return greater
+    ? { k: "interval", lo: rootAns, hi: inf, loClosed: !strict, hiClosed: false, src: e.src }
+    : { k: "interval", lo: ninf, hi: rootAns, loClosed: false, hiClosed: !strict, src: e.src };
+}
+
 function compareInner(a: Answer, b: Answer, ctx: CompareContext): Decision {
+  // linear inequalities against intervals (or each other)
+  if ((a.k === "eq" && a.rel !== "=" && a.rel !== "!=") || (b.k === "eq" && b.rel !== "=" && b.rel !== "!=")) {
+    const ia = a.k === "eq" ? inequalityToInterval(a, ctx) : a;
+    const ib = b.k === "eq" ? inequalityToInterval(b, ctx) : b;
+    if (ia && ib && (ia !== a || ib !== b) && ia.k === "interval" && ib.k === "interval") {
+      const direct = a.k === "eq" && b.k === "eq" ? compareEquations(a, b, ctx) : no("");
+      if (direct.equal) return direct;
+      return tag(compareInner(ia, ib, ctx), "inequality solved as interval");
+    }
+  }
   // equations against a bare value: "x = 3" vs "3"
   if (a.k === "eq" && b.k === "eq") return compareEquations(a, b, ctx);
   if (a.k === "eq" && a.rel === "=") {
-    if (isSymAnswer(a.lhs)) return tag(compareAnswers(a.rhs, b, ctx), "rhs of equation");
-    if (isSymAnswer(a.rhs)) return tag(compareAnswers(a.lhs, b, ctx), "lhs of equation");
+    if (isUnknown(a.lhs)) return tag(compareAnswers(a.rhs, b, ctx), "rhs of equation");
+    if (isUnknown(a.rhs)) return tag(compareAnswers(a.lhs, b, ctx), "lhs of equation");
     return no("equation vs value");
   }
   if (b.k === "eq" && b.rel === "=") {
-    if (isSymAnswer(b.lhs)) return tag(compareAnswers(a, b.rhs, ctx), "rhs of equation");
-    if (isSymAnswer(b.rhs)) return tag(compareAnswers(a, b.lhs, ctx), "lhs of equation");
+    if (isUnknown(b.lhs)) return tag(compareAnswers(a, b.rhs, ctx), "rhs of equation");
+    if (isUnknown(b.rhs)) return tag(compareAnswers(a, b.lhs, ctx), "lhs of equation");
     return no("value vs equation");
   }
   switch (a.k) {

@@ -3,7 +3,6 @@
  * to a reference answer. Public API: {@link verifyMath}, {@link extractAnswer}, {@link mathEquivalent}.
  * Documentation: docs/rewards-math.md.
  */
-import { mathjsBackend, type CasBackend } from "./cas.ts";
 import { compareAnswers } from "./equivalence.ts";
 import { extractAnswer, extractReference } from "./extract.ts";
 import { normalizeAnswer } from "./normalize.ts";
@@ -11,7 +10,8 @@ import { normalizeText, parseAnswer } from "./parse.ts";
 import { resolveOptions, type Equivalence, type MathVerdict, type MathVerifyOptions } from "./types.ts";
 
 export type { Equivalence, ExtractedAnswer, ExtractionMode, MathVerdict, MathVerifyOptions, PercentMode } from "./types.ts";
-export type { CasBackend } from "./cas.ts";
+export type { CasBackend, CompiledExpr, Complex } from "./cas.ts";
+export type { Node } from "./parse.ts";
 export { extractAnswer, extractReference } from "./extract.ts";
 export { mathjsBackend } from "./cas.ts";
 export { normalizeAnswer } from "./normalize.ts";
@@ -24,13 +24,12 @@ const COMPILE_BUDGET = 400;
  * @param a the response answer, e.g. `\frac{1}{2}`, `x = 3`, `(1, 2]`, `\{1, 2\}`.
  * @param b the reference answer.
  * @param opts tolerance, percent, units and list options (extraction options are ignored).
- * @param cas the CAS backend (default mathjs); exposed for the backend comparison harness.
  * @returns `{equivalent, reason, normalizedA, normalizedB}`. Never throws: internal failures give
  *   `equivalent: false` with the failure in `reason`.
  * Source: rules follow the grading conventions of MATH (Hendrycks et al. 2021) and math_verify (Hugging Face),
  *   reimplemented here; see docs/rewards-math.md.
  */
-export function mathEquivalent(a: string, b: string, opts: MathVerifyOptions = {}, cas: CasBackend = mathjsBackend): Equivalence {
+export function mathEquivalent(a: string, b: string, opts: MathVerifyOptions = {}): Equivalence {
   let normalizedA = "";
   let normalizedB = "";
   try {
@@ -46,7 +45,7 @@ export function mathEquivalent(a: string, b: string, opts: MathVerifyOptions = {
     }
     const pa = parseAnswer(normalizedA);
     const pb = parseAnswer(normalizedB);
-    const d = compareAnswers(pa, pb, { o, cas, budget: { compiles: COMPILE_BUDGET } });
+    const d = compareAnswers(pa, pb, { o, cas: o.cas, budget: { compiles: COMPILE_BUDGET } });
     return { equivalent: d.equal, reason: d.rule, normalizedA, normalizedB };
   } catch (e) {
     return { equivalent: false, reason: `internal error: ${(e as Error)?.message ?? String(e)}`, normalizedA, normalizedB };

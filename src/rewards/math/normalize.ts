@@ -15,7 +15,7 @@ const UNIT_WORDS = new Set(
     "s sec secs second seconds min mins minute minutes h hr hrs hour hours day days week weeks month months year years " +
     "dollar dollars cent cents usd euro euros eur yen pence penny pennies " +
     "unit units degree degrees deg radian radians rad sq square cubic " +
-    "people persons person students student times items item pages page points point percent " +
+    "people persons person students student times items item pages page points point " +
     "apples cookies books marbles cars miles/hour km/hr"
   ).split(/\s+/),
 );
@@ -70,6 +70,8 @@ export function normalizeAnswer(s: string, stripUnits: boolean): string {
     .replace(/\u2205/g, "\\emptyset ")
     .replace(/[\u00b0\u2103]/g, " ")
     .replace(/[\u00a0\u2009\u202f\u2002\u2003]/g, " ")
+    .replace(/\u00b2/g, "^2")
+    .replace(/\u00b3/g, "^3")
     .replace(/[\u00bd]/g, "1/2")
     .replace(/[\u00bc]/g, "1/4")
     .replace(/[\u00be]/g, "3/4");
@@ -93,12 +95,21 @@ export function normalizeAnswer(s: string, stripUnits: boolean): string {
     .replace(/\\frac\s*([0-9a-zA-Z])\s*\{/g, "\\frac{$1}{")
     .replace(/\\frac\s*\{([^{}]*)\}\s*([0-9a-zA-Z])/g, "\\frac{$1}{$2}")
     .replace(/\\sqrt\s*([0-9a-zA-Z])/g, "\\sqrt{$1}");
+  // repeating decimals: 0.\overline{3} = 1/3, 1.2\overline{34} = 1222/990
+  t = t.replace(/(\d*)\.(\d*)\\overline\{(\d{1,12})\}/g, (_m, int: string, non: string, rep: string) => {
+    const a = BigInt((int || "0") + non + rep);
+    const b = BigInt((int || "0") + non);
+    const den = 10n ** BigInt(non.length) * (10n ** BigInt(rep.length) - 1n);
+    return `\\frac{${a - b}}{${den}}`;
+  });
   // degrees
   t = t.replace(/\^\s*\{\s*\\circ\s*\}/g, " ").replace(/\^\s*\\circ/g, " ").replace(/\\(?:circ|degree)(?![a-zA-Z])/g, " ");
   t = t.replace(/\\%/g, "%");
   t = unwrapCommands(t, TEXT_COMMANDS);
   // relations spelled as commands
   t = t
+    .replace(/\\lt(?![a-zA-Z])/g, "<")
+    .replace(/\\gt(?![a-zA-Z])/g, ">")
     .replace(/\\(?:leq|le|leqslant)(?![a-zA-Z])/g, "<=")
     .replace(/\\(?:geq|ge|geqslant)(?![a-zA-Z])/g, ">=")
     .replace(/\\(?:neq|ne)(?![a-zA-Z])/g, "!=")
@@ -106,13 +117,15 @@ export function normalizeAnswer(s: string, stripUnits: boolean): string {
     .replace(/\\(?:infty|infinity)(?![a-zA-Z])/g, "\\infty ")
     .replace(/\\(?:dots|ldots|cdots)(?![a-zA-Z])/g, "...");
   t = t.replace(/\s+/g, " ").trim();
+  // "= 1/3 \approx 0.33": the approximation is commentary
+  t = t.replace(/(\S)\s*\\approx.*$/, "$1").trim();
   // prefixes "x \in", "answer:"
   t = t.replace(/^[a-zA-Z]\s*\\in\s+/, "").replace(/^[a-zA-Z]\s*\\in(?=[[(\\{])/, "");
   // trailing punctuation
   t = t.replace(/[.;]+$/, "").trim();
   t = t.replace(/^\{([^{}]*)\}$/, "$1").trim();
+  t = t.replace(/\s*%\s*$/, "%").replace(/\s*(?:percent|pct)$/i, "%");
   if (stripUnits) t = removeUnits(t);
-  t = t.replace(/\s*%\s*$/, "%").replace(/\s*percent$/i, "%");
   t = collapseThousands(t);
   return t.replace(/\u0001/g, "\\\\");
 }

@@ -473,20 +473,15 @@ export function parseAnswer(s: string, depth = 0): Answer {
   if (depth > 8) return { k: "text", text: src, src };
   if (src.length === 0) return { k: "text", text: "", src };
 
-  // matrix
-  const mm = MATRIX_RE.exec(src);
+  // matrix (possibly inside \left[ ... \right] brackets)
+  const bracketed = /^[[(]\s*(\\begin\{[\s\S]*\\end\{[a-zA-Z]+\})\s*[\])]$/.exec(src);
+  const mm = MATRIX_RE.exec(bracketed ? bracketed[1]! : src);
   if (mm) {
     const body = mm[2]!.trim().replace(/\\\\\s*$/, "");
     const rows = body.split(/\\\\/).map((r) => r.split("&").map((c) => parseAnswer(c.trim(), depth + 1)));
     return { k: "matrix", rows, src };
   }
 
-  // a ± b: both answers
-  if (src.includes("\\pm")) {
-    const plus = src.replace(/\\pm/g, "+");
-    const minus = src.replace(/\\pm/g, "-");
-    return parseAnswer(`${plus}, ${minus}`, depth + 1);
-  }
 
   // mixed numbers: 2\frac{1}{2}, 2 1/2 (a proper fraction right after an integer)
   const mixed = /^(-?)(\d+)\s*(?:\\frac\{(\d+)\}\{(\d+)\}|\s(\d+)\s*\/\s*(\d+))(%?)$/.exec(src);
@@ -512,7 +507,7 @@ export function parseAnswer(s: string, depth = 0): Answer {
   if (src.startsWith("\\{") && src.endsWith("\\}") && matchingSetClose(src)) {
     const inner = src.slice(2, -2).trim();
     if (inner.length === 0) return { k: "set", items: [], src };
-    return { k: "set", items: splitTop(inner, [","]).parts.map((p) => parseAnswer(p.trim(), depth + 1)), src };
+    return { k: "set", items: expandPm(splitTop(inner, [","]).parts).map((p) => parseAnswer(p, depth + 1)), src };
   }
   if (src === "\\emptyset") return { k: "set", items: [], src };
 
@@ -542,8 +537,14 @@ export function parseAnswer(s: string, depth = 0): Answer {
   // bare comma list
   const c = splitTop(src, [",", ";"]);
   if (c.parts.length > 1) {
-    const items = c.parts.map((p) => p.trim()).filter((p) => p.length > 0);
+    const items = expandPm(c.parts.filter((p) => p.trim().length > 0));
     if (items.length > 1) return { k: "list", items: items.map((p) => parseAnswer(p, depth + 1)), src };
+  }
+
+  // a ± b: both answers
+  if (src.includes("\\pm")) {
+    const items = expandPm([src]);
+    return { k: "list", items: items.map((p) => parseAnswer(p, depth + 1)), src };
   }
 
   // scalar
@@ -578,7 +579,12 @@ function parseRelation(parts: string[], seps: string[], src: string, depth: numb
   if (sides.length === 3 && seps.every((x) => x === ">" || x === ">=") && sides[1]!.k === "expr" && sides[1]!.node.k === "sym")
     return { k: "interval", lo: sides[2]!, hi: sides[0]!, loClosed: seps[1] === ">=", hiClosed: seps[0] === ">=", src };
   if (sides.length === 2) {
-    const rel = seps[0] as "<" | ">" | "<=" | ">=" | "!=";
+    let rel = seps[0] as "<" | ">" | "<=" | ">=" | "!=";
+    // 5 >= x  →  x <= 5
+    if (sides[1]!.k === "expr" && sides[1]!.node.k === "sym" && !(sides[0]!.k === "expr" && sides[0]!.node.k === "sym")) {
+      sides.reverse();
+      rel = ({ "<": ">", ">": "<", "<=": ">=", ">=": "<=", "!=": "!=" } as const)[rel];
+    }
     const inf: Answer = { k: "expr", node: { k: "const", name: "inf" }, src: "\\infty" };
     const ninf: Answer = { k: "expr", node: { k: "neg", a: { k: "const", name: "inf" } }, src: "-\\infty" };
     const lhsVar = sides[0]!.k === "expr" && sides[0]!.node.k === "sym";
@@ -590,6 +596,17 @@ function parseRelation(parts: string[], seps: string[], src: string, depth: numb
     return { k: "eq", lhs: sides[0]!, rhs: sides[1]!, rel, src };
   }
   return { k: "text", text: normalizeText(src), src };
+}
+
+/** Trim items and expand each one containing `\pm` into its `+` and `-` versions. */
+function expandPm(items: string[]): string[] {
+  const out: string[] = [];
+  for (const raw of items) {
+    const it = raw.trim();
+    if (it.includes("\\pm")) out.push(it.replace(/\\pm/g, "+"), it.replace(/\\pm/g, "-"));
+    else out.push(it);
+  }
+  return out;
 }
 
 /** Text comparison form: lower case, no spaces, no braces or backslashes. */

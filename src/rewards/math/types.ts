@@ -1,3 +1,5 @@
+import { mathjsBackend, type CasBackend } from "./cas.ts";
+
 /**
  * Public types and defaults of the math answer verifier (src/rewards/math).
  * See docs/rewards-math.md for how extraction and equivalence work.
@@ -45,6 +47,8 @@ export interface MathVerifyOptions {
   maxAnswerLength?: number;
   /** Number of random points at which expressions with free variables are probed through the CAS. Default 6. */
   probePoints?: number;
+  /** The CAS backend that compiles and evaluates non-rational expressions. Default: mathjs ({@link mathjsBackend}). */
+  cas?: CasBackend;
 }
 
 /** Result of {@link verifyMath}. */
@@ -98,5 +102,6 @@ export function resolveOptions(opts: MathVerifyOptions = {}): ResolvedMathOption
     unorderedLists: opts.unorderedLists ?? true,
     maxAnswerLength: opts.maxAnswerLength ?? 400,
     probePoints: opts.probePoints ?? 6,
+    cas: opts.cas ?? mathjsBackend,
   };
 }
