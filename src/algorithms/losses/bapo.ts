@@ -75,17 +75,23 @@ export function bapoClipBounds(
     }
     return pos + neg > 0 ? pos / (pos + neg) : 1;
   };
+  // Bounds are start + k·step (no accumulated rounding), snapped to the maximum within 1e-9.
+  const at = (start: number, step: number, max: number, k: number): number => {
+    const v = start + k * step;
+    return v >= max - 1e-9 ? max : v;
+  };
+  let kLow = 0;
+  let kHigh = 0;
   let low = lowStart;
   let high = highStart;
   let rho = share(low, high);
   let iterations = 0;
-  const tol = 1e-12;
   while (rho < target) {
-    const canLow = lowStep > 0 && low < lowMax - tol;
-    const canHigh = highStep > 0 && high < highMax - tol;
+    const canLow = lowStep > 0 && low < lowMax;
+    const canHigh = highStep > 0 && high < highMax;
     if (!canLow && !canHigh) break;
-    if (canHigh) high = Math.min(high + highStep, highMax);
-    if (canLow) low = Math.min(low + lowStep, lowMax);
+    if (canHigh) high = at(highStart, highStep, highMax, ++kHigh);
+    if (canLow) low = at(lowStart, lowStep, lowMax, ++kLow);
     rho = share(low, high);
     iterations++;
   }
