@@ -294,7 +294,10 @@ export function resolveAlgorithm(input: string | AlgorithmConfigInput | undefine
   const r = algorithmConfigSchema.safeParse(raw, { reportInput: true });
   if (r.success) return r.data;
   throw new AlgorithmConfigError(
-    r.error.issues.map((iss) => {
+    r.error.issues.flatMap((iss) => {
+      if (iss.code === "unrecognized_keys") {
+        return iss.keys.map((k) => ({ path: [prefix, ...iss.path.map(String), k].join("."), message: "unknown field (check its spelling against docs/algorithms.md)" }));
+      }
       const path = [prefix, ...iss.path.map(String)].join(".");
       const got = (iss as { input?: unknown }).input;
       return { path, message: got === undefined ? iss.message : `${iss.message} (got ${show(got)})` };
