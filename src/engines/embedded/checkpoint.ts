@@ -6,6 +6,7 @@
  * Internally linear weights are [in, out] (y = x @ W); on disk they are [out, in] as in torch.
  * Optimizer state (AdamW moments and step) goes to `optimizer.safetensors` beside the model.
  */
+import "./node-workers.ts"; // must precede @jax-js/jax: enables its worker threads on Node
 import { mkdir, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { numpy as np } from "@jax-js/jax";

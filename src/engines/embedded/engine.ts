@@ -10,6 +10,7 @@
  * Shapes are padded to buckets (batch to a power of two, length to a multiple of 8) because
  * every new shape costs a jit compilation.
  */
+import "./node-workers.ts"; // must precede @jax-js/jax: enables its worker threads on Node
 import { numpy as np, jit, grad, tree } from "@jax-js/jax";
 import type {
   CheckpointRef,

@@ -18,6 +18,7 @@
  * gathered embeddings), because jax-js's jit rejects the gradient of a gather; the caller
  * scatter-adds dL/dx0 into the embedding gradient.
  */
+import "./node-workers.ts"; // must precede @jax-js/jax: enables its worker threads on Node
 import { numpy as np, nn } from "@jax-js/jax";
 import type { ModelConfig } from "./hf-config.ts";
 

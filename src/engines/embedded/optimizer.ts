@@ -5,6 +5,7 @@
  * Weights, gradients and moments are name → array records (Hugging Face tensor names). The
  * update is one jitted function over the whole record, so it compiles once per model.
  */
+import "./node-workers.ts"; // must precede @jax-js/jax: enables its worker threads on Node
 import { numpy as np, jit } from "@jax-js/jax";
 
 export type Tensors = Record<string, np.Array>;
