@@ -25,16 +25,16 @@ function optionMap(labels: string[], options: ChoiceOptions["options"]): Map<str
 /** A bare label, possibly wrapped: "B", "(B)", "B.", "B)", "[B]", "**B**", "Option B", "B: Paris". */
 function bareLabel(s: string, labels: string[]): string | null {
   const alt = labels.map(escape).join("|");
-  const re = new RegExp(`^[\\s*_\`"'$]*(?:option|choice)?\\s*[(\\[{]?\\s*(${alt})\\s*[)\\]}]?(?=$|[\\s.:,;)*_\`"'$])`, "i");
+  const re = new RegExp(`^[\\s*_\`"'$]*(?:option|choice)?\\s*(?:[(\\[{]\\s*(${alt})\\s*[)\\]}]|(${alt})(?=\\s*$|\\s*[.:)\\]*_\`"'$]))`, "i");
   const m = re.exec(s.replace(/\\text\{([^}]*)\}/g, "$1").replace(/\\textbf\{([^}]*)\}/g, "$1"));
-  return m ? m[1]!.toUpperCase() : null;
+  return m ? (m[1] ?? m[2])!.toUpperCase() : null;
 }
 
 /** The label an explicit answer phrase names: "Answer: B", "the answer is (C)", "I choose D". */
 function phraseLabel(s: string, labels: string[]): string | null {
   const alt = labels.map(escape).join("|");
   const re = new RegExp(
-    `(?:answer|option|choice|choose|select|pick)(?:\\s+(?:is|would be|will be|should be))?\\s*(?:[:=]|\\bis\\b)?\\s*[*_]*\\s*[(\\[]?\\s*(${alt})\\s*[)\\]]?(?=$|[\\s.:,;!*_)])`,
+    `(?:answer|correct option|correct choice|right option|choose|select|pick|go with)(?:\\s+(?:is|would be|will be|should be))?\\s*(?:[:=]|\\bis\\b)?\\s*[*_]*\\s*[(\\[]?\\s*(${alt})\\s*[)\\]]?(?=$|[\\s.:,;!*_)])`,
     "gi",
   );
   let last: string | null = null;

@@ -50,8 +50,8 @@ export function sampleComponent<E = any>(
 
 /**
  * Majority vote within a group (the pseudo-label of TTRL, Zuo et al. 2025, arXiv:2504.16084):
- * 1 when a response's answer equals the group's most frequent answer (ties: the earliest to reach
- * the top count), else 0; a response with no answer scores 0; a group with no answers scores 0.
+ * 1 when a response's answer equals the group's most frequent answer (ties: the answer that
+ * appears first, as maj@k in ALGORITHMS.md), else 0; a response with no answer scores 0; a group with no answers scores 0.
  * @param answer extracts a comparable (normalised) answer, or null
  */
 export function majorityVoteComponent<E = any>(opts: {
@@ -71,12 +71,11 @@ export function majorityVoteComponent<E = any>(opts: {
         }
       });
       const counts = new Map<string, number>();
+      for (const a of answers) if (a !== null) counts.set(a, (counts.get(a) ?? 0) + 1);
       let best: string | null = null;
       let bestCount = 0;
-      for (const a of answers) {
-        if (a === null) continue;
-        const c = (counts.get(a) ?? 0) + 1;
-        counts.set(a, c);
+      // Map iteration follows first appearance, so ties go to the earliest answer.
+      for (const [a, c] of counts) {
         if (c > bestCount) {
           best = a;
           bestCount = c;

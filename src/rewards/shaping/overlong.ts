@@ -28,7 +28,7 @@ function check(o: OverlongOptions): void {
 export function dapoOverlongPenalty(length: number, o: OverlongOptions): number {
   check(o);
   const expected = o.maxLength - o.buffer;
-  return Math.min((-(length - expected) / o.buffer) * (o.factor ?? 1), 0);
+  return Math.min((-(length - expected) / o.buffer) * (o.factor ?? 1), 0) + 0; // + 0 turns −0 into 0
 }
 
 /**
