@@ -1,8 +1,12 @@
 /** The list of CLI command modules. Add a module here to add a command. */
 import type { Command } from "commander";
+import { register as quickstart } from "./quickstart.ts";
+import { register as trainCmd } from "./train.ts";
+import { register as evalCmd } from "./eval.ts";
+import { register as data } from "./data.ts";
 
 type Register = (program: Command) => void;
-const modules: Register[] = [];
+const modules: Register[] = [quickstart, trainCmd, evalCmd, data];
 
 export function registerCommands(program: Command): void {
   for (const register of modules) register(program);

@@ -1,0 +1,186 @@
+/**
+ * The run config: one YAML file validated by this schema at load time. Every error names the
+ * field and what was expected (zod paths), e.g.
+ *   config error at rl.groupSize: expected a number >= 2, got 1
+ */
+import { readFileSync } from "node:fs";
+import { parse as parseYaml, YAMLParseError } from "yaml";
+import { z } from "zod";
+import { resolveAlgorithm, type AlgorithmConfig } from "../algorithms/index.ts";
+
+const posInt = z.number().int().positive();
+
+/** A randomly initialised Llama-style model; the vocabulary comes from the tokenizer. */
+const modelInitSchema = z.strictObject({
+  hiddenSize: posInt.default(128),
+  numLayers: posInt.default(2),
+  numHeads: posInt.default(4),
+  numKvHeads: posInt.optional(),
+  intermediateSize: posInt.optional(),
+  maxPositionEmbeddings: posInt.default(64),
+  tieWordEmbeddings: z.boolean().default(true),
+  ropeTheta: z.number().positive().default(10000),
+});
+
+const modelSchema = z
+  .strictObject({
+    /** Hugging Face-layout checkpoint directory to start from. */
+    path: z.string().optional(),
+    /** Random initialisation (when no path). */
+    init: modelInitSchema.optional(),
+    /** Engine kind: "embedded" (default, in-process) or "torch" (Python worker). */
+    engine: z.enum(["embedded", "torch"]).default("embedded"),
+  })
+  .refine((m) => m.path !== undefined || m.init !== undefined, { message: "set model.path (a checkpoint directory) or model.init (a random model's size)" });
+
+const tokenizerSchema = z.union([
+  z.strictObject({ type: z.literal("char"), alphabet: z.string().min(1) }),
+  z.strictObject({ type: z.literal("hf"), path: z.string() }),
+]);
+
+const dataSchema = z
+  .strictObject({
+    /** Procedural task name (addition, countdown, ...). */
+    task: z.string().optional(),
+    difficulty: z.number().int().optional(),
+    /** JSONL/Parquet files (else generated from the task). */
+    train: z.string().optional(),
+    test: z.string().optional(),
+    preset: z.enum(["generic", "gsm8k", "math", "deepscaler", "orz"]).optional(),
+    /** Number of train examples to generate (procedural tasks). */
+    trainSize: posInt.default(20000),
+    /** Held-out examples for evaluation. */
+    testSize: posInt.default(256),
+    /** Prompt template: plain (default), r1, boxed. */
+    template: z.enum(["plain", "r1", "boxed"]).default("plain"),
+    /** Verifier for dataset rows without a procedural task: the task's own, or "math". */
+    verifier: z.string().optional(),
+  })
+  .refine((d) => d.task !== undefined || d.train !== undefined, { message: "set data.task (a procedural task) or data.train (a JSONL/Parquet file)" });
+
+const optimSchema = {
+  lr: z.number().positive(),
+  schedule: z.enum(["constant", "cosine"]).default("constant"),
+  warmupSteps: z.number().int().min(0).default(0),
+  minLrRatio: z.number().min(0).max(1).default(0.1),
+  weightDecay: z.number().min(0).default(0),
+  maxGradNorm: z.number().min(0).default(1),
+};
+
+const sftSchema = z.strictObject({
+  steps: z.number().int().min(0),
+  batchSize: posInt.default(64),
+  microBatchSize: posInt.optional(),
+  ...optimSchema,
+  lr: z.number().positive().default(3e-3),
+  schedule: z.enum(["constant", "cosine"]).default("cosine"),
+});
+
+const rlSchema = z.strictObject({
+  steps: z.number().int().min(0),
+  /** Prompts per step (each gets a group of groupSize responses). */
+  promptsPerStep: posInt.default(16),
+  groupSize: z.number().int().min(2).default(8),
+  maxNewTokens: posInt.default(16),
+  temperature: z.number().min(0).default(1),
+  topP: z.number().gt(0).max(1).default(1),
+  topK: z.number().int().min(0).default(0),
+  /** PPO epochs over each batch of rollouts. */
+  epochs: posInt.default(1),
+  /** Optimizer steps per epoch (the batch is split into this many mini-batches). */
+  miniBatches: posInt.default(1),
+  /** Sequences per engine call (gradient accumulation); default = the whole mini-batch. */
+  microBatchSize: posInt.optional(),
+  ...optimSchema,
+  lr: z.number().positive().default(1e-4),
+  /** The algorithm: a preset name (grpo, dr_grpo, dapo, gspo, ...) or a full block. */
+  algorithm: z.union([z.string(), z.record(z.string(), z.unknown())]).default("grpo"),
+  /** Reset the reference model to the current policy every N steps (0 = never; ProRL). */
+  referenceResetEvery: z.number().int().min(0).default(0),
+});
+
+const evalSchema = z.strictObject({
+  /** Evaluate every N RL steps (0 = only before and after). */
+  every: z.number().int().min(0).default(0),
+  /** Held-out examples per evaluation (<= data.testSize). */
+  n: posInt.optional(),
+  temperature: z.number().min(0).default(0),
+  maxNewTokens: posInt.optional(),
+});
+
+export const runConfigSchema = z.strictObject({
+  seed: z.number().int().default(1),
+  /** Run directory (metrics.jsonl, samples.jsonl, checkpoints/). */
+  out: z.string().default("runs/run"),
+  model: modelSchema,
+  tokenizer: tokenizerSchema.optional(),
+  data: dataSchema,
+  sft: sftSchema.optional(),
+  rl: rlSchema.optional(),
+  eval: evalSchema.prefault({}),
+  logging: z.strictObject({ samplesPerStep: z.number().int().min(0).default(4) }).prefault({}),
+  checkpoint: z.strictObject({ every: z.number().int().min(0).default(0), keepLast: posInt.default(2) }).prefault({}),
+});
+
+export type RunConfigInput = z.input<typeof runConfigSchema>;
+export type RunConfig = z.output<typeof runConfigSchema> & { algorithm?: AlgorithmConfig };
+
+/** A config error that names the file and field. */
+export class ConfigError extends Error {
+  override name = "ConfigError";
+}
+
+function describe(v: unknown): string {
+  if (v === undefined) return "nothing";
+  const s = JSON.stringify(v);
+  return s && s.length > 60 ? s.slice(0, 57) + "..." : String(s);
+}
+
+/**
+ * Validate a parsed config object. `where` names the source (file) in errors.
+ * @throws ConfigError listing every problem as `config error at <path>: <message>, got <value>`.
+ */
+export function parseRunConfig(raw: unknown, where = "config"): RunConfig {
+  const r = runConfigSchema.safeParse(raw);
+  if (!r.success) {
+    const lines = r.error.issues.map((i) => {
+      const path = i.path.length ? i.path.join(".") : "(top level)";
+      let got = "";
+      if (i.code === "unrecognized_keys") return `config error in ${where} at ${path}: unknown field(s) ${i.keys.join(", ")}; remove or rename them`;
+      const value = i.path.reduce<unknown>((o, k) => (o && typeof o === "object" ? (o as Record<string, unknown>)[k as string] : undefined), raw);
+      got = `, got ${describe(value)}`;
+      return `config error in ${where} at ${path}: ${i.message}${got}`;
+    });
+    throw new ConfigError(lines.join("\n"));
+  }
+  const cfg: RunConfig = r.data;
+  if (cfg.rl) {
+    try {
+      cfg.algorithm = resolveAlgorithm(cfg.rl.algorithm as never, { path: "rl.algorithm" });
+    } catch (e) {
+      throw new ConfigError(`config error in ${where}: ${(e as Error).message}`);
+    }
+  }
+  return cfg;
+}
+
+/** Read and validate a YAML config file. @throws ConfigError naming the file, line (YAML syntax) or field. */
+export function loadRunConfig(path: string): RunConfig {
+  let text: string;
+  try {
+    text = readFileSync(path, "utf8");
+  } catch (e) {
+    throw new ConfigError(`cannot read config ${path}: ${(e as Error).message}`);
+  }
+  let raw: unknown;
+  try {
+    raw = parseYaml(text);
+  } catch (e) {
+    if (e instanceof YAMLParseError) {
+      const line = e.linePos?.[0]?.line;
+      throw new ConfigError(`config error in ${path}${line ? ` line ${line}` : ""}: invalid YAML (${e.message.split("\n")[0]})`);
+    }
+    throw e;
+  }
+  return parseRunConfig(raw ?? {}, path);
+}

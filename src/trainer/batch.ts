@@ -1,0 +1,67 @@
+/**
+ * Packing prompt + response token sequences into padded TokenBatches (engine layout, [B*T]),
+ * and splitting them into mini- and micro-batches.
+ */
+import type { TokenBatch } from "../engines/engine.ts";
+
+/** One sequence to train on: prompt tokens (not trained) and response tokens (trained). */
+export interface Sequence {
+  prompt: ArrayLike<number>;
+  response: ArrayLike<number>;
+  /** Per-response-token values, each [response.length]. */
+  oldLogprobs?: ArrayLike<number>;
+  /** Advantage of the whole sequence (broadcast over its response tokens). */
+  advantage?: number;
+  /** Loss-mask per response token (default 1; e.g. 0 for tool outputs or hint tokens). */
+  mask?: ArrayLike<number>;
+  groupId?: number;
+}
+
+/**
+ * Pack sequences into one right-padded TokenBatch. Response token t of sequence b sits at
+ * position prompt.length + t; `lossMask` is 1 on response tokens (times `mask`).
+ */
+export function packSequences(seqs: readonly Sequence[], padId = 0): TokenBatch {
+  const B = seqs.length;
+  const T = Math.max(1, ...seqs.map((s) => s.prompt.length + s.response.length));
+  const tokens = new Int32Array(B * T).fill(padId);
+  const lengths = new Int32Array(B);
+  const lossMask = new Float32Array(B * T);
+  const withOld = seqs.some((s) => s.oldLogprobs);
+  const withAdv = seqs.some((s) => s.advantage !== undefined);
+  const oldLogprobs = withOld ? new Float32Array(B * T) : undefined;
+  const advantages = withAdv ? new Float32Array(B * T) : undefined;
+  const groupIds = new Int32Array(B);
+  seqs.forEach((s, b) => {
+    const P = s.prompt.length;
+    lengths[b] = P + s.response.length;
+    groupIds[b] = s.groupId ?? b;
+    for (let t = 0; t < P; t++) tokens[b * T + t] = s.prompt[t]!;
+    for (let t = 0; t < s.response.length; t++) {
+      const i = b * T + P + t;
+      tokens[i] = s.response[t]!;
+      lossMask[i] = s.mask ? s.mask[t]! : 1;
+      if (oldLogprobs && s.oldLogprobs) oldLogprobs[i] = s.oldLogprobs[t]!;
+      if (advantages) advantages[i] = s.advantage ?? 0;
+    }
+  });
+  const batch: TokenBatch = { batchSize: B, seqLen: T, tokens, lengths, lossMask, groupIds };
+  if (oldLogprobs) batch.oldLogprobs = oldLogprobs;
+  if (advantages) batch.advantages = advantages;
+  return batch;
+}
+
+/** Split `xs` into `n` nearly equal consecutive chunks (no empty chunk). */
+export function chunks<T>(xs: readonly T[], n: number): T[][] {
+  const k = Math.max(1, Math.min(n, xs.length));
+  const out: T[][] = [];
+  for (let i = 0; i < k; i++) out.push(xs.slice(Math.floor((i * xs.length) / k), Math.floor(((i + 1) * xs.length) / k)));
+  return out;
+}
+
+/** Split `xs` into chunks of at most `size` items. */
+export function chunkBySize<T>(xs: readonly T[], size: number): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < xs.length; i += size) out.push(xs.slice(i, i + size));
+  return out;
+}

@@ -1,0 +1,226 @@
+/**
+ * The RL stage: per step, sample a group of responses for each of a batch of prompts, score them
+ * with the verifier, compute advantages per group, and optimise the policy loss — all formulas
+ * from src/algorithms, chosen by the config (GRPO + PPO-clip by default).
+ */
+import {
+  applyKlToRewards,
+  AdaptiveKlController,
+  AdaptiveEntropyController,
+  FixedKlController,
+  FixedEntropyController,
+  combineMetrics,
+  computeAdvantages,
+  klPenaltyPerToken,
+  makePolicyLoss,
+  stepCounts,
+  type AlgorithmConfig,
+  type EntropyController,
+  type KlController,
+} from "../algorithms/index.ts";
+import { learningRate } from "../engines/embedded/optimizer.ts";
+import type { SampleResult, TokenBatch } from "../engines/engine.ts";
+import type { Example } from "../tasks/types.ts";
+import { Rng, hash32 } from "../util/rng.ts";
+import { chunkBySize, chunks, packSequences, type Sequence } from "./batch.ts";
+import type { RunContext } from "./context.ts";
+import type { RunLogger } from "./logger.ts";
+import type { Progress } from "./sft.ts";
+
+/** State carried across RL steps (and saved in checkpoints). */
+export interface RlState {
+  step: number;
+  cursor: number;
+  order: number[];
+  kl: KlController;
+  entropy: EntropyController;
+}
+
+export function initRlState(ctx: RunContext, alg: AlgorithmConfig): RlState {
+  const rng = new Rng(hash32(ctx.cfg.seed, 0x71));
+  const kl = alg.kl.adaptive ? new AdaptiveKlController(alg.kl.coef || 0.001, alg.kl.adaptive.target, alg.kl.adaptive.horizon) : new FixedKlController(alg.kl.coef);
+  const e = alg.entropy;
+  const entropy = e.adaptive ? new AdaptiveEntropyController({ init: e.coef, ...e.adaptive }) : new FixedEntropyController(e.coef);
+  return { step: 0, cursor: 0, order: rng.shuffle(ctx.train.map((_, i) => i)), kl, entropy };
+}
+
+/** Group statistics of one step's rewards: fraction of groups whose rewards are all equal. */
+function zeroStdFraction(rewards: Float32Array, G: number): number {
+  const groups = rewards.length / G;
+  let zero = 0;
+  for (let g = 0; g < groups; g++) {
+    let same = true;
+    for (let j = 1; j < G; j++) if (rewards[g * G + j] !== rewards[g * G]) same = false;
+    if (same) zero++;
+  }
+  return zero / Math.max(1, groups);
+}
+
+/** One RL step. Returns the step's metrics (also written to metrics.jsonl). */
+export async function rlStep(ctx: RunContext, alg: AlgorithmConfig, st: RlState, log: RunLogger): Promise<Record<string, number>> {
+  const r = ctx.cfg.rl!;
+  const G = r.groupSize;
+  const tStart = performance.now();
+  const examples: Example[] = [];
+  for (let i = 0; i < r.promptsPerStep; i++) examples.push(ctx.train[st.order[st.cursor++ % st.order.length]!]!);
+  const prompts = examples.map(ctx.encodePrompt);
+
+  // 1. Rollouts: a group of G responses per prompt.
+  const rollouts: SampleResult[] = await ctx.engine.sample({
+    prompts,
+    n: G,
+    maxNewTokens: r.maxNewTokens,
+    temperature: r.temperature,
+    topP: r.topP,
+    topK: r.topK,
+    seed: hash32(ctx.cfg.seed, 0x5a, st.step),
+    stopTokens: [ctx.tokenizer.eosId],
+  });
+  const tSample = performance.now();
+
+  // 2. Rewards from the verifier.
+  const texts = rollouts.map((o) => ctx.tokenizer.decode(o.tokens));
+  const verdicts = rollouts.map((o, i) => ctx.verify(texts[i]!, examples[o.promptIndex]!));
+  let rewards: Float32Array = Float32Array.from(verdicts.map((v) => v.reward));
+  const groupIds = Int32Array.from(rollouts.map((o) => o.promptIndex));
+  const lengths = Int32Array.from(rollouts.map((o) => o.tokens.length));
+  const tReward = performance.now();
+
+  // 3. Sequences (old log-probs = the sampler's: the embedded engine samples with the trained weights).
+  const seqs: Sequence[] = rollouts.map((o) => ({ prompt: prompts[o.promptIndex]!, response: o.tokens, oldLogprobs: o.logprobs, groupId: o.promptIndex }));
+  const needRef = st.kl.coef > 0 || alg.kl.adaptive !== undefined;
+  let refBatch: TokenBatch | null = null;
+  let klMean = 0;
+  if (needRef) {
+    refBatch = packSequences(seqs, ctx.tokenizer.padId);
+    const ref = await ctx.engine.score(refBatch, { model: "reference" });
+    refBatch.refLogprobs = ref.logprobs;
+    const kl = klPenaltyPerToken(refBatch.oldLogprobs!, ref.logprobs, refBatch.lossMask, "k1");
+    let s = 0;
+    let n = 0;
+    for (let i = 0; i < kl.length; i++) if (refBatch.lossMask[i]) (s += kl[i]!), n++;
+    klMean = n ? s / n : 0;
+    if (alg.kl.placement === "reward") {
+      rewards = applyKlToRewards(rewards, refBatch.oldLogprobs!, ref.logprobs, refBatch.lossMask, st.kl.coef, alg.kl.estimator === "k3+" ? "k3" : alg.kl.estimator);
+    }
+  }
+
+  // 4. Advantages per group.
+  const { name: advName, ...advOpts } = alg.advantage;
+  const adv = computeAdvantages(advName, { rewards, groupIds, lengths }, advOpts);
+  seqs.forEach((s, i) => {
+    s.advantage = adv[i]!;
+    if (refBatch) (s as Sequence & { ref?: Float32Array }).ref = refBatch.refLogprobs!.subarray(i * refBatch.seqLen + s.prompt.length, i * refBatch.seqLen + s.prompt.length + s.response.length);
+  });
+
+  // DAPO dynamic sampling (filter form): drop groups whose accuracy is identical across the group.
+  let trainSeqs = seqs;
+  if (alg.dynamicSampling) {
+    const correct = verdicts.map((v) => (v.correct ? 1 : 0));
+    trainSeqs = seqs.filter((_, i) => {
+      const g = Math.floor(i / G) * G;
+      const c = correct.slice(g, g + G);
+      return c.some((x) => x !== c[0]);
+    });
+  }
+
+  // 5. Policy optimisation: epochs × mini-batches, micro-batches accumulate.
+  const lossParts: Record<string, number>[] = [];
+  let gradNorm = 0;
+  let updates = 0;
+  const rng = new Rng(hash32(ctx.cfg.seed, 0x6d, st.step));
+  for (let epoch = 0; epoch < r.epochs && trainSeqs.length > 0; epoch++) {
+    const shuffled = r.epochs > 1 || r.miniBatches > 1 ? rng.shuffle([...trainSeqs]) : trainSeqs;
+    for (const mini of chunks(shuffled, r.miniBatches)) {
+      const micro = chunkBySize(mini, r.microBatchSize ?? mini.length).map((m) => {
+        const b = packSequences(m, ctx.tokenizer.padId);
+        if (refBatch) {
+          const ref = new Float32Array(b.batchSize * b.seqLen);
+          m.forEach((s, i) => ref.set((s as Sequence & { ref?: Float32Array }).ref!, i * b.seqLen + s.prompt.length));
+          b.refLogprobs = ref;
+        }
+        return b;
+      });
+      const counts = stepCounts(micro, r.maxNewTokens);
+      if (counts.tokens === 0) continue;
+      const lossFn = makePolicyLoss(alg, counts, { klCoef: alg.kl.placement === "loss" ? st.kl.coef : 0, entropyCoef: st.entropy.coef });
+      for (const mb of micro) {
+        const rep = await ctx.engine.forwardBackward(mb, lossFn, { entropy: true });
+        lossParts.push({ ...rep.metrics, loss: rep.loss });
+      }
+      const lr = learningRate(st.step, { lr: r.lr, schedule: r.schedule, warmupSteps: r.warmupSteps, totalSteps: r.steps, minLrRatio: r.minLrRatio });
+      const o = await ctx.engine.optimStep({ lr, maxGradNorm: r.maxGradNorm, weightDecay: r.weightDecay });
+      gradNorm = o.gradNorm;
+      updates++;
+    }
+  }
+  const tTrain = performance.now();
+  const lm = combineMetrics(lossParts);
+  // Loss metrics are summable within an optimizer step; average them over the step's updates.
+  const mean = (k: string) => (lm[k] ?? 0) / Math.max(1, updates);
+  if (needRef) st.kl.update(klMean, rollouts.length);
+  if (lm["entropy"] !== undefined) st.entropy.update(mean("entropy"));
+
+  const accuracy = verdicts.filter((v) => v.correct).length / verdicts.length;
+  const sampledTokens = lengths.reduce((a, b) => a + b, 0);
+  const metrics: Record<string, number> = {
+    "reward/mean": rewards.reduce((a, b) => a + b, 0) / rewards.length,
+    accuracy,
+    "groups/zero_std_frac": zeroStdFraction(rewards, G),
+    "groups/trained_seqs": trainSeqs.length,
+    "response/length_mean": sampledTokens / lengths.length,
+    "response/length_max": Math.max(...lengths),
+    "response/truncated_frac": rollouts.filter((o) => o.stopReason === "max_tokens").length / rollouts.length,
+    entropy: mean("entropy"),
+    kl: needRef ? klMean : 0,
+    kl_coef: st.kl.coef,
+    "loss/policy": mean("loss"),
+    clipfrac_low: mean("clipfrac_low"),
+    clipfrac_high: mean("clipfrac_high"),
+    ratio_max: lm["ratio_max"] ?? 1,
+    grad_norm: gradNorm,
+    updates,
+    "time/sample": (tSample - tStart) / 1000,
+    "time/reward": (tReward - tSample) / 1000,
+    "time/train": (tTrain - tReward) / 1000,
+    "time/step": (tTrain - tStart) / 1000,
+    "throughput/sample_tokens_per_s": sampledTokens / Math.max(1e-9, (tSample - tStart) / 1000),
+  };
+  st.step++;
+  log.metrics({ stage: "rl", step: st.step, ...metrics });
+  const k = ctx.cfg.logging.samplesPerStep;
+  log.samples(
+    rollouts.slice(0, k).map((o, i) => ({
+      step: st.step,
+      prompt: examples[o.promptIndex]!.prompt,
+      response: texts[i],
+      answer: examples[o.promptIndex]!.answer,
+      reward: rewards[i],
+      advantage: adv[i],
+      correct: verdicts[i]!.correct,
+      reason: verdicts[i]!.reason,
+      stop: o.stopReason,
+    })),
+  );
+  return metrics;
+}
+
+/** Run the RL stage for cfg.rl.steps steps, evaluating every cfg.eval.every steps. */
+export async function runRl(
+  ctx: RunContext,
+  alg: AlgorithmConfig,
+  log: RunLogger,
+  progress?: Progress,
+  onEval?: (step: number) => Promise<void>,
+): Promise<RlState> {
+  const r = ctx.cfg.rl!;
+  const st = initRlState(ctx, alg);
+  if (st.kl.coef > 0 || alg.kl.adaptive) await ctx.engine.setReference("policy");
+  for (let i = 0; i < r.steps; i++) {
+    const m = await rlStep(ctx, alg, st, log);
+    if (r.referenceResetEvery > 0 && st.step % r.referenceResetEvery === 0) await ctx.engine.setReference("policy");
+    progress?.("rl", st.step, r.steps, { reward: m["reward/mean"]!, acc: m["accuracy"]! });
+    if (onEval && ctx.cfg.eval.every > 0 && st.step % ctx.cfg.eval.every === 0 && st.step < r.steps) await onEval(st.step);
+  }
+  return st;
+}
