@@ -1,0 +1,191 @@
+/**
+ * `rlvr verify <kind> [file]` and `rlvr verify-audit <file>`: run a verifier over JSON lines.
+ *
+ * verify: one JSON object per input line (from the file, or stdin when no file / "-"):
+ *   math, choice, exact, f1:  {"response", "reference", ...}      (choice: optional "options", "labels")
+ *   format:                   {"response", "template"?}
+ *   ifeval:                   {"response", "constraints": [{type, ...}]}  or IFEval's
+ *                             {"response", "instruction_id_list", "kwargs"}
+ *   code:                     {"response", "tests": [...], "language": "python" | "javascript"}
+ * writes one JSON line per non-empty input line: {"line", "correct", "score", "extracted",
+ * "reason", ...}; a bad line gives {"line", "error"} (and a message on stderr naming the line),
+ * and the exit code is 1 when any line was bad.
+ *
+ * verify-audit: a labeled file, each line {"response", "reference" (or the fields above),
+ * "equivalent": bool} ("label"/"expected" accepted too); prints false-negative and
+ * false-positive rates and the misses as JSON.
+ */
+import { createReadStream } from "node:fs";
+import { createInterface } from "node:readline";
+import type { Command } from "commander";
+import { verifyChoice } from "../../rewards/choice.ts";
+import { verifyExactMatch, verifyTokenF1 } from "../../rewards/exact.ts";
+import { verifyFormat } from "../../rewards/format.ts";
+import { verifyConstraints, fromIFEval, type Constraint } from "../../rewards/ifeval/index.ts";
+import { runCodeTests, type CodeTest } from "../../rewards/code/run-tests.ts";
+import { verifyMathLazy } from "../../rewards/math-bridge.ts";
+
+const KINDS = ["math", "choice", "exact", "f1", "format", "ifeval", "code"] as const;
+type Kind = (typeof KINDS)[number];
+
+type Row = Record<string, unknown>;
+type Verdict = { correct: boolean; score?: number; extracted: unknown; reason: string; [k: string]: unknown };
+
+function need(row: Row, field: string, kind: string, type: "string" | "array" = "string"): unknown {
+  const v = row[field];
+  const ok = type === "array" ? Array.isArray(v) : typeof v === "string";
+  if (!ok) {
+    const have = Object.keys(row).join(", ") || "none";
+    throw new Error(`missing or invalid field "${field}" (expected ${type === "array" ? "an array" : "a string"}; fields: ${have}) for "rlvr verify ${kind}"`);
+  }
+  return v;
+}
+
+/**
+ * Verify one parsed row with the verifier of `kind`.
+ * @throws Error naming the missing/invalid field
+ */
+export async function verifyRow(kind: Kind, row: Row, opts: { timeoutMs?: number; scoring?: "fraction" | "all" } = {}): Promise<Verdict> {
+  const response = need(row, "response", kind) as string;
+  switch (kind) {
+    case "math": {
+      const v = await verifyMathLazy(response, need(row, "reference", kind) as string, row.options);
+      return v;
+    }
+    case "choice":
+      return verifyChoice(response, need(row, "reference", kind) as string, {
+        options: row.options as Record<string, string> | string[] | undefined,
+        labels: row.labels as string[] | undefined,
+      });
+    case "exact":
+      return verifyExactMatch(response, row.reference as string | string[]);
+    case "f1":
+      return verifyTokenF1(response, row.reference as string | string[], { threshold: typeof row.threshold === "number" ? row.threshold : undefined });
+    case "format":
+      return verifyFormat(response, { template: typeof row.template === "string" ? row.template : undefined });
+    case "ifeval": {
+      const constraints: Constraint[] = Array.isArray(row.constraints)
+        ? (row.constraints as Constraint[])
+        : Array.isArray(row.instruction_id_list)
+          ? fromIFEval(row.instruction_id_list as string[], (row.kwargs as Record<string, unknown>[]) ?? [])
+          : (need(row, "constraints", kind, "array") as Constraint[]);
+      return verifyConstraints(response, constraints);
+    }
+    case "code": {
+      const tests = need(row, "tests", kind, "array") as CodeTest[];
+      const language = row.language ?? "python";
+      if (language !== "python" && language !== "javascript") throw new Error(`field "language": expected "python" or "javascript", got ${JSON.stringify(language)}`);
+      return runCodeTests(response, tests, { language, scoring: opts.scoring, limits: opts.timeoutMs ? { timeoutMs: opts.timeoutMs } : undefined });
+    }
+  }
+}
+
+async function* lines(file: string | undefined): AsyncGenerator<{ n: number; text: string }> {
+  const input = !file || file === "-" ? process.stdin : createReadStream(file, { encoding: "utf8" });
+  const rl = createInterface({ input, crlfDelay: Infinity });
+  let n = 0;
+  for await (const text of rl) {
+    n++;
+    if (text.trim() === "") continue;
+    yield { n, text };
+  }
+}
+
+function parseRow(text: string): Row {
+  let v: unknown;
+  try {
+    v = JSON.parse(text);
+  } catch (e) {
+    throw new Error(`invalid JSON (${(e as Error).message})`);
+  }
+  if (!v || typeof v !== "object" || Array.isArray(v)) throw new Error("expected a JSON object");
+  return v as Row;
+}
+
+function checkKind(kind: string): Kind {
+  if (!(KINDS as readonly string[]).includes(kind)) throw new Error(`rlvr verify: unknown verifier "${kind}"; choose one of ${KINDS.join(", ")}`);
+  return kind as Kind;
+}
+
+function compact(v: Verdict): Row {
+  // Keep the JSON line short: drop bulky per-case payloads' internals but keep their verdicts.
+  const out: Row = { ...v };
+  if (Array.isArray(out.cases)) out.cases = (out.cases as { passed: boolean; reason: string }[]).map((c) => ({ passed: c.passed, reason: c.reason }));
+  return out;
+}
+
+export function register(program: Command): void {
+  program
+    .command("verify")
+    .description("run a verifier over JSON lines ({response, reference} per line) from a file or stdin")
+    .argument("<kind>", `verifier: ${KINDS.join(" | ")}`)
+    .argument("[file]", "JSONL file (default: stdin)")
+    .option("--timeout <ms>", "code: wall-clock limit per program run, ms", (v) => parseInt(v, 10))
+    .option("--all-or-nothing", "code: reward 1 only when every test passes")
+    .action(async (kindArg: string, file: string | undefined, o: { timeout?: number; allOrNothing?: boolean }) => {
+      const kind = checkKind(kindArg);
+      const where = file && file !== "-" ? file : "stdin";
+      let bad = 0;
+      for await (const { n, text } of lines(file)) {
+        try {
+          const v = await verifyRow(kind, parseRow(text), { timeoutMs: o.timeout, scoring: o.allOrNothing ? "all" : "fraction" });
+          process.stdout.write(JSON.stringify({ line: n, ...compact(v) }) + "\n");
+        } catch (e) {
+          bad++;
+          const msg = (e as Error).message;
+          process.stderr.write(`verify error at ${where} line ${n}: ${msg}\n`);
+          process.stdout.write(JSON.stringify({ line: n, error: msg }) + "\n");
+        }
+      }
+      if (bad) process.exitCode = 1;
+    });
+
+  program
+    .command("verify-audit")
+    .description("false-negative / false-positive rates of a verifier on a labeled JSONL file")
+    .argument("<file>", 'JSONL with {"response", "reference", "equivalent": bool} per line')
+    .option("--kind <kind>", `verifier: ${KINDS.join(" | ")}`, "math")
+    .option("--max-misses <n>", "misses listed in the report", (v) => parseInt(v, 10), 50)
+    .action(async (file: string, o: { kind: string; maxMisses: number }) => {
+      const kind = checkKind(o.kind);
+      const t0 = performance.now();
+      let positives = 0;
+      let negatives = 0;
+      let correct = 0;
+      const falseNegatives: Row[] = [];
+      const falsePositives: Row[] = [];
+      let bad = 0;
+      for await (const { n, text } of lines(file)) {
+        try {
+          const row = parseRow(text);
+          const label = row.equivalent ?? row.label ?? row.expected;
+          if (typeof label !== "boolean") throw new Error(`missing boolean field "equivalent" (fields: ${Object.keys(row).join(", ")})`);
+          const v = await verifyRow(kind, row);
+          if (label) positives++;
+          else negatives++;
+          if (v.correct === label) correct++;
+          else (label ? falseNegatives : falsePositives).push({ line: n, response: row.response, reference: row.reference, extracted: v.extracted, reason: v.reason });
+        } catch (e) {
+          bad++;
+          process.stderr.write(`verify-audit error at ${file} line ${n}: ${(e as Error).message}\n`);
+        }
+      }
+      const total = positives + negatives;
+      const report = {
+        kind,
+        file,
+        n: total,
+        accuracy: total ? correct / total : 1,
+        positives,
+        negatives,
+        falseNegativeRate: positives ? falseNegatives.length / positives : 0,
+        falsePositiveRate: negatives ? falsePositives.length / negatives : 0,
+        falseNegatives: falseNegatives.slice(0, o.maxMisses),
+        falsePositives: falsePositives.slice(0, o.maxMisses),
+        badLines: bad,
+        elapsedMs: Math.round(performance.now() - t0),
+      };
+      process.stdout.write(JSON.stringify(report, null, 2) + "\n");
+      if (bad) process.exitCode = 1;
+    });
+}
