@@ -9,10 +9,10 @@ import { resolveOptions } from "./types.ts";
  * Read a brace group that opens at `s[open]` (which must be `{`), honouring nesting and escaped braces `\{ \}`.
  * @returns the content and the index just past the closing brace, or null when the group never closes.
  */
-export function readBraceGroup(s: string, open: number): { content: string; end: number } | null {
+export function readBraceGroup(s: string, open: number, limit: number = s.length): { content: string; end: number } | null {
   if (s[open] !== "{") return null;
   let depth = 0;
-  for (let i = open; i < s.length; i++) {
+  for (let i = open; i < limit; i++) {
     const c = s[i];
     if (c === "\\") {
       i++; // skip the escaped character (\{, \}, \\)
@@ -32,12 +32,16 @@ export function lastBoxed(text: string): string | null {
   const re = /\\(?:boxed|fbox)(?![A-Za-z])/g;
   const starts: number[] = [];
   for (let m = re.exec(text); m !== null; m = re.exec(text)) starts.push(m.index + m[0].length);
+  // If the group opened at a later \boxed never closes, no earlier group can close after that point either,
+  // so each earlier scan stops at the next start: linear time even for "\boxed{" repeated.
+  let limit = text.length;
   for (let k = starts.length - 1; k >= 0; k--) {
     let i = starts[k]!;
     while (i < text.length && (text[i] === " " || text[i] === "\t")) i++;
     if (text[i] === "{") {
-      const g = readBraceGroup(text, i);
+      const g = readBraceGroup(text, i, limit);
       if (g !== null) return g.content.trim();
+      limit = starts[k]!;
     } else if (i > starts[k]!) {
       // "\boxed 5": the next run of non-space characters, minus closing math delimiters
       const m = /^[^\s$]+/.exec(text.slice(i, i + 200));
@@ -72,13 +76,13 @@ export function lastAnswerIs(text: string): string | null {
   let last = -1;
   for (let m = re.exec(text); m !== null; m = re.exec(text)) last = m.index + m[0].length;
   if (last < 0) return null;
-  let rest = text.slice(last, last + 600);
-  const boxed = lastBoxed(rest);
-  if (boxed !== null) return boxed;
+  let rest = text.slice(last, last + 600).trimStart();
   rest = rest.split("\n", 1)[0]!;
   // end of sentence: a period followed by a space or the end (a decimal point is followed by a digit)
   const stop = /\.(?=\s|$)/.exec(rest);
   if (stop) rest = rest.slice(0, stop.index);
+  const boxed = lastBoxed(rest);
+  if (boxed !== null) return boxed;
   rest = rest.replace(/\*\*/g, "").trim();
   rest = stripMathDelimiters(rest);
   return rest.length > 0 ? rest : null;
@@ -115,7 +119,19 @@ export function stripMathDelimiters(s: string): string {
 }
 
 function removeThink(text: string): string {
-  const closed = text.replace(/<think>[\s\S]*?<\/think>/gi, " ");
+  // drop every <think>...</think> block (indexOf scan: linear even for many unclosed tags)
+  const lower = text.toLowerCase();
+  let closed = "";
+  let pos = 0;
+  for (;;) {
+    const open = lower.indexOf("<think>", pos);
+    if (open < 0) break;
+    const close = lower.indexOf("</think>", open + 7);
+    if (close < 0) break;
+    closed += text.slice(pos, open) + " ";
+    pos = close + 8;
+  }
+  closed += text.slice(pos);
   // an unclosed trailing <think> means the response never left its reasoning: keep it (extraction may still fail)
   return closed.trim().length > 0 ? closed : text;
 }

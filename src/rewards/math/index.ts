@@ -74,7 +74,7 @@ export function verifyMath(response: string, reference: string, opts: MathVerify
         correct: false,
         extracted: null,
         normalizedAnswer: null,
-        normalizedReference: normalizeAnswer(ref.answer, o.stripUnits),
+        normalizedReference: normalizeAnswer(ref.answer.slice(0, o.maxAnswerLength * 4), o.stripUnits),
         reason: "no answer extracted",
       };
     }

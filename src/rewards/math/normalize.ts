@@ -96,7 +96,7 @@ export function normalizeAnswer(s: string, stripUnits: boolean): string {
     .replace(/\\frac\s*\{([^{}]*)\}\s*([0-9a-zA-Z])/g, "\\frac{$1}{$2}")
     .replace(/\\sqrt\s*([0-9a-zA-Z])/g, "\\sqrt{$1}");
   // repeating decimals: 0.\overline{3} = 1/3, 1.2\overline{34} = 1222/990
-  t = t.replace(/(\d*)\.(\d*)\\overline\{(\d{1,12})\}/g, (_m, int: string, non: string, rep: string) => {
+  t = t.replace(/(?<!\d)(\d*)\.(\d*)\\overline\{(\d{1,12})\}/g, (_m, int: string, non: string, rep: string) => {
     const a = BigInt((int || "0") + non + rep);
     const b = BigInt((int || "0") + non);
     const den = 10n ** BigInt(non.length) * (10n ** BigInt(rep.length) - 1n);
@@ -122,7 +122,7 @@ export function normalizeAnswer(s: string, stripUnits: boolean): string {
   // prefixes "x \in", "answer:"
   t = t.replace(/^[a-zA-Z]\s*\\in\s+/, "").replace(/^[a-zA-Z]\s*\\in(?=[[(\\{])/, "");
   // trailing punctuation
-  t = t.replace(/[.;]+$/, "").trim();
+  t = trimEndChars(t, ".;").trim();
   t = t.replace(/^\{([^{}]*)\}$/, "$1").trim();
   t = t.replace(/\s*%\s*$/, "%").replace(/\s*(?:percent|pct)$/i, "%");
   if (stripUnits) t = removeUnits(t);
@@ -130,11 +130,18 @@ export function normalizeAnswer(s: string, stripUnits: boolean): string {
   return t.replace(/\u0001/g, "\\\\");
 }
 
+/** Remove trailing characters from `chars` (a loop, not a regex: `/[.;]+$/` is quadratic on long runs). */
+function trimEndChars(s: string, chars: string): string {
+  let end = s.length;
+  while (end > 0 && chars.includes(s[end - 1]!)) end--;
+  return s.slice(0, end);
+}
+
 function removeUnits(s: string): string {
   let t = s;
   for (let guard = 0; guard < 6; guard++) {
     // unit with optional power: " cm^2", " cm^{2}", "cm²"
-    const m = /(\s*)([a-zA-Z][a-zA-Z/.]*)\s*(?:\^\s*\{?\s*[23]\s*\}?|[\u00b2\u00b3])?\s*$/.exec(t);
+    const m = /(\s*)(?<![a-zA-Z/.])([a-zA-Z][a-zA-Z/.]*)\s*(?:\^\s*\{?\s*[23]\s*\}?|[\u00b2\u00b3])?\s*$/.exec(t);
     if (!m) break;
     const word = m[2]!.toLowerCase().replace(/\.$/, "");
     const before = t.slice(0, m.index);
