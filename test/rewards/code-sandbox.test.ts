@@ -195,3 +195,17 @@ test("the working directory is thrown away after the run", async () => {
   assert.ok(dir && dir.includes("rlvr-code-"), r.cases[0]!.reason);
   assert.equal(existsSync(dir), false);
 });
+
+test("without a network namespace, JS sockets are refused in-process", async () => {
+  const { runSandboxed, makeWorkdir } = await import("../../src/rewards/code/sandbox.ts");
+  const wd = makeWorkdir({
+    "p.js": "fetch('http://1.1.1.1/').then(() => console.log('NET-OK'), (e) => console.log(String(e.message)));\ntry { require('net').connect(80, '1.1.1.1'); } catch (e) { console.log(e.message); }",
+  });
+  try {
+    const r = await runSandboxed({ language: "javascript", workdir: wd.path, args: ["p.js"], limits: { timeoutMs: 4000 } }, { ...support, unshareArgs: [], netns: false, pidns: false });
+    assert.doesNotMatch(r.stdout, /NET-OK/);
+    assert.equal(r.stdout.match(/network access refused/g)?.length, 2, r.stdout + r.stderr);
+  } finally {
+    wd.dispose();
+  }
+});

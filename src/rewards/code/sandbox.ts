@@ -161,9 +161,16 @@ export function sandboxCommand(spec: SandboxSpec, support: SandboxSupport = sand
  * Never rejects for anything the program does (crash, timeout, huge output); rejects only when
  * the launcher itself cannot be started (e.g. no python3 for a Python program).
  */
-export async function runSandboxed(spec: SandboxSpec): Promise<SandboxResult> {
-  const support = sandboxSupport();
+export async function runSandboxed(spec: SandboxSpec, support: SandboxSupport = sandboxSupport()): Promise<SandboxResult> {
   const lim = { ...DEFAULT_LIMITS, ...spec.limits };
+  if (spec.language === "javascript" && !support.netns) {
+    // No network namespace: Node 20's permission model has no network permission, so preload a
+    // module that makes sockets and DNS throw (in-process, weaker than a namespace).
+    const file = join(spec.workdir, ".rlvr-netblock.cjs");
+    writeFileSync(file, NODE_NETBLOCK);
+    if (support.dropTo !== null) chownSync(file, support.dropTo, support.dropTo);
+    spec = { ...spec, args: ["--require", file, ...spec.args] };
+  }
   const argv = sandboxCommand(spec, support);
   const release = await slots.acquire();
   try {
@@ -293,6 +300,19 @@ export async function runSandboxed(spec: SandboxSpec): Promise<SandboxResult> {
     release();
   }
 }
+
+const NODE_NETBLOCK = `"use strict";
+const refuse = () => { throw Object.assign(new Error("sandbox: network access refused"), { code: "EACCES" }); };
+const net = require("net");
+net.Socket.prototype.connect = refuse;
+net.connect = net.createConnection = refuse;
+net.Server.prototype.listen = refuse;
+const dns = require("dns");
+for (const k of ["lookup", "resolve", "resolve4", "resolve6", "resolveAny"]) dns[k] = refuse;
+try { require("dgram").createSocket = refuse; } catch {}
+globalThis.fetch = async () => refuse();
+globalThis.WebSocket = undefined;
+`;
 
 /** A random token that marks harness result lines. */
 export function nonce(): string {
