@@ -217,7 +217,8 @@ function compareScalar(a: Node, b: Node, ctx: CompareContext): Decision {
 
 /** An unknown (or a tuple of unknowns) that an equation can define: `x`, `(p, q, r)`. */
 function isUnknown(a: Answer): boolean {
-  return isSymAnswer(a) || (a.k === "tuple" && a.items.every(isSymAnswer));
+  // x, (p, q, r), and function definitions f(x), f^{-1}(x), g'(t)
+  return isSymAnswer(a) || (a.k === "tuple" && a.items.every(isSymAnswer)) || /^[a-zA-Z](?:\^\{?-1\}?|')?\s*\(\s*[a-zA-Z](?:\s*,\s*[a-zA-Z])*\s*\)$/.test(a.src.trim());
 }
 
 function isSymAnswer(a: Answer): a is Extract<Answer, { k: "expr" }> & { node: { k: "sym" } } {

@@ -67,7 +67,7 @@ export function lastAnswerTag(text: string): string | null {
   const close = lower.indexOf("</answer>", open);
   const inner = text.slice(open + 8, close < 0 ? text.length : close).trim();
   if (inner.length === 0) return null;
-  return lastBoxed(inner) ?? inner;
+  return lastBoxed(inner) ?? lastAnswerIs(inner) ?? inner;
 }
 
 /** Text after the last "the (final) answer is" / "Answer:" up to the end of that sentence, or null. */

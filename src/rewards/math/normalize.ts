@@ -105,6 +105,7 @@ export function normalizeAnswer(s: string, stripUnits: boolean): string {
   // degrees
   t = t.replace(/\^\s*\{\s*\\circ\s*\}/g, " ").replace(/\^\s*\\circ/g, " ").replace(/\\(?:circ|degree)(?![a-zA-Z])/g, " ");
   t = t.replace(/\\%/g, "%");
+  t = t.replace(/\\mathbb\s*\{?\s*R\s*\}?|\u211d/g, "(-\\infty, \\infty)");
   t = unwrapCommands(t, TEXT_COMMANDS);
   // relations spelled as commands
   t = t
@@ -118,12 +119,15 @@ export function normalizeAnswer(s: string, stripUnits: boolean): string {
     .replace(/\\(?:dots|ldots|cdots)(?![a-zA-Z])/g, "...");
   t = t.replace(/\s+/g, " ").trim();
   // "= 1/3 \approx 0.33": the approximation is commentary
-  t = t.replace(/(\S)\s*\\approx.*$/, "$1").trim();
+  // (but a lone "x \approx 11" is the claim x = 11)
+  t = /=.*\\approx/.test(t) ? t.replace(/(\S)\s*\\approx.*$/, "$1").trim() : t.replace(/\\approx/g, "=");
   // prefixes "x \in", "answer:"
   t = t.replace(/^[a-zA-Z]\s*\\in\s+/, "").replace(/^[a-zA-Z]\s*\\in(?=[[(\\{])/, "");
   // trailing punctuation
   t = trimEndChars(t, ".;").trim();
   t = t.replace(/^\{([^{}]*)\}$/, "$1").trim();
+  // a multiple-choice label before the value: "(C) 12" → "12"
+  t = t.replace(/^\(([A-E])\)\s+(?=\S)/, "");
   t = t.replace(/\s*%\s*$/, "%").replace(/\s*(?:percent|pct)$/i, "%");
   if (stripUnits) t = removeUnits(t);
   t = collapseThousands(t);
@@ -138,6 +142,9 @@ function trimEndChars(s: string, chars: string): string {
 }
 
 function removeUnits(s: string): string {
+  // a number followed only by words: "5 apples", "3/4 of the class"
+  const lead = /^(-?\d[\d.,/]*%?)\s+[a-zA-Z]{2,}[a-zA-Z\s.'/-]*$/.exec(s);
+  if (lead) return lead[1]!;
   let t = s;
   for (let guard = 0; guard < 6; guard++) {
     // unit with optional power: " cm^2", " cm^{2}", "cm²"
