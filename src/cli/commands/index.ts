@@ -4,9 +4,10 @@ import { register as quickstart } from "./quickstart.ts";
 import { register as trainCmd } from "./train.ts";
 import { register as evalCmd } from "./eval.ts";
 import { register as data } from "./data.ts";
+import { register as verify } from "./verify.ts";
 
 type Register = (program: Command) => void;
-const modules: Register[] = [quickstart, trainCmd, evalCmd, data];
+const modules: Register[] = [quickstart, trainCmd, evalCmd, data, verify];
 
 export function registerCommands(program: Command): void {
   for (const register of modules) register(program);
