@@ -59,7 +59,7 @@ function safeRoot(x: unknown, n: unknown): number {
 const MATHJS_FN: Record<string, string> = {
   sin: "sin", cos: "cos", tan: "tan", sec: "sec", csc: "csc", cot: "cot",
   arcsin: "asin", arccos: "acos", arctan: "atan", sinh: "sinh", cosh: "cosh", tanh: "tanh",
-  log: "log", ln: "log", log10: "log10", exp: "exp", sqrt: "sqrt", abs: "abs",
+  log: "log10", ln: "log", log10: "log10", exp: "exp", sqrt: "sqrt", abs: "abs",
   logb: "log", root: "__root", binom: "__binom",
 };
 

@@ -77,6 +77,12 @@ export function lastAnswerIs(text: string): string | null {
   for (let m = re.exec(text); m !== null; m = re.exec(text)) last = m.index + m[0].length;
   if (last < 0) return null;
   let rest = text.slice(last, last + 600).trimStart();
+  // "the answer is $\frac{1}{2}$, i.e. one half": a leading math span is the answer
+  const span = /^(\$\$?)([^$]+)\1|^\\\(([\s\S]*?)\\\)/.exec(rest);
+  if (span) {
+    const inner = (span[2] ?? span[3] ?? "").trim();
+    if (inner.length > 0) return lastBoxed(inner) ?? inner;
+  }
   rest = rest.split("\n", 1)[0]!;
   // end of sentence: a period followed by a space or the end (a decimal point is followed by a digit)
   const stop = /\.(?=\s|$)/.exec(rest);

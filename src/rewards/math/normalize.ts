@@ -20,6 +20,18 @@ const UNIT_WORDS = new Set(
   ).split(/\s+/),
 );
 
+const NUMBER_WORDS: Record<string, string> = Object.fromEntries(
+  (
+    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen seventeen " +
+    "eighteen nineteen twenty"
+  )
+    .split(" ")
+    .map((w, i) => [w, String(i)] as const)
+    .concat([["thirty", "30"], ["forty", "40"], ["fifty", "50"], ["sixty", "60"], ["seventy", "70"], ["eighty", "80"],
+      ["ninety", "90"], ["hundred", "100"], ["one hundred", "100"], ["thousand", "1000"], ["one thousand", "1000"], ["one half", "1/2"],
+      ["a half", "1/2"], ["half", "1/2"]]),
+);
+
 /** Unwrap `\cmd{...}` (keeping the content) for every command in `cmds`, handling nested braces. */
 function unwrapCommands(s: string, cmds: readonly string[]): string {
   const re = new RegExp(`\\\\(?:${cmds.join("|")})\\s*(?=\\{)`, "g");
@@ -81,6 +93,10 @@ export function normalizeAnswer(s: string, stripUnits: boolean): string {
   t = t.replace(/\\(?:left|right|bigl|bigr|Bigl|Bigr|biggl|biggr|big|Big|bigg|Bigg)(?![a-zA-Z])\s*/g, "");
   t = t.replace(/\\\(|\\\)/g, " ").replace(/\\\[|\\\]/g, " ");
   t = t.replace(/\\(?:lbrace|\{)/g, "\\{").replace(/\\rbrace/g, "\\}");
+  t = t.replace(/\\lbrack(?![a-zA-Z])/g, "[").replace(/\\rbrack(?![a-zA-Z])/g, "]");
+  // font switches and invisible boxes
+  t = t.replace(/\\(?:bf|it|rm|sf|tt|em|large|Large|LARGE|small|footnotesize|scriptsize|tiny|huge|Huge|normalsize)(?![a-zA-Z])\s*/g, "");
+  t = t.replace(/\\[hv]?phantom\s*\{[^{}]*\}/g, "");
   t = t.replace(/\\langle(?![a-zA-Z])/g, "(").replace(/\\rangle(?![a-zA-Z])/g, ")");
   t = t.replace(/\\(?:lvert|rvert|vert)(?![a-zA-Z])/g, "|").replace(/\\(?:lVert|rVert|Vert)(?![a-zA-Z])/g, "|");
   // spacing and style
@@ -103,7 +119,7 @@ export function normalizeAnswer(s: string, stripUnits: boolean): string {
     return `\\frac{${a - b}}{${den}}`;
   });
   // degrees
-  t = t.replace(/\^\s*\{\s*\\circ\s*\}/g, " ").replace(/\^\s*\\circ/g, " ").replace(/\\(?:circ|degree)(?![a-zA-Z])/g, " ");
+  t = t.replace(/(?:\^\s*\{\s*\\circ\s*\}|\^\s*\\circ)\s*(?:\\(?:text|mathrm)\s*\{\s*[CF]\s*\}|[CF](?![a-zA-Z]))?/g, " ").replace(/\\(?:circ|degree)(?![a-zA-Z])/g, " ");
   t = t.replace(/\\%/g, "%");
   t = t.replace(/\\mathbb\s*\{?\s*R\s*\}?|\u211d/g, "(-\\infty, \\infty)");
   t = unwrapCommands(t, TEXT_COMMANDS);
@@ -126,6 +142,11 @@ export function normalizeAnswer(s: string, stripUnits: boolean): string {
   // trailing punctuation
   t = trimEndChars(t, ".;").trim();
   t = t.replace(/^\{([^{}]*)\}$/, "$1").trim();
+  // "the answer is 5" inside the answer itself
+  t = t.replace(/^(?:the\s+)?(?:final\s+)?answer\s*(?:is\b|:)\s*:?\s*/i, "");
+  // a number spelled out as the whole answer
+  const word = NUMBER_WORDS[t.toLowerCase()];
+  if (word !== undefined) t = word;
   // a multiple-choice label before the value: "(C) 12" → "12"
   t = t.replace(/^\(([A-E])\)\s+(?=\S)/, "");
   t = t.replace(/\s*%\s*$/, "%").replace(/\s*(?:percent|pct)$/i, "%");
@@ -158,7 +179,7 @@ function removeUnits(s: string): string {
     if (!UNIT_WORDS.has(word)) {
       // any trailing word of 3+ letters after a plain number is taken as a unit ("5 apples")
       if (!(spaced && word.length >= 3 && /^-?[\d.,/ ]+$/.test(before.trim()))) break;
-    } else if (!spaced && word.length < 2) break;
+    } else if (word.length < 2 && !(spaced && /^-?[\d.,/ ]+$/.test(before.trim()))) break; // "5 m" yes, "\pi r^2 h" no
     else if (!spaced && /[a-zA-Z]$/.test(before)) break;
     t = before.trim();
   }

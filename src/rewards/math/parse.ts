@@ -588,6 +588,32 @@ function parseRelation(parts: string[], seps: string[], src: string, depth: numb
     const inf: Answer = { k: "expr", node: { k: "const", name: "inf" }, src: "\\infty" };
     const ninf: Answer = { k: "expr", node: { k: "neg", a: { k: "const", name: "inf" } }, src: "-\\infty" };
     const lhsVar = sides[0]!.k === "expr" && sides[0]!.node.k === "sym";
+    const rhs = sides[1]!;
+    // x != a  →  (-∞, a) ∪ (a, ∞)
+    if (lhsVar && rel === "!=")
+      return {
+        k: "union",
+        parts: [
+          { k: "interval", lo: ninf, hi: rhs, loClosed: false, hiClosed: false, src },
+          { k: "interval", lo: rhs, hi: inf, loClosed: false, hiClosed: false, src },
+        ],
+        src,
+      };
+    // |x| < a  →  (-a, a);  |x| > a  →  (-∞, -a) ∪ (a, ∞)
+    const lhs0 = sides[0]!;
+    if (lhs0.k === "expr" && lhs0.node.k === "fn" && lhs0.node.name === "abs" && lhs0.node.args[0]!.k === "sym" && rhs.k === "expr" && rel !== "!=") {
+      const neg: Answer = { k: "expr", node: { k: "neg", a: rhs.node }, src: `-(${rhs.src})` };
+      const closed = rel === "<=" || rel === ">=";
+      if (rel === "<" || rel === "<=") return { k: "interval", lo: neg, hi: rhs, loClosed: closed, hiClosed: closed, src };
+      return {
+        k: "union",
+        parts: [
+          { k: "interval", lo: ninf, hi: neg, loClosed: false, hiClosed: closed, src },
+          { k: "interval", lo: rhs, hi: inf, loClosed: closed, hiClosed: false, src },
+        ],
+        src,
+      };
+    }
     if (lhsVar && rel !== "!=") {
       // x > a  →  (a, ∞);  x <= a  →  (-∞, a]
       if (rel === ">" || rel === ">=") return { k: "interval", lo: sides[1]!, hi: inf, loClosed: rel === ">=", hiClosed: false, src };

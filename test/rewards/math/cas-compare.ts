@@ -33,7 +33,7 @@ function arg(name: string): string | undefined {
 type Json = number | string | { num: string } | Json[];
 const CE_FN: Record<string, string> = {
   sin: "Sin", cos: "Cos", tan: "Tan", sec: "Sec", csc: "Csc", cot: "Cot", arcsin: "Arcsin", arccos: "Arccos",
-  arctan: "Arctan", sinh: "Sinh", cosh: "Cosh", tanh: "Tanh", log: "Ln", ln: "Ln", exp: "Exp", sqrt: "Sqrt", abs: "Abs",
+  arctan: "Arctan", sinh: "Sinh", cosh: "Cosh", tanh: "Tanh", ln: "Ln", exp: "Exp", sqrt: "Sqrt", abs: "Abs",
 };
 
 function toMathJson(n: Node, vars: readonly string[], pct: boolean): Json | null {
@@ -70,7 +70,7 @@ function toMathJson(n: Node, vars: readonly string[], pct: boolean): Json | null
       const args = n.args.map(r);
       if (args.some((x) => x === null)) return null;
       const xs = args as Json[];
-      if (n.name === "log10") return ["Log", xs[0]!, 10];
+      if (n.name === "log10" || n.name === "log") return ["Log", xs[0]!, 10];
       if (n.name === "logb") return ["Log", xs[0]!, xs[1]!];
       if (n.name === "root") return ["Root", xs[0]!, xs[1]!];
       if (n.name === "binom") return ["Binomial", xs[0]!, xs[1]!];
