@@ -1,68 +1,81 @@
 /**
- * Held-out evaluation: sample responses to test prompts and verify them.
+ * Held-out evaluation: sample responses to test prompts with the run's engine, verify them, and
+ * summarise (accuracy, greedy accuracy, mean@n, pass@k, maj@k, lengths, truncation, bootstrap
+ * intervals, per-task and per-difficulty breakdowns). Formulas live in ./summary.ts.
  */
+import type { SampleResult } from "../engines/engine.ts";
 import type { Example } from "../tasks/types.ts";
 import type { RunContext } from "../trainer/context.ts";
-import { passAtK } from "./passk.ts";
+import { breakdown, summarize, type EvalSummary, type PromptOutcome, type SampleOutcome } from "./summary.ts";
 
 export interface EvalOptions {
   /** Sampling temperature (0 = greedy, the default). */
   temperature?: number;
-  /** Samples per prompt (pass@k and mean@k use them; default 1). */
+  /** Nucleus sampling (default 1 = off). */
+  topP?: number;
+  /** Samples per prompt n (pass@k, maj@k and mean@n use them; default 1). */
   n?: number;
   maxNewTokens: number;
+  /** Sampler seed; also seeds the bootstrap (default 0). */
   seed?: number;
+  /** k values for pass@k and maj@k (default 1, 2, 4, … ≤ n and n). */
+  ks?: readonly number[];
+  /** Bootstrap resamples for confidence intervals (default 1000; 0 = none). */
+  bootstrap?: number;
+  /** Interval coverage (default 0.95). */
+  level?: number;
+  /** With temperature > 0, also take one greedy sample per prompt for greedy accuracy (default false). */
+  greedy?: boolean;
+  /** Keep every prompt's outcomes (responses included) in the result (default false). */
+  keepOutcomes?: boolean;
+  /** Add per-task and per-difficulty summaries (default true). */
+  breakdown?: boolean;
 }
 
-export interface EvalResult {
-  /** Fraction of prompts whose first sample is correct (greedy accuracy when temperature is 0). */
-  accuracy: number;
-  /** Mean correctness over all samples (mean@n). */
-  meanAtN: number;
-  /** Unbiased pass@k for k = 1, 2, 4, ... ≤ n. */
-  passAtK: Record<string, number>;
-  /** Mean response length in tokens. */
-  meanLength: number;
-  /** Fraction of responses cut by maxNewTokens. */
-  truncated: number;
-  prompts: number;
+export interface EvalResult extends EvalSummary {
+  /** Summaries per task name. */
+  byTask?: Record<string, EvalSummary>;
+  /** Summaries per "task@difficulty" (prompts with a difficulty only). */
+  byDifficulty?: Record<string, EvalSummary>;
+  /** Every prompt's samples, when `keepOutcomes` (for comparisons and reports). */
+  outcomes?: PromptOutcome[];
 }
 
-/** Evaluate `examples` (all of them) with the run's engine, tokenizer and verifier. */
-export async function evaluate(ctx: Pick<RunContext, "engine" | "tokenizer" | "verify" | "encodePrompt">, examples: readonly Example[], o: EvalOptions): Promise<EvalResult> {
+type EvalContext = Pick<RunContext, "engine" | "tokenizer" | "verify" | "encodePrompt">;
+
+function outcome(ctx: EvalContext, r: SampleResult, ex: Example, keepText: boolean): SampleOutcome {
+  const text = ctx.tokenizer.decode(r.tokens);
+  const v = ctx.verify(text, ex);
+  const s: SampleOutcome = { correct: v.correct, extracted: v.extracted, length: r.tokens.length, truncated: r.stopReason === "max_tokens", reward: v.reward };
+  if (keepText) (s.response = text), (s.reason = v.reason);
+  return s;
+}
+
+/**
+ * Evaluate `examples` (all of them) with the run's engine, tokenizer and verifier.
+ * @returns the summary over all prompts (the fields `accuracy`, `meanAtN`, `passAtK`,
+ *   `meanLength`, `truncated`, `prompts` keep their meaning from earlier versions), plus
+ *   breakdowns and, with `keepOutcomes`, every sample.
+ */
+export async function evaluate(ctx: EvalContext, examples: readonly Example[], o: EvalOptions): Promise<EvalResult> {
   const n = o.n ?? 1;
-  const results = await ctx.engine.sample({
-    prompts: examples.map(ctx.encodePrompt),
-    n,
-    maxNewTokens: o.maxNewTokens,
-    temperature: o.temperature ?? 0,
-    seed: o.seed ?? 0,
-    stopTokens: [ctx.tokenizer.eosId],
-  });
-  const correct = new Int32Array(examples.length);
-  let first = 0;
-  let len = 0;
-  let trunc = 0;
-  results.forEach((r, i) => {
-    const ok = ctx.verify(ctx.tokenizer.decode(r.tokens), examples[r.promptIndex]!).correct;
-    if (ok) correct[r.promptIndex]! += 1;
-    if (ok && i % n === 0) first++;
-    len += r.tokens.length;
-    if (r.stopReason === "max_tokens") trunc++;
-  });
-  const pk: Record<string, number> = {};
-  for (let k = 1; k <= n; k *= 2) {
-    let s = 0;
-    for (const c of correct) s += passAtK(n, c, k);
-    pk[`pass@${k}`] = s / examples.length;
+  const temperature = o.temperature ?? 0;
+  const seed = o.seed ?? 0;
+  const prompts = examples.map(ctx.encodePrompt);
+  const stopTokens = [ctx.tokenizer.eosId];
+  const results = await ctx.engine.sample({ prompts, n, maxNewTokens: o.maxNewTokens, temperature, topP: o.topP, seed, stopTokens });
+  const keep = o.keepOutcomes ?? false;
+  const outcomes: PromptOutcome[] = examples.map((ex) => ({ id: ex.id, task: ex.task, ...(ex.difficulty !== undefined ? { difficulty: ex.difficulty } : {}), samples: [] }));
+  for (const r of results) outcomes[r.promptIndex]!.samples.push(outcome(ctx, r, examples[r.promptIndex]!, keep));
+  if (temperature === 0) {
+    for (const p of outcomes) p.greedy = p.samples[0];
+  } else if (o.greedy) {
+    const g = await ctx.engine.sample({ prompts, n: 1, maxNewTokens: o.maxNewTokens, temperature: 0, seed, stopTokens });
+    for (const r of g) outcomes[r.promptIndex]!.greedy = outcome(ctx, r, examples[r.promptIndex]!, keep);
   }
-  const total = correct.reduce((a, b) => a + b, 0);
-  return {
-    accuracy: first / examples.length,
-    meanAtN: total / (examples.length * n),
-    passAtK: pk,
-    meanLength: len / results.length,
-    truncated: trunc / results.length,
-    prompts: examples.length,
-  };
+  const opts = { ks: o.ks, bootstrap: o.bootstrap, level: o.level, seed };
+  const res: EvalResult = summarize(outcomes, opts);
+  if (o.breakdown ?? true) Object.assign(res, breakdown(outcomes, { ks: o.ks, level: o.level, seed }));
+  if (keep) res.outcomes = outcomes;
+  return res;
 }

@@ -13,3 +13,24 @@ export function passAtK(n: number, c: number, k: number): number {
   for (let i = n - c + 1; i <= n; i++) fail *= 1 - k / i;
   return 1 - fail;
 }
+
+/**
+ * The k values reported for n samples per prompt: 1, 2, 4, … ≤ n, plus n itself.
+ * `requested` (e.g. from `--k 1,5,10`) replaces the powers of two; values > n are dropped.
+ * @returns sorted, distinct integers in [1, n].
+ * @throws RangeError when n < 1 or a requested k is not a positive integer.
+ */
+export function kValues(n: number, requested?: readonly number[]): number[] {
+  if (!Number.isInteger(n) || n < 1) throw new RangeError(`kValues: need an integer n >= 1, got ${n}`);
+  let ks: number[];
+  if (requested && requested.length > 0) {
+    for (const k of requested) if (!Number.isInteger(k) || k < 1) throw new RangeError(`k must be a positive integer, got ${k}`);
+    ks = requested.filter((k) => k <= n);
+    if (ks.length === 0) ks = [n];
+  } else {
+    ks = [];
+    for (let k = 1; k <= n; k *= 2) ks.push(k);
+    ks.push(n);
+  }
+  return [...new Set(ks)].sort((a, b) => a - b);
+}

@@ -1,0 +1,15 @@
+// Runs the `eval` command module on its own (without src/cli/commands/index.ts), for tests:
+//   node --import tsx test/eval/cli-driver.ts eval <ckpt> --task addition ...
+import { Command } from "commander";
+import { register } from "../../src/cli/commands/eval.ts";
+
+const program = new Command();
+program.name("rlvr").exitOverride();
+register(program);
+try {
+  await program.parseAsync(process.argv);
+} catch (e) {
+  const err = e as { code?: string; message?: string; exitCode?: number };
+  if (!err.code?.startsWith("commander.")) process.stderr.write(`error: ${err.message}\n`);
+  process.exit(err.exitCode ?? 1);
+}
