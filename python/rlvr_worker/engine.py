@@ -1,0 +1,702 @@
+"""The tensor side of rlvr's engine contract on PyTorch + transformers.
+
+Conventions (identical to src/engines/engine.ts, which is authoritative):
+- A token batch is [B, T] right-padded; `lengths[b]` real tokens. Per-token outputs are aligned
+  with the token they score: lp[b, t] = log p(tok[b, t] | tok[b, :t]); lp[b, 0] = 0 and padded
+  positions hold 0. Entropy H[b, t] is that of the distribution that predicted tok[b, t].
+- Sampled log-probs are under softmax(logits / temperature) over the full vocabulary (after
+  temperature, before top-k/top-p truncation; temperature 1 for greedy decoding), as verl and
+  vLLM report and as the embedded engine does.
+- Right padding + causal attention means real positions never see padding, so training and
+  scoring forwards need no attention mask (and use the fused causal kernels).
+
+Precision: float32 parameters (the master copy) everywhere. With dtype "bfloat16" (the default
+on CUDA), forwards run under torch.autocast(bfloat16); log-softmax and entropy are always taken
+in float32. AdamW (Loshchilov & Hutter 2019, arXiv:1711.05101) is torch.optim.AdamW with two
+parameter groups: decoupled weight decay only on >= 2-D weights whose name has no "norm" (as the
+embedded engine and HF Trainer).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import json
+import os
+from dataclasses import dataclass, field
+from typing import Any, Dict, Iterator, List, Optional, Tuple
+
+import numpy as np
+import torch
+
+Array = "np.ndarray[Any, Any]"
+
+
+@dataclass
+class Options:
+    """Worker options sent by the client at load time (see TorchEngineOptions in TypeScript)."""
+
+    device: str = "auto"  # "auto" | "cpu" | "cuda" | "cuda:N" | "mps"
+    dtype: str = "auto"  # "auto" | "float32" | "bfloat16"
+    gradient_checkpointing: bool = False
+    # Most tokens (rows x padded length) per forward; larger batches are split into micro-batches.
+    token_budget: int = 16384
+    # KV cache for generate(): "static" (fixed-size, CUDA default) or "dynamic" (CPU default).
+    kv_cache: str = "auto"
+    attn_implementation: str = "sdpa"
+    seed: int = 0
+    lora: Optional[Dict[str, Any]] = None
+    threads: int = 0
+
+    @staticmethod
+    def from_json(o: Dict[str, Any]) -> "Options":
+        return Options(
+            device=str(o.get("device", "auto")),
+            dtype=str(o.get("dtype", "auto")),
+            gradient_checkpointing=bool(o.get("gradientCheckpointing", False)),
+            token_budget=int(o.get("tokenBudget", 16384)),
+            kv_cache=str(o.get("kvCache", "auto")),
+            attn_implementation=str(o.get("attnImplementation", "sdpa")),
+            seed=int(o.get("seed", 0)),
+            lora=o.get("lora"),
+            threads=int(o.get("threads", 0)),
+        )
+
+
+def _resolve_device(name: str) -> torch.device:
+    if name == "auto":
+        if torch.cuda.is_available():
+            return torch.device("cuda")
+        return torch.device("cpu")
+    dev = torch.device(name)
+    if dev.type == "cuda" and not torch.cuda.is_available():
+        raise RuntimeError(f"device {name!r} requested but torch {torch.__version__} sees no CUDA GPU (is this the CPU build of torch?)")
+    return dev
+
+
+def _resolve_dtype(name: str, device: torch.device) -> torch.dtype:
+    if name == "auto":
+        return torch.bfloat16 if device.type == "cuda" and torch.cuda.is_bf16_supported() else torch.float32
+    table = {"float32": torch.float32, "bfloat16": torch.bfloat16}
+    if name not in table:
+        raise ValueError(f"dtype {name!r} is not supported (float32 or bfloat16)")
+    return table[name]
+
+
+def _decays(name: str, p: torch.Tensor) -> bool:
+    """Decoupled weight decay applies to matrices only (not norm gains, not biases)."""
+    return p.ndim >= 2 and "norm" not in name
+
+
+@dataclass
+class _Pending:
+    """State between the two phases of forward-backward."""
+
+    # Fast path: one forward with a retained graph.
+    lp: Optional[torch.Tensor] = None
+    ent: Optional[torch.Tensor] = None
+    # Micro-batched path: rows of each micro-batch, recomputed with a graph at backward time.
+    micro: List[np.ndarray] = field(default_factory=list)
+    tokens: Optional[np.ndarray] = None
+    lengths: Optional[np.ndarray] = None
+    entropy: bool = False
+
+
+class Worker:
+    """One policy model (+ optional reference) and its optimizer."""
+
+    def __init__(self) -> None:
+        self.model: Any = None
+        self.reference: Any = None
+        self.ref_adapter: Optional[Dict[str, torch.Tensor]] = None  # LoRA: frozen adapter tensors
+        self.ref_is_base = False  # LoRA: reference = base model with adapters disabled
+        self.opt: Optional[torch.optim.Optimizer] = None
+        self.opts = Options()
+        self.device = torch.device("cpu")
+        self.dtype = torch.float32
+        self.pending: Optional[_Pending] = None
+        self.has_grad = False
+        self.model_id = ""
+        self.lora = False
+
+    # ------------------------------------------------------------------ load
+
+    def _setup(self, opts: Options) -> None:
+        from transformers.utils import logging as hf_logging
+
+        hf_logging.disable_progress_bar()
+        self.opts = opts
+        if opts.threads > 0:
+            torch.set_num_threads(opts.threads)
+        self.device = _resolve_device(opts.device)
+        self.dtype = _resolve_dtype(opts.dtype, self.device)
+        torch.manual_seed(opts.seed)
+
+    def _finish_model(self, model: Any) -> None:
+        from transformers import GenerationConfig
+
+        model.to(self.device)
+        # RL samples from exactly the distribution the request names: drop the checkpoint's
+        # generation defaults (repetition penalty, top-k 50, ...).
+        model.generation_config = GenerationConfig()
+        if self.opts.lora:
+            model = self._wrap_lora(model, self.opts.lora)
+        if self.opts.gradient_checkpointing:
+            model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
+            if self.lora:
+                model.enable_input_require_grads()
+        model.eval()
+        self.model = model
+        self.reference = None
+        self.ref_adapter = None
+        self.ref_is_base = False
+        self.opt = None
+        self.pending = None
+        self.has_grad = False
+
+    def _wrap_lora(self, model: Any, cfg: Dict[str, Any]) -> Any:
+        try:
+            from peft import LoraConfig, get_peft_model
+        except ImportError as e:  # pragma: no cover - depends on the environment
+            raise RuntimeError("LoRA needs peft: pip install peft (inside the worker's virtual environment)") from e
+        lc = LoraConfig(
+            r=int(cfg.get("r", 16)),
+            lora_alpha=float(cfg.get("alpha", 32)),
+            lora_dropout=0.0,
+            target_modules=cfg.get("targetModules", "all-linear"),
+            task_type="CAUSAL_LM",
+        )
+        self.lora = True
+        return get_peft_model(model, lc)
+
+    def load(self, path: str, opts: Options) -> Dict[str, Any]:
+        """Load a Hugging Face causal LM from a local directory (no tokenizer: TypeScript tokenizes)."""
+        from transformers import AutoModelForCausalLM
+
+        self._setup(opts)
+        if not os.path.isfile(os.path.join(path, "config.json")):
+            raise FileNotFoundError(f"{path}/config.json not found: model.path must be a local Hugging Face checkpoint directory")
+        model = AutoModelForCausalLM.from_pretrained(path, dtype=torch.float32, attn_implementation=opts.attn_implementation)
+        self.model_id = path
+        self._finish_model(model)
+        self._load_optimizer_state(path)
+        return self.info()
+
+    def init(self, config: Dict[str, Any], opts: Options) -> Dict[str, Any]:
+        """A randomly initialised model from a config.json object (transformers' own init)."""
+        from transformers import AutoConfig, AutoModelForCausalLM
+
+        self._setup(opts)
+        cfg = dict(config)
+        model_type = cfg.pop("model_type")
+        hf_cfg = AutoConfig.for_model(model_type, **cfg)
+        hf_cfg._attn_implementation = opts.attn_implementation
+        model = AutoModelForCausalLM.from_config(hf_cfg, dtype=torch.float32)
+        self.model_id = f"random-init({model_type})"
+        self._finish_model(model)
+        return self.info()
+
+    def info(self) -> Dict[str, Any]:
+        m = self.model
+        n = sum(p.numel() for p in m.parameters() if p.requires_grad)
+        cfg = m.config
+        vocab = int(m.get_output_embeddings().weight.shape[0])
+        dtype = "float32" if self.dtype == torch.float32 else "bfloat16 (autocast; float32 master weights)"
+        return {
+            "modelId": self.model_id,
+            "vocabSize": vocab,
+            "maxSeqLen": int(getattr(cfg, "max_position_embeddings", 0) or 0),
+            "numParams": int(n),
+            "device": str(self.device) + (f" ({torch.cuda.get_device_name(self.device)})" if self.device.type == "cuda" else f" ({torch.get_num_threads()} threads)"),
+            "dtype": dtype,
+            "torch": torch.__version__,
+            "lora": self.lora,
+        }
+
+    # ------------------------------------------------------------------ forwards
+
+    def _autocast(self) -> contextlib.AbstractContextManager[Any]:
+        if self.dtype == torch.float32:
+            return contextlib.nullcontext()
+        return torch.autocast(device_type=self.device.type, dtype=self.dtype)
+
+    def _token_scores(self, model: Any, ids: torch.Tensor, lengths: torch.Tensor, entropy: bool) -> Tuple[torch.Tensor, Optional[torch.Tensor]]:
+        """lp, H: [B, T] float32 in the contract layout (0 at t = 0 and on padding)."""
+        with self._autocast():
+            logits = model(input_ids=ids, use_cache=False).logits
+        z = logits[:, :-1].float()  # position t-1 predicts token t
+        lse = torch.logsumexp(z, dim=-1)
+        lp = z.gather(-1, ids[:, 1:].unsqueeze(-1)).squeeze(-1) - lse
+        B, T = ids.shape
+        valid = torch.arange(1, T, device=ids.device).unsqueeze(0) < lengths.unsqueeze(1)
+        zero = torch.zeros(B, 1, device=ids.device, dtype=torch.float32)
+        lp = torch.cat([zero, torch.where(valid, lp, 0.0)], dim=1)
+        ent: Optional[torch.Tensor] = None
+        if entropy:
+            p = torch.softmax(z, dim=-1)
+            h = lse - (p * z).sum(-1)
+            ent = torch.cat([zero, torch.where(valid, h, 0.0)], dim=1)
+        return lp, ent
+
+    def _micro_batches(self, lengths: np.ndarray) -> List[np.ndarray]:
+        """Row groups (longest first) whose rows x longest length fit the token budget."""
+        order = np.argsort(-lengths, kind="stable")
+        groups: List[np.ndarray] = []
+        cur: List[int] = []
+        for r in order:
+            rows = len(cur) + 1
+            longest = int(lengths[cur[0]]) if cur else int(lengths[r])
+            if cur and rows * longest > self.opts.token_budget:
+                groups.append(np.array(cur))
+                cur = []
+            cur.append(int(r))
+        if cur:
+            groups.append(np.array(cur))
+        return groups
+
+    def _rows(self, tokens: np.ndarray, lengths: np.ndarray, rows: np.ndarray) -> Tuple[torch.Tensor, torch.Tensor, int]:
+        T = max(1, int(lengths[rows].max()))
+        ids = torch.from_numpy(tokens[rows, :T].astype(np.int64)).to(self.device)
+        lens = torch.from_numpy(lengths[rows].astype(np.int64)).to(self.device)
+        return ids, lens, T
+
+    def _check_batch(self, tokens: np.ndarray, lengths: np.ndarray) -> None:
+        V = self.info_vocab()
+        B, T = tokens.shape
+        if lengths.shape != (B,):
+            raise ValueError(f"lengths has shape {lengths.shape}, expected ({B},)")
+        if (lengths > T).any() or (lengths < 0).any():
+            raise ValueError(f"lengths must lie in [0, {T}]")
+        mask = np.arange(T)[None, :] < lengths[:, None]
+        bad = mask & ((tokens < 0) | (tokens >= V))
+        if bad.any():
+            b, t = map(int, np.argwhere(bad)[0])
+            raise ValueError(f"token id {int(tokens[b, t])} at batch row {b}, position {t} is outside the vocabulary [0, {V})")
+
+    def info_vocab(self) -> int:
+        return int(self.model.get_output_embeddings().weight.shape[0])
+
+    @torch.no_grad()
+    def _score_no_grad(self, model: Any, tokens: np.ndarray, lengths: np.ndarray, entropy: bool) -> Tuple[np.ndarray, Optional[np.ndarray]]:
+        B, T = tokens.shape
+        lp_out = np.zeros((B, T), dtype=np.float32)
+        ent_out = np.zeros((B, T), dtype=np.float32) if entropy else None
+        for rows in self._micro_batches(lengths):
+            ids, lens, Tm = self._rows(tokens, lengths, rows)
+            lp, ent = self._token_scores(model, ids, lens, entropy)
+            lp_out[rows, :Tm] = lp.cpu().numpy()
+            if ent_out is not None and ent is not None:
+                ent_out[rows, :Tm] = ent.cpu().numpy()
+        return lp_out, ent_out
+
+    @contextlib.contextmanager
+    def _reference_model(self) -> Iterator[Any]:
+        if self.reference is not None:
+            yield self.reference
+        elif self.lora and self.ref_is_base:
+            with self.model.disable_adapter():
+                yield self.model
+        elif self.lora and self.ref_adapter is not None:
+            # Swap the frozen adapter in, score, swap the trained one back.
+            params = dict(self.model.named_parameters())
+            saved = {k: params[k].detach().clone() for k in self.ref_adapter}
+            with torch.no_grad():
+                for k, v in self.ref_adapter.items():
+                    params[k].copy_(v)
+            try:
+                yield self.model
+            finally:
+                with torch.no_grad():
+                    for k, v in saved.items():
+                        params[k].copy_(v)
+        else:
+            raise RuntimeError("score(model='reference') called before setReference()")
+
+    def score(self, tokens: np.ndarray, lengths: np.ndarray, which: str, entropy: bool) -> Dict[str, np.ndarray]:
+        self._check_batch(tokens, lengths)
+        if which == "reference":
+            with self._reference_model() as m:
+                lp, ent = self._score_no_grad(m, tokens, lengths, entropy)
+        else:
+            lp, ent = self._score_no_grad(self.model, tokens, lengths, entropy)
+        out = {"logprobs": lp}
+        if ent is not None:
+            out["entropy"] = ent
+        return out
+
+    # ------------------------------------------------------------------ training
+
+    def _train_mode(self) -> None:
+        # Gradient checkpointing in transformers only engages in training mode; the supported
+        # architectures have no dropout at the default attention_dropout 0.
+        if self.opts.gradient_checkpointing:
+            self.model.train()
+
+    def forward(self, tokens: np.ndarray, lengths: np.ndarray, entropy: bool) -> Dict[str, np.ndarray]:
+        """Phase 1 of forward-backward: scores with a graph kept for `backward`."""
+        self._check_batch(tokens, lengths)
+        self.pending = None
+        micro = self._micro_batches(lengths)
+        B, T = tokens.shape
+        if len(micro) == 1:
+            self._train_mode()
+            try:
+                ids, lens, Tm = self._rows(tokens, lengths, np.arange(B))
+                lp, ent = self._token_scores(self.model, ids, lens, entropy)
+            finally:
+                self.model.eval()
+            self.pending = _Pending(lp=lp, ent=ent, tokens=tokens, lengths=lengths, entropy=entropy)
+            lp_np = np.zeros((B, T), dtype=np.float32)
+            lp_np[:, :Tm] = lp.detach().cpu().numpy()
+            out = {"logprobs": lp_np}
+            if ent is not None:
+                ent_np = np.zeros((B, T), dtype=np.float32)
+                ent_np[:, :Tm] = ent.detach().cpu().numpy()
+                out["entropy"] = ent_np
+            return out
+        # Too large for one graph: score without one now, recompute each micro-batch with a graph
+        # in `backward` (the loss depends on the parameters only through lp and H, and forwards
+        # are deterministic, so the recomputed scores equal the ones the loss saw).
+        lp_np, ent_np = self._score_no_grad(self.model, tokens, lengths, entropy)
+        self.pending = _Pending(micro=micro, tokens=tokens, lengths=lengths, entropy=entropy)
+        out = {"logprobs": lp_np}
+        if ent_np is not None:
+            out["entropy"] = ent_np
+        return out
+
+    def backward(self, d_lp: Optional[np.ndarray], d_ent: Optional[np.ndarray]) -> None:
+        """Phase 2: back-propagate dL/dlp (and dL/dH) into the parameters' .grad (accumulating)."""
+        p = self.pending
+        self.pending = None
+        if p is None:
+            raise RuntimeError("backward without a preceding forward")
+        if d_lp is None:
+            return  # the client dropped this batch (e.g. a non-finite loss)
+        assert p.tokens is not None and p.lengths is not None
+        B, T = p.tokens.shape
+        if d_lp.shape != (B, T):
+            raise ValueError(f"dLogprobs has shape {d_lp.shape}, expected ({B}, {T})")
+        if d_ent is not None and not p.entropy:
+            raise ValueError("dEntropy given but the forward did not compute entropy (pass entropy: true)")
+        if p.lp is not None:
+            Tm = p.lp.shape[1]
+            outs = [p.lp]
+            grads = [torch.from_numpy(d_lp[:, :Tm]).to(self.device)]
+            if d_ent is not None and p.ent is not None:
+                outs.append(p.ent)
+                grads.append(torch.from_numpy(d_ent[:, :Tm]).to(self.device))
+            torch.autograd.backward(outs, grads)
+            self.has_grad = True
+            return
+        self._train_mode()
+        try:
+            for rows in p.micro:
+                ids, lens, Tm = self._rows(p.tokens, p.lengths, rows)
+                lp, ent = self._token_scores(self.model, ids, lens, d_ent is not None)
+                outs = [lp]
+                grads = [torch.from_numpy(np.ascontiguousarray(d_lp[rows, :Tm])).to(self.device)]
+                if d_ent is not None and ent is not None:
+                    outs.append(ent)
+                    grads.append(torch.from_numpy(np.ascontiguousarray(d_ent[rows, :Tm])).to(self.device))
+                torch.autograd.backward(outs, grads)
+        finally:
+            self.model.eval()
+        self.has_grad = True
+
+    def _named_trainable(self) -> List[Tuple[str, torch.nn.Parameter]]:
+        return [(n, p) for n, p in self.model.named_parameters() if p.requires_grad]
+
+    def _optimizer(self) -> torch.optim.Optimizer:
+        if self.opt is None:
+            named = self._named_trainable()
+            decay = [p for n, p in named if _decays(n, p)]
+            no_decay = [p for n, p in named if not _decays(n, p)]
+            groups = [{"params": decay, "weight_decay": 0.0, "decay": True}, {"params": no_decay, "weight_decay": 0.0, "decay": False}]
+            kw: Dict[str, Any] = {"fused": True} if self.device.type == "cuda" else {"foreach": True}
+            self.opt = torch.optim.AdamW(groups, lr=0.0, **kw)
+        return self.opt
+
+    def optim_step(self, h: Dict[str, Any]) -> Dict[str, Any]:
+        """AdamW with global-norm clipping; returns the norm before clipping."""
+        self.pending = None
+        if not self.has_grad:
+            return {"gradNorm": 0.0, "skipped": True}
+        params = [p for _, p in self._named_trainable()]
+        grads = [p.grad for p in params if p.grad is not None]
+        norm = float(torch.nn.utils.get_total_norm(grads, 2.0)) if grads else 0.0
+        self.has_grad = False
+        if not np.isfinite(norm):
+            self.zero_grad()
+            return {"gradNorm": norm, "skipped": True}
+        max_norm = float(h.get("maxGradNorm") or 0.0)
+        if max_norm > 0 and norm > max_norm:
+            torch.nn.utils.clip_grads_with_norm_(params, max_norm, torch.tensor(norm))
+        opt = self._optimizer()
+        wd = float(h.get("weightDecay") or 0.0)
+        for g in opt.param_groups:
+            g["lr"] = float(h["lr"])
+            g["betas"] = (float(h.get("beta1", 0.9)), float(h.get("beta2", 0.999)))
+            g["eps"] = float(h.get("eps", 1e-8))
+            g["weight_decay"] = wd if g["decay"] else 0.0
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+        return {"gradNorm": norm, "skipped": False}
+
+    def zero_grad(self) -> None:
+        self.pending = None
+        self.has_grad = False
+        for p in self.model.parameters():
+            p.grad = None
+
+    # ------------------------------------------------------------------ reference
+
+    def set_reference(self, path: Optional[str]) -> None:
+        from transformers import AutoModelForCausalLM
+
+        self.reference = None
+        self.ref_adapter = None
+        self.ref_is_base = False
+        if path is not None:
+            ref = AutoModelForCausalLM.from_pretrained(path, dtype=torch.float32, attn_implementation=self.opts.attn_implementation)
+        elif self.lora:
+            # LoRA: the untrained policy is the base model (adapters disabled, no copy); later
+            # resets snapshot only the adapter tensors.
+            if self.opt is None:
+                self.ref_is_base = True
+            else:
+                self.ref_adapter = {n: p.detach().clone() for n, p in self.model.named_parameters() if p.requires_grad}
+            return
+        else:
+            ref = copy.deepcopy(self.model)
+            if self.opts.gradient_checkpointing:
+                ref.gradient_checkpointing_disable()
+        ref.to(self.device)
+        ref.eval()
+        for q in ref.parameters():
+            q.requires_grad_(False)
+        self.reference = ref
+
+    # ------------------------------------------------------------------ sampling
+
+    @torch.no_grad()
+    def sample(self, prompts: List[np.ndarray], h: Dict[str, Any]) -> Dict[str, np.ndarray]:
+        """Batched generate(); returns flat [R, maxNewTokens] tokens/logprobs, lengths [R], stop [R]."""
+        from transformers import GenerationConfig, LogitsProcessorList
+
+        n = int(h["n"])
+        max_new = int(h["maxNewTokens"])
+        temperature = float(h["temperature"])
+        top_k = int(h.get("topK") or 0)
+        top_p = float(h.get("topP") if h.get("topP") is not None else 1.0)
+        stop = [int(s) for s in (h.get("stopTokens") or [])]
+        R = len(prompts) * n
+        tokens_out = np.zeros((R, max_new), dtype=np.int32)
+        lp_out = np.zeros((R, max_new), dtype=np.float32)
+        lengths = np.zeros((R,), dtype=np.int32)
+        stopped = np.zeros((R,), dtype=np.int32)
+        if R == 0 or max_new == 0:
+            return {"tokens": tokens_out, "logprobs": lp_out, "lengths": lengths, "stop": stopped}
+        max_pos = int(getattr(self.model.config, "max_position_embeddings", 0) or 0)
+        longest = max(len(p) for p in prompts)
+        if max_pos and longest + max_new > max_pos:
+            raise ValueError(f"prompt ({longest} tokens) + maxNewTokens ({max_new}) exceeds the model's max_position_embeddings {max_pos}")
+        if any(len(p) == 0 for p in prompts):
+            raise ValueError("every prompt needs at least one token")
+        V = self.info_vocab()
+        pad = stop[0] if stop else 0
+        P = longest
+        ids = np.full((len(prompts), P), pad, dtype=np.int64)
+        mask = np.zeros((len(prompts), P), dtype=np.int64)
+        for i, p in enumerate(prompts):
+            if p.min() < 0 or p.max() >= V:
+                raise ValueError(f"prompt {i} has a token id outside the vocabulary [0, {V})")
+            ids[i, P - len(p) :] = p
+            mask[i, P - len(p) :] = 1
+        kv = self.opts.kv_cache
+        if kv == "auto":
+            kv = "static" if self.device.type == "cuda" else "dynamic"
+        greedy = temperature <= 0
+        gc = GenerationConfig(
+            do_sample=not greedy,
+            max_new_tokens=max_new,
+            min_new_tokens=0,
+            temperature=1.0,
+            top_k=0,
+            top_p=1.0,
+            min_p=None,
+            typical_p=1.0,
+            repetition_penalty=1.0,
+            num_beams=1,
+            num_return_sequences=n,
+            eos_token_id=stop if stop else None,
+            pad_token_id=pad,
+            bos_token_id=None,
+            cache_implementation=kv if kv == "static" else None,
+        )
+        proc = _RecordingWarper(1.0 if greedy else temperature, 0 if greedy else top_k, 1.0 if greedy else top_p)
+        torch.manual_seed(int(h.get("seed", 0)))
+        if self.device.type == "cuda":
+            torch.cuda.manual_seed_all(int(h.get("seed", 0)))
+        with self._autocast():
+            seqs = self.model.generate(
+                input_ids=torch.from_numpy(ids).to(self.device),
+                attention_mask=torch.from_numpy(mask).to(self.device),
+                generation_config=gc,
+                logits_processor=LogitsProcessorList([proc]),
+            )
+        gen = seqs[:, P:]
+        lps = proc.finish(gen[:, -1]) if gen.shape[1] > 0 else torch.zeros(R, 0)
+        gen_np = gen.cpu().numpy().astype(np.int32)
+        lps_np = lps.float().cpu().numpy()
+        S = gen_np.shape[1]
+        stop_set = np.array(stop, dtype=np.int32)
+        for r in range(R):
+            row = gen_np[r]
+            hits = np.nonzero(np.isin(row, stop_set))[0] if stop else np.array([], dtype=np.int64)
+            L = int(hits[0]) + 1 if hits.size else S
+            lengths[r] = L
+            stopped[r] = 1 if hits.size else 0
+            tokens_out[r, :L] = row[:L]
+            lp_out[r, :L] = lps_np[r, :L]
+        return {"tokens": tokens_out, "logprobs": lp_out, "lengths": lengths, "stop": stopped}
+
+    # ------------------------------------------------------------------ I/O
+
+    def save(self, path: str, optimizer: bool) -> None:
+        os.makedirs(path, exist_ok=True)
+        self.model.save_pretrained(path, safe_serialization=True)
+        if optimizer and self.opt is not None:
+            self._save_optimizer_state(path)
+
+    def load_weights(self, path: str) -> None:
+        """Replace the policy weights (and optimizer state when present) from a checkpoint."""
+        from safetensors.torch import load_file
+
+        self.zero_grad()
+        if self.lora and os.path.isfile(os.path.join(path, "adapter_config.json")):
+            from peft import set_peft_model_state_dict
+
+            state = load_file(os.path.join(path, "adapter_model.safetensors"))
+            set_peft_model_state_dict(self.model, state)
+        else:
+            files = [f for f in os.listdir(path) if f.endswith(".safetensors") and f.startswith("model")]
+            if not files:
+                raise FileNotFoundError(f"no model*.safetensors in {path}")
+            state: Dict[str, torch.Tensor] = {}
+            for f in files:
+                state.update(load_file(os.path.join(path, f)))
+            target = self.model.get_base_model() if self.lora else self.model
+            own = dict(target.named_parameters())
+            missing = [k for k in own if k not in state and not (k == "lm_head.weight" and target.config.tie_word_embeddings)]
+            if missing:
+                raise ValueError(f"checkpoint {path} lacks {len(missing)} tensors the model has, e.g. {missing[0]}")
+            with torch.no_grad():
+                for k, p in own.items():
+                    if k in state:
+                        if tuple(state[k].shape) != tuple(p.shape):
+                            raise ValueError(f"checkpoint {path}: tensor {k} has shape {list(state[k].shape)}, the model has {list(p.shape)}")
+                        p.copy_(state[k].to(p.dtype))
+        self.opt = None
+        self._load_optimizer_state(path)
+
+    def _save_optimizer_state(self, path: str) -> None:
+        """optimizer.safetensors in the embedded engine's layout: m:<name>, v:<name>, step."""
+        from safetensors.torch import save_file
+
+        assert self.opt is not None
+        out: Dict[str, torch.Tensor] = {}
+        step = 0.0
+        for name, p in self._named_trainable():
+            st = self.opt.state.get(p)
+            if not st:
+                continue
+            out[f"m:{name}"] = st["exp_avg"].detach().float().cpu().contiguous()
+            out[f"v:{name}"] = st["exp_avg_sq"].detach().float().cpu().contiguous()
+            step = float(st["step"])
+        out["step"] = torch.tensor([step], dtype=torch.float32)
+        save_file(out, os.path.join(path, "optimizer.safetensors"))
+
+    def _load_optimizer_state(self, path: str) -> None:
+        from safetensors.torch import load_file
+
+        f = os.path.join(path, "optimizer.safetensors")
+        if not os.path.isfile(f):
+            return
+        state = load_file(f)
+        opt = self._optimizer()
+        step = float(state["step"].reshape(-1)[0]) if "step" in state else 0.0
+        for name, p in self._named_trainable():
+            if f"m:{name}" in state and f"v:{name}" in state:
+                opt.state[p] = {
+                    "step": torch.tensor(step, dtype=torch.float32, device=p.device if self.device.type == "cuda" else "cpu"),
+                    "exp_avg": state[f"m:{name}"].to(p.device, p.dtype).reshape(p.shape).clone(),
+                    "exp_avg_sq": state[f"v:{name}"].to(p.device, p.dtype).reshape(p.shape).clone(),
+                }
+
+    # ------------------------------------------------------------------ inspection (tests)
+
+    def get_tensor(self, name: str, grad: bool) -> Optional[np.ndarray]:
+        params = dict(self.model.named_parameters())
+        if name not in params:
+            raise KeyError(f"no parameter named {name}")
+        p = params[name]
+        t = p.grad if grad else p.detach()
+        return None if t is None else t.float().cpu().numpy()
+
+    def set_tensor(self, name: str, data: np.ndarray) -> None:
+        params = dict(self.model.named_parameters())
+        if name not in params:
+            raise KeyError(f"no parameter named {name}")
+        p = params[name]
+        with torch.no_grad():
+            p.copy_(torch.from_numpy(data).reshape(p.shape).to(p.dtype))
+
+
+class _RecordingWarper:
+    """The only logits processor given to generate(): records each sampled token's log-prob and
+    applies temperature, top-k and top-p itself (generate runs with its own warpers off).
+
+    At call s it receives the logits for step s and the ids so far, whose last column is the
+    token drawn at step s-1; so it stores one step's log-probs and gathers them a step later.
+    Top-k/top-p follow the embedded engine: candidates sorted by probability (ties to the lower
+    id), top-k first, then the smallest prefix whose mass under the full distribution >= top-p.
+    """
+
+    def __init__(self, temperature: float, top_k: int, top_p: float) -> None:
+        self.temperature = temperature
+        self.top_k = top_k
+        self.top_p = top_p
+        self.prev: Optional[torch.Tensor] = None
+        self.lps: List[torch.Tensor] = []
+
+    def __call__(self, input_ids: torch.Tensor, scores: torch.Tensor) -> torch.Tensor:
+        if self.prev is not None:
+            self.lps.append(self.prev.gather(1, input_ids[:, -1:]).squeeze(1))
+        z = scores.float() / self.temperature
+        logp = torch.log_softmax(z, dim=-1)
+        self.prev = logp
+        V = z.shape[-1]
+        if (self.top_k <= 0 or self.top_k >= V) and self.top_p >= 1.0:
+            return z
+        sp, idx = torch.sort(logp, dim=-1, descending=True, stable=True)
+        keep = torch.ones_like(sp, dtype=torch.bool)
+        if 0 < self.top_k < V:
+            keep[:, self.top_k :] = False
+        if self.top_p < 1.0:
+            probs = sp.exp()
+            before = torch.cumsum(probs, dim=-1) - probs
+            keep &= before < self.top_p
+        keep[:, 0] = True
+        mask = torch.zeros_like(keep).scatter(1, idx, keep)
+        return z.masked_fill(~mask, float("-inf"))
+
+    def finish(self, last: torch.Tensor) -> torch.Tensor:
+        if self.prev is not None:
+            self.lps.append(self.prev.gather(1, last.unsqueeze(1)).squeeze(1))
+        return torch.stack(self.lps, dim=1)
+
+
+def config_json(path: str) -> Dict[str, Any]:
+    with open(os.path.join(path, "config.json"), encoding="utf-8") as f:
+        out: Dict[str, Any] = json.load(f)
+    return out

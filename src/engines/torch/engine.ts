@@ -1,0 +1,304 @@
+/**
+ * The torch engine: any Hugging Face causal LM, held by a PyTorch + transformers worker process
+ * (python/rlvr_worker), driven through the engine contract in ../engine.ts. TypeScript tokenizes
+ * (src/tokenizers, shared with the embedded engine) and owns every formula; the worker samples,
+ * scores, back-propagates the cotangents a TypeScript loss returns, and steps AdamW.
+ *
+ * forwardBackward runs in two phases over one retained graph: `forward` returns log-probs (and
+ * entropy) with the graph kept in the worker, the TypeScript loss computes dL/dlp (and dL/dH), and
+ * `backward` back-propagates them. When a batch exceeds the token budget the worker scores it
+ * without a graph and recomputes each micro-batch with one during `backward` (same gradient, less
+ * memory). Checkpoints use the Hugging Face layout (save_pretrained) plus, when asked,
+ * `optimizer.safetensors` in the embedded engine's layout, so either engine resumes the other's.
+ */
+import type {
+  CheckpointRef,
+  Engine,
+  EngineInfo,
+  LossReport,
+  OptimStep,
+  SampleRequest,
+  SampleResult,
+  TokenBatch,
+  TokenLossFn,
+  TokenScores,
+} from "../engine.ts";
+import type { Tokenizer } from "../../tokenizers/types.ts";
+import { toHfConfig, type ModelConfig } from "../embedded/hf-config.ts";
+import { probeTorch, WorkerProcess, INSTALL_HINT } from "./worker.ts";
+
+export interface TorchEngineOptions {
+  /** Python executable with torch + transformers (default: $RLVR_PYTHON, python/.venv, python3). */
+  python?: string;
+  /** "auto" (cuda when available, else cpu), "cpu", "cuda", "cuda:1", "mps". */
+  device?: string;
+  /** "auto" (bfloat16 autocast on CUDA with bf16 support, else float32), "float32" or "bfloat16". */
+  dtype?: "auto" | "float32" | "bfloat16";
+  /** Recompute activations in the backward pass (less memory, ~30% more compute). */
+  gradientCheckpointing?: boolean;
+  /** Most tokens (rows × padded length) in one forward; larger batches are micro-batched. Default 16384. */
+  tokenBudget?: number;
+  /** KV cache used by generate(): "auto" (static on CUDA, dynamic on CPU), "static" or "dynamic". */
+  kvCache?: "auto" | "static" | "dynamic";
+  /** transformers attention implementation ("sdpa" default, "eager", "flash_attention_2"). */
+  attnImplementation?: string;
+  /** Train LoRA adapters instead of all weights (needs peft in the worker's Python). */
+  lora?: { r?: number; alpha?: number; targetModules?: string[] | "all-linear" };
+  /** Seed of the worker's torch RNG (random init). */
+  seed?: number;
+  /** torch CPU threads (0 = torch's default). */
+  threads?: number;
+  /** Tokenizer whose files `save` writes beside the weights. */
+  tokenizer?: Tokenizer;
+  /** Model id shown in info() (default: the directory). */
+  modelId?: string;
+  /** Receives the worker's stderr lines (default: forwarded to process.stderr). */
+  onStderr?: (line: string) => void;
+}
+
+/** Versions the worker reports at start. */
+export interface WorkerVersions {
+  protocol: number;
+  python: string;
+  torch: string;
+  transformers: string;
+  cuda: boolean;
+  peft: boolean;
+}
+
+export class TorchEngine implements Engine {
+  private lock: Promise<unknown> = Promise.resolve();
+
+  private constructor(
+    private readonly worker: WorkerProcess,
+    private readonly infoCache: EngineInfo,
+    readonly versions: WorkerVersions,
+    private readonly opts: TorchEngineOptions,
+  ) {}
+
+  /**
+   * Whether the torch engine can run here (Python imports torch and transformers).
+   * @returns ok, or a reason that names the install command.
+   */
+  static probe(python?: string): ReturnType<typeof probeTorch> {
+    return probeTorch(python);
+  }
+
+  /** Load a local Hugging Face checkpoint directory (config.json + *.safetensors). */
+  static async fromPretrained(dir: string, opts: TorchEngineOptions = {}): Promise<TorchEngine> {
+    return TorchEngine.start({ path: dir }, { modelId: dir, ...opts });
+  }
+
+  /** A randomly initialised model of `config` (transformers' initialisation, seeded by opts.seed). */
+  static async create(config: ModelConfig, opts: TorchEngineOptions = {}): Promise<TorchEngine> {
+    return TorchEngine.start({ config: toHfConfig(config) }, { modelId: `random-init(${config.hiddenSize}x${config.numLayers})`, ...opts });
+  }
+
+  private static async start(what: { path?: string; config?: Record<string, unknown> }, opts: TorchEngineOptions): Promise<TorchEngine> {
+    const worker = new WorkerProcess({ python: opts.python, onStderr: opts.onStderr });
+    try {
+      const hello = (await worker.call("hello")).header as unknown as WorkerVersions;
+      if (hello.protocol !== 1) throw new Error(`torch worker speaks protocol ${hello.protocol}, this client speaks 1: reinstall with \`rlvr setup torch\``);
+      const options = {
+        device: opts.device ?? "auto",
+        dtype: opts.dtype ?? "auto",
+        gradientCheckpointing: opts.gradientCheckpointing ?? false,
+        tokenBudget: opts.tokenBudget ?? 16384,
+        kvCache: opts.kvCache ?? "auto",
+        attnImplementation: opts.attnImplementation ?? "sdpa",
+        seed: opts.seed ?? 0,
+        threads: opts.threads ?? 0,
+        ...(opts.lora ? { lora: opts.lora } : {}),
+      };
+      if (opts.lora && !hello.peft) throw new Error(`LoRA needs peft in the worker's Python (${worker.python}): pip install peft`);
+      const reply = await worker.call("load", { ...what, options });
+      const i = reply.header.info as Record<string, unknown>;
+      const info: EngineInfo = {
+        engine: "torch",
+        modelId: opts.modelId ?? String(i.modelId),
+        vocabSize: Number(i.vocabSize),
+        maxSeqLen: Number(i.maxSeqLen),
+        numParams: Number(i.numParams),
+        device: String(i.device),
+        dtype: String(i.dtype),
+      };
+      return new TorchEngine(worker, info, hello, opts);
+    } catch (e) {
+      await worker.close(2000).catch(() => undefined);
+      const msg = (e as Error).message;
+      if (/No module named|could not start/.test(msg) && !msg.includes(INSTALL_HINT)) throw new Error(`${msg}\n${INSTALL_HINT}`);
+      throw e;
+    }
+  }
+
+  /** Run `fn` with exclusive use of the worker (keeps forward/backward pairs together). */
+  private exclusive<T>(fn: () => Promise<T>): Promise<T> {
+    const p = this.lock.then(fn, fn);
+    this.lock = p.catch(() => undefined);
+    return p;
+  }
+
+  info(): EngineInfo {
+    return { ...this.infoCache };
+  }
+
+  /** Whether the worker process is running. */
+  get alive(): boolean {
+    return this.worker.alive;
+  }
+
+  async sample(req: SampleRequest): Promise<SampleResult[]> {
+    if (!(req.n >= 1)) throw new Error(`sample: n must be >= 1, got ${req.n}`);
+    const lens = Int32Array.from(req.prompts.map((p) => p.length));
+    const flat = new Int32Array(lens.reduce((a, b) => a + b, 0));
+    let off = 0;
+    for (const p of req.prompts) {
+      flat.set(p, off);
+      off += p.length;
+    }
+    const { tensors } = await this.exclusive(() =>
+      this.worker.call(
+        "sample",
+        {
+          n: req.n,
+          maxNewTokens: req.maxNewTokens,
+          temperature: req.temperature,
+          topP: req.topP ?? 1,
+          topK: req.topK ?? 0,
+          stopTokens: req.stopTokens ?? [],
+          seed: req.seed,
+        },
+        { prompts: flat, promptLengths: lens },
+      ),
+    );
+    const tokens = tensors.tokens as Int32Array;
+    const logprobs = tensors.logprobs as Float32Array;
+    const lengths = tensors.lengths as Int32Array;
+    const stop = tensors.stop as Int32Array;
+    const S = req.maxNewTokens;
+    const out: SampleResult[] = [];
+    for (let r = 0; r < req.prompts.length * req.n; r++) {
+      const L = lengths[r]!;
+      out.push({
+        promptIndex: Math.floor(r / req.n),
+        tokens: tokens.slice(r * S, r * S + L),
+        logprobs: logprobs.slice(r * S, r * S + L),
+        stopReason: stop[r] ? "completed" : "max_tokens",
+      });
+    }
+    return out;
+  }
+
+  private batchTensors(batch: TokenBatch) {
+    const { batchSize: B, seqLen: T } = batch;
+    if (batch.tokens.length !== B * T) throw new Error(`TokenBatch.tokens has ${batch.tokens.length} entries, expected batchSize*seqLen = ${B * T}`);
+    if (batch.lengths.length !== B) throw new Error(`TokenBatch.lengths has ${batch.lengths.length} entries, expected batchSize = ${B}`);
+    return { header: { batchSize: B, seqLen: T }, tensors: { tokens: batch.tokens, lengths: batch.lengths } };
+  }
+
+  async score(batch: TokenBatch, opts: { model: "policy" | "reference"; entropy?: boolean }): Promise<TokenScores> {
+    const b = this.batchTensors(batch);
+    const { tensors } = await this.exclusive(() => this.worker.call("score", { ...b.header, model: opts.model, entropy: !!opts.entropy }, b.tensors));
+    return { logprobs: tensors.logprobs as Float32Array, entropy: opts.entropy ? (tensors.entropy as Float32Array) : undefined };
+  }
+
+  async forwardBackward(batch: TokenBatch, loss: TokenLossFn, opts: { entropy?: boolean } = {}): Promise<LossReport> {
+    const b = this.batchTensors(batch);
+    const n = batch.batchSize * batch.seqLen;
+    return this.exclusive(async () => {
+      const fwd = await this.worker.call("forward", { ...b.header, entropy: !!opts.entropy }, b.tensors);
+      const scores: TokenScores = { logprobs: fwd.tensors.logprobs as Float32Array };
+      if (opts.entropy) scores.entropy = fwd.tensors.entropy as Float32Array;
+      let out;
+      try {
+        out = loss(scores, batch);
+        if (out.dLogprobs.length !== n) throw new Error(`loss returned dLogprobs of length ${out.dLogprobs.length}, expected batchSize*seqLen = ${n}`);
+        if (out.dEntropy && out.dEntropy.length !== n) throw new Error(`loss returned dEntropy of length ${out.dEntropy.length}, expected ${n}`);
+        if (out.dEntropy && !opts.entropy) throw new Error("loss returned dEntropy but forwardBackward was called without { entropy: true }");
+      } catch (e) {
+        await this.worker.call("backward", {}); // drop the retained graph
+        throw e;
+      }
+      if (!Number.isFinite(out.loss)) {
+        await this.worker.call("backward", {});
+        return { loss: out.loss, metrics: out.metrics, tokens: countTokens(batch) };
+      }
+      const grads: Record<string, Float32Array> = { dLogprobs: out.dLogprobs };
+      if (out.dEntropy) grads.dEntropy = out.dEntropy;
+      await this.worker.call("backward", b.header, grads);
+      return { loss: out.loss, metrics: out.metrics, tokens: countTokens(batch) };
+    });
+  }
+
+  async optimStep(opt: OptimStep): Promise<{ gradNorm: number; skipped: boolean }> {
+    const { header } = await this.exclusive(() =>
+      this.worker.call("optim_step", {
+        lr: opt.lr,
+        maxGradNorm: opt.maxGradNorm ?? 0,
+        weightDecay: opt.weightDecay ?? 0,
+        beta1: opt.beta1 ?? 0.9,
+        beta2: opt.beta2 ?? 0.999,
+        eps: opt.eps ?? 1e-8,
+      }),
+    );
+    return { gradNorm: Number(header.gradNorm), skipped: Boolean(header.skipped) };
+  }
+
+  /** Drop accumulated gradients without stepping. */
+  async zeroGrad(): Promise<void> {
+    await this.exclusive(() => this.worker.call("zero_grad"));
+  }
+
+  async setReference(from: "policy" | CheckpointRef): Promise<void> {
+    await this.exclusive(() => this.worker.call("set_reference", from === "policy" ? {} : { path: from.dir }));
+  }
+
+  async save(dir: string, opts: { optimizer?: boolean } = {}): Promise<void> {
+    await this.exclusive(() => this.worker.call("save", { path: dir, optimizer: !!opts.optimizer }));
+    if (this.opts.tokenizer) await this.opts.tokenizer.save(dir);
+  }
+
+  async load(dir: string): Promise<void> {
+    await this.exclusive(() => this.worker.call("load_weights", { path: dir }));
+  }
+
+  async close(): Promise<void> {
+    await this.worker.close();
+  }
+
+  // ---------------------------------------------------------------- inspection (tests, tools)
+
+  /** A copy of parameter `name` (Hugging Face name and [out, in] layout), float32. */
+  async getWeight(name: string): Promise<Float32Array> {
+    const r = await this.exclusive(() => this.worker.call("get_tensor", { name }));
+    return r.tensors.data as Float32Array;
+  }
+
+  /** Overwrite parameter `name` (HF layout). */
+  async setWeight(name: string, data: Float32Array): Promise<void> {
+    await this.exclusive(() => this.worker.call("set_tensor", { name }, { data }));
+  }
+
+  /** The accumulated gradient of `name`, or null before any backward. */
+  async getGrad(name: string): Promise<Float32Array | null> {
+    const r = await this.exclusive(() => this.worker.call("get_tensor", { name, grad: true }));
+    return r.header.present ? (r.tensors.data as Float32Array) : null;
+  }
+
+  /** Peak and current CUDA memory in bytes (0 on CPU); `reset` restarts the peak counter. */
+  async memory(reset = false): Promise<{ peakBytes: number; allocatedBytes: number }> {
+    const r = await this.exclusive(() => this.worker.call("memory", { reset }));
+    return { peakBytes: Number(r.header.peakBytes), allocatedBytes: Number(r.header.allocatedBytes) };
+  }
+
+  /** Kill the worker process (tests: crash handling). */
+  killWorker(): void {
+    this.worker.kill();
+  }
+}
+
+function countTokens(batch: TokenBatch): number {
+  let n = 0;
+  for (let i = 0; i < batch.lossMask.length; i++) n += batch.lossMask[i]!;
+  return n;
+}
