@@ -30,6 +30,16 @@ const modelSchema = z
     init: modelInitSchema.optional(),
     /** Engine kind: "embedded" (default, in-process) or "torch" (Python worker). */
     engine: z.enum(["embedded", "torch"]).default("embedded"),
+    /** Torch engine only: Python with torch + transformers (default $RLVR_PYTHON, python/.venv, python3). */
+    python: z.string().optional(),
+    /** Torch engine only: "auto" (cuda when available), "cpu", "cuda", "cuda:N". */
+    device: z.string().default("auto"),
+    /** Torch engine only: "auto" (bfloat16 autocast on GPU, float32 on CPU), "float32", "bfloat16". */
+    dtype: z.enum(["auto", "float32", "bfloat16"]).default("auto"),
+    /** Torch engine only: recompute activations in backward (less memory). */
+    gradientCheckpointing: z.boolean().default(false),
+    /** Torch engine only: most tokens (rows × padded length) per forward; larger batches are micro-batched. */
+    tokenBudget: posInt.default(16384),
   })
   .refine((m) => m.path !== undefined || m.init !== undefined, { message: "set model.path (a checkpoint directory) or model.init (a random model's size)" });
 

@@ -5,6 +5,7 @@
 import { existsSync } from "node:fs";
 import type { Engine } from "../engines/engine.ts";
 import { EmbeddedEngine } from "../engines/embedded/engine.ts";
+import { TorchEngine } from "../engines/torch/engine.ts";
 import type { ModelConfig } from "../engines/embedded/hf-config.ts";
 import type { Tokenizer } from "../tokenizers/types.ts";
 import { CharTokenizer, loadTokenizer } from "../tokenizers/index.ts";
@@ -35,9 +36,11 @@ export async function buildTokenizer(cfg: RunConfig): Promise<Tokenizer> {
 
 /** Build the engine: load a checkpoint (model.path) or initialise a model (model.init). */
 export async function buildEngine(cfg: RunConfig, tokenizer: Tokenizer): Promise<Engine> {
-  if (cfg.model.engine !== "embedded") throw new Error(`config error at model.engine: "${cfg.model.engine}" is not available in this build; use "embedded"`);
+  const m = cfg.model;
+  const torchOpts = { python: m.python, device: m.device, dtype: m.dtype, gradientCheckpointing: m.gradientCheckpointing, tokenBudget: m.tokenBudget, seed: cfg.seed, tokenizer };
   if (cfg.model.path) {
     if (!existsSync(cfg.model.path)) throw new Error(`config error at model.path: directory ${cfg.model.path} does not exist`);
+    if (m.engine === "torch") return TorchEngine.fromPretrained(cfg.model.path, torchOpts);
     return EmbeddedEngine.fromPretrained(cfg.model.path, { tokenizer, seed: cfg.seed });
   }
   const init = cfg.model.init!;
@@ -61,6 +64,7 @@ export async function buildEngine(cfg: RunConfig, tokenizer: Tokenizer): Promise
     bosTokenId: tokenizer.bosId,
     eosTokenId: tokenizer.eosId,
   };
+  if (m.engine === "torch") return TorchEngine.create(mc, torchOpts);
   return EmbeddedEngine.create(mc, { seed: cfg.seed, tokenizer, modelId: `random-init(${init.hiddenSize}x${init.numLayers})` });
 }
 
