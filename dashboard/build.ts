@@ -1,0 +1,95 @@
+/**
+ * Builds the dashboard page with Vite into dashboard/dist on first use (and again whenever its
+ * sources change), so a fresh clone needs no separate build step and nothing built is committed.
+ *
+ *   node --import tsx dashboard/build.ts     # build now (prints the output directory)
+ */
+import { createHash } from "node:crypto";
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join, relative } from "node:path";
+import { fileURLToPath } from "node:url";
+
+/** The dashboard source folder (this file's folder). */
+export const DASHBOARD_ROOT = dirname(fileURLToPath(import.meta.url));
+const STAMP = ".source-hash";
+
+function sourceFiles(dir: string, out: string[] = []): string[] {
+  for (const e of readdirSync(dir).sort()) {
+    const p = join(dir, e);
+    if (statSync(p).isDirectory()) sourceFiles(p, out);
+    else out.push(p);
+  }
+  return out;
+}
+
+/** Hash of everything the page is built from (index.html, src/**, this file's Vite settings). */
+export function sourceHash(root = DASHBOARD_ROOT): string {
+  const h = createHash("sha256");
+  for (const f of [join(root, "index.html"), join(root, "build.ts"), ...sourceFiles(join(root, "src"))]) {
+    h.update(relative(root, f)).update("\0").update(readFileSync(f)).update("\0");
+  }
+  return h.digest("hex").slice(0, 16);
+}
+
+function upToDate(dir: string, hash: string): boolean {
+  try {
+    return existsSync(join(dir, "index.html")) && readFileSync(join(dir, STAMP), "utf8") === hash;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Make sure a build of the current sources exists and return its directory: dashboard/dist, or
+ * a folder under the OS temp dir when dashboard/ is not writable. Builds into a temporary
+ * folder and renames it into place, so concurrent callers never see a half-written build.
+ * @throws Error when Vite is missing or the build fails (the message says how to build by hand).
+ */
+export async function ensureDashboardBuilt(o: { log?: (msg: string) => void } = {}): Promise<string> {
+  const hash = sourceHash();
+  const candidates = [join(DASHBOARD_ROOT, "dist"), join(tmpdir(), `rlvr-dashboard-${hash}`)];
+  for (const dir of candidates) if (upToDate(dir, hash)) return dir;
+  let vite: typeof import("vite");
+  try {
+    vite = await import("vite");
+  } catch (e) {
+    throw new Error(`dashboard: cannot load vite to build the page (${(e as Error).message}); run "npm install" in the rlvr folder`);
+  }
+  let lastError: unknown;
+  for (const dir of candidates) {
+    const tmp = `${dir}.tmp-${process.pid}-${Date.now()}`;
+    try {
+      mkdirSync(dirname(dir), { recursive: true });
+      o.log?.(`dashboard: building the page with vite → ${dir}`);
+      await vite.build({
+        root: DASHBOARD_ROOT,
+        base: "./",
+        configFile: false,
+        logLevel: "warn",
+        build: { outDir: tmp, emptyOutDir: true, sourcemap: false, reportCompressedSize: false },
+      });
+      writeFileSync(join(tmp, STAMP), hash);
+      if (upToDate(dir, hash)) {
+        rmSync(tmp, { recursive: true, force: true }); // another process finished first
+        return dir;
+      }
+      rmSync(dir, { recursive: true, force: true });
+      try {
+        renameSync(tmp, dir);
+      } catch (e) {
+        rmSync(tmp, { recursive: true, force: true });
+        if (!upToDate(dir, hash)) throw e;
+      }
+      return dir;
+    } catch (e) {
+      rmSync(tmp, { recursive: true, force: true });
+      lastError = e;
+    }
+  }
+  throw new Error(`dashboard: the page build failed (${(lastError as Error)?.message}); try "node --import tsx dashboard/build.ts"`);
+}
+
+if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
+  console.log(await ensureDashboardBuilt({ log: (m) => console.error(m) }));
+}
