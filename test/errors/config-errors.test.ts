@@ -1,0 +1,87 @@
+/**
+ * Exact text of config errors: each names the file, the field (dotted path), what was expected,
+ * and what was found (DESIGN.md: "every error names the field and the fix").
+ */
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { ConfigError, loadRunConfig, parseRunConfig } from "../../src/config/schema.ts";
+
+const base = { model: { init: {} }, tokenizer: { type: "char", alphabet: "0123456789+=" }, data: { task: "addition" } };
+
+/** The message parseRunConfig throws for `raw` (named "run.yaml"). */
+function message(raw: unknown): string {
+  try {
+    parseRunConfig(raw, "run.yaml");
+  } catch (e) {
+    assert.ok(e instanceof ConfigError, `a ConfigError, got ${(e as Error).name}`);
+    return (e as Error).message;
+  }
+  assert.fail("no error");
+}
+
+test("wrong type, out of range and non-integer rl.groupSize", () => {
+  assert.equal(message({ ...base, rl: { steps: 1, groupSize: "8" } }), 'config error in run.yaml at rl.groupSize: Invalid input: expected number, received string, got "8"');
+  assert.equal(message({ ...base, rl: { steps: 1, groupSize: 1 } }), "config error in run.yaml at rl.groupSize: Too small: expected number to be >=2, got 1");
+  assert.equal(message({ ...base, rl: { steps: 1, groupSize: 2.5 } }), "config error in run.yaml at rl.groupSize: Invalid input: expected int, received number, got 2.5");
+});
+
+test("unknown fields, nested and top level", () => {
+  assert.equal(message({ ...base, rl: { steps: 1, gropSize: 4 } }), "config error in run.yaml at rl: unknown field(s) gropSize; remove or rename them");
+  assert.equal(message({ ...base, lerning_rate: 1 }), "config error in run.yaml at (top level): unknown field(s) lerning_rate; remove or rename them");
+});
+
+test("missing choices, enum values, numbers out of range; several problems listed together", () => {
+  assert.equal(message({ ...base, model: {} }), "config error in run.yaml at model: set model.path (a checkpoint directory) or model.init (a random model's size), got {}");
+  assert.equal(message({ ...base, data: {} }), "config error in run.yaml at data: set data.task (a procedural task) or data.train (a JSONL/Parquet file), got {}");
+  assert.equal(message({ ...base, data: { task: "addition", template: "chatml" } }), 'config error in run.yaml at data.template: Invalid option: expected one of "plain"|"r1"|"boxed", got "chatml"');
+  assert.equal(message({ ...base, rl: { steps: 1, lr: -1 } }), "config error in run.yaml at rl.lr: Too small: expected number to be >0, got -1");
+  assert.equal(
+    message({ ...base, rl: { steps: 1, lr: -1, groupSize: 1 } }),
+    ["config error in run.yaml at rl.groupSize: Too small: expected number to be >=2, got 1", "config error in run.yaml at rl.lr: Too small: expected number to be >0, got -1"].join("\n"),
+  );
+});
+
+test("algorithm errors name the field inside rl.algorithm", () => {
+  assert.match(message({ ...base, rl: { steps: 1, algorithm: "grpoo" } }), /at rl\.algorithm\.preset: unknown preset "grpoo"; expected one of grpo, dr_grpo, dapo, gspo, cispo, sapo, rloo, reinforce_pp$/);
+  assert.match(message({ ...base, rl: { steps: 1, algorithm: { loss: { clipHigh: "0.28x" } } } }), /at rl\.algorithm\.loss\.clipHigh: Invalid input: expected number, received string \(got "0\.28x"\)$/);
+});
+
+test("invalid YAML names the file and line", () => {
+  const dir = mkdtempSync(join(tmpdir(), "rlvr-cfg-"));
+  try {
+    const tabs = join(dir, "tabs.yaml");
+    writeFileSync(tabs, "seed: 1\nmodel:\n\tinit: {}\n");
+    assert.throws(() => loadRunConfig(tabs), { name: "ConfigError", message: `config error in ${tabs} line 3: invalid YAML (Tabs are not allowed as indentation at line 3, column 1:)` });
+    const flow = join(dir, "flow.yaml");
+    writeFileSync(flow, "seed: 1\nrl:\n  steps: [1, 2\n");
+    assert.throws(() => loadRunConfig(flow), { message: `config error in ${flow} line 4: invalid YAML (Flow sequence in block collection must be sufficiently indented and end with a ] at line 4, column 1:)` });
+    const typed = join(dir, "typed.yaml");
+    writeFileSync(typed, "model:\n  init: {}\ntokenizer: {type: char, alphabet: '0123456789'}\ndata:\n  task: addition\nrl:\n  steps: 1\n  groupSize: eight\n");
+    assert.throws(() => loadRunConfig(typed), { message: `config error in ${typed} at rl.groupSize: Invalid input: expected number, received string, got "eight"` });
+    const missing = join(dir, "missing.yaml");
+    assert.throws(() => loadRunConfig(missing), { message: `cannot read config ${missing}: ENOENT: no such file or directory, open '${missing}'` });
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+// Messages that could tell the fix better (reported to the lead; src/config is theirs). Each is
+// a todo test: it states the wanted text and does not fail the suite until the message changes.
+test("wanted: no doubled 'config error' prefix on algorithm errors", { todo: "reported: parseRunConfig wraps resolveAlgorithm's message in a second prefix" }, () => {
+  assert.equal(message({ ...base, rl: { steps: 1, algorithm: "grpoo" } }), 'config error in run.yaml at rl.algorithm.preset: unknown preset "grpoo"; expected one of grpo, dr_grpo, dapo, gspo, cispo, sapo, rloo, reinforce_pp');
+});
+
+test("wanted: an unknown field suggests the nearest known one", { todo: "reported: unknown-field errors give no suggestion" }, () => {
+  assert.match(message({ ...base, rl: { steps: 1, gropSize: 4 } }), /did you mean groupSize\?/);
+});
+
+test("wanted: a missing block says it is missing and how to fill it", { todo: 'reported: "Invalid input: expected object, received undefined, got nothing"' }, () => {
+  assert.match(message({ data: { task: "addition" } }), /^config error in run\.yaml at model: missing; set model\.path .* or model\.init/);
+});
+
+test("wanted: a tokenizer block names the missing field", { todo: 'reported: union errors read "Invalid input, got {...}"' }, () => {
+  assert.match(message({ ...base, tokenizer: { type: "char" } }), /tokenizer\.alphabet/);
+});
