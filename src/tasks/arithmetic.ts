@@ -24,6 +24,23 @@ export interface ArithmeticOptions {
   terms?: number;
   /** Operators to draw from (default ["+"] for addition; ["+", "-", "*"] for arithmetic). */
   ops?: ("+" | "-" | "*")[];
+  /**
+   * Partial credit for a wrong integer answer: reward = partialCredit × (fraction of digit
+   * positions, aligned from the right over the longer of the two numbers, that match). 0 = off
+   * (exact match only, the default). `correct` stays exact match either way.
+   */
+  partialCredit?: number;
+}
+
+/** Fraction of digit positions (right-aligned over the longer number) where two integers agree. */
+export function digitAgreement(a: string, b: string): number {
+  const x = a.replace(/^[-\u2212]/, "");
+  const y = b.replace(/^[-\u2212]/, "");
+  const n = Math.max(x.length, y.length);
+  if (n === 0) return 0;
+  let same = 0;
+  for (let i = 1; i <= n; i++) if (x[x.length - i] !== undefined && x[x.length - i] === y[y.length - i]) same++;
+  return same / n;
 }
 
 const MAX_DIGITS = 18;
@@ -108,7 +125,11 @@ export function createArithmeticTask(opts: ArithmeticOptions = {}): Task {
       return generateInSplit(name, g, (rng) => make(rng, g.difficulty));
     },
     verify(response: string, example: Example): Verdict {
-      return verifyLeadingInteger(response, example.answer);
+      const v = verifyLeadingInteger(response, example.answer);
+      if (!v.correct && v.extracted !== null && opts.partialCredit) {
+        return { ...v, reward: opts.partialCredit * digitAgreement(v.extracted, example.answer.trim()) };
+      }
+      return v;
     },
   };
 }
@@ -118,3 +139,26 @@ export const additionTask: Task = createArithmeticTask();
 
 /** Mixed + − × arithmetic with 3 terms: `"12*7-30="` → `"54"`; difficulty = max digits per operand. */
 export const arithmeticTask: Task = createArithmeticTask({ ops: ["+", "-", "*"] });
+
+/**
+ * A worked answer from an imperfect teacher: the column sum of the operands in which each carry
+ * is dropped with probability `dropRate` (the classic "forgot to carry" error). With dropRate 0
+ * it is the true sum. Used to build demonstrations that an SFT warm-up imitates, mistakes
+ * included, so that RL with a verifier has something to correct (see the quickstart).
+ * @param operands non-negative integers as decimal strings.
+ * @returns the teacher's answer as a decimal string.
+ */
+export function teacherSum(operands: readonly string[], dropRate: number, rng: Rng): string {
+  const width = Math.max(...operands.map((o) => o.length));
+  const digits: number[] = [];
+  let carry = 0;
+  for (let i = 1; i <= width || carry > 0; i++) {
+    let s = carry;
+    for (const o of operands) s += i <= o.length ? Number(o[o.length - i]) : 0;
+    digits.push(s % 10);
+    carry = Math.floor(s / 10);
+    if (carry > 0 && rng.next() < dropRate) carry = 0;
+  }
+  const out = digits.reverse().join("").replace(/^0+(?=\d)/, "");
+  return out;
+}
