@@ -265,6 +265,42 @@ describe("torch engine alone", { skip: SKIP }, () => {
     assert.deepEqual(tp.map((o) => Array.from(o.tokens)), greedy.map((o) => Array.from(o.tokens)), "a tiny top-p keeps only the argmax");
   });
 
+  test("LoRA (when peft is installed): base model as reference, adapter snapshots on reset, adapter save/load", async (t) => {
+    if (!tor.versions.peft) {
+      t.skip("peft is not installed in the worker's Python (rlvr setup torch --lora)");
+      return;
+    }
+    const e = await TorchEngine.fromPretrained(ckpt, { ...quiet, device: "cpu", threads: 1, lora: { r: 4, alpha: 8 } });
+    try {
+      assert.ok(e.info().numParams < tor.info().numParams, "only adapters train");
+      const batch = batchOf(31, [7, 5, 9]);
+      const n = batch.batchSize * batch.seqLen;
+      const step = async () => {
+        await e.forwardBackward(batch, linearLoss(new Float32Array(n).fill(1), new Float32Array(n)).fn);
+        return e.optimStep({ lr: 1e-2 });
+      };
+      const s0 = await e.score(batch, { model: "policy" });
+      await e.setReference("policy");
+      for (let i = 0; i < 2; i++) assert.equal((await step()).skipped, false);
+      const s1 = await e.score(batch, { model: "policy" });
+      assert.ok(maxAbsDiff(s0.logprobs, s1.logprobs) > 1e-3, "the adapters trained");
+      assert.equal(maxAbsDiff(s0.logprobs, (await e.score(batch, { model: "reference" })).logprobs), 0, "reference = base model");
+      await e.setReference("policy"); // ProRL-style reset: snapshot of the trained adapters
+      await step();
+      assert.equal(maxAbsDiff(s1.logprobs, (await e.score(batch, { model: "reference" })).logprobs), 0);
+      const s2 = await e.score(batch, { model: "policy" });
+      assert.ok(maxAbsDiff(s1.logprobs, s2.logprobs) > 0, "scoring the reference left the policy's adapters in place");
+      const dir = join(tmp, "lora-out");
+      await e.save(dir, { optimizer: true });
+      assert.ok((await readdir(dir)).includes("adapter_model.safetensors"));
+      await step();
+      await e.load(dir);
+      assert.ok(maxAbsDiff(s2.logprobs, (await e.score(batch, { model: "policy" })).logprobs) < 1e-6, "adapters reloaded");
+    } finally {
+      await e.close();
+    }
+  });
+
   test("a dead worker fails every call cleanly", async () => {
     const e = await TorchEngine.fromPretrained(ckpt, { ...quiet, device: "cpu", threads: 1 });
     e.killWorker();
