@@ -2,7 +2,8 @@
  * The dashboard in headless Chromium (Debian's chromium package, driven by playwright-core):
  * curves render (DOM counts and a screenshot pixel check), live polling picks up appended steps,
  * several runs overlay, the sample browser filters and shows a sample, the evaluation table and
- * pass@k curve show eval.jsonl. Skips when /usr/bin/chromium is absent.
+ * pass@k curve show eval.jsonl. Skips when /usr/bin/chromium is absent (fails instead with
+ * RLVR_REQUIRE_CHROMIUM=1).
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
@@ -20,6 +21,8 @@ const ORANGE = "#d9480f"; // run 1's colour
 test("dashboard in headless Chromium: curves, live update, overlay, samples, evaluation", { timeout: 120_000 }, async (t) => {
   if (!existsSync(CHROMIUM)) {
     const why = `${CHROMIUM} not found; install Debian's chromium package (apt-get install -y chromium) to run the dashboard browser test`;
+    // CI sets RLVR_REQUIRE_CHROMIUM=1 after installing it, so a failed install cannot pass as a skip.
+    if (process.env.RLVR_REQUIRE_CHROMIUM === "1") assert.fail(`RLVR_REQUIRE_CHROMIUM=1 but ${why}`);
     console.log(`# SKIP dashboard browser test: ${why}`);
     t.skip(why);
     return;
