@@ -5,9 +5,10 @@ import { register as trainCmd } from "./train.ts";
 import { register as evalCmd } from "./eval.ts";
 import { register as data } from "./data.ts";
 import { register as verify } from "./verify.ts";
+import { register as dashboard } from "./dashboard.ts";
 
 type Register = (program: Command) => void;
-const modules: Register[] = [quickstart, trainCmd, evalCmd, data, verify];
+const modules: Register[] = [quickstart, trainCmd, evalCmd, data, verify, dashboard];
 
 export function registerCommands(program: Command): void {
   for (const register of modules) register(program);
