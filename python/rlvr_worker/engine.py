@@ -41,7 +41,8 @@ class Options:
     gradient_checkpointing: bool = False
     # Most tokens (rows x padded length) per forward; larger batches are split into micro-batches.
     token_budget: int = 16384
-    # KV cache for generate(): "static" (fixed-size, CUDA default) or "dynamic" (CPU default).
+    # KV cache for generate(): "static" (fixed-size; CUDA float32 default) or "dynamic" (CPU and
+    # bfloat16-autocast default).
     kv_cache: str = "auto"
     attn_implementation: str = "sdpa"
     seed: int = 0
@@ -505,16 +506,23 @@ class Worker:
         V = self.info_vocab()
         pad = stop[0] if stop else 0
         P = longest
-        ids = np.full((len(prompts), P), pad, dtype=np.int64)
-        mask = np.zeros((len(prompts), P), dtype=np.int64)
+        # Rows are prompt-major (prompt i, sample j at i*n + j); expanded here rather than with
+        # num_return_sequences, which generate() refuses for greedy decoding.
+        ids = np.full((R, P), pad, dtype=np.int64)
+        mask = np.zeros((R, P), dtype=np.int64)
         for i, p in enumerate(prompts):
             if p.min() < 0 or p.max() >= V:
                 raise ValueError(f"prompt {i} has a token id outside the vocabulary [0, {V})")
-            ids[i, P - len(p) :] = p
-            mask[i, P - len(p) :] = 1
+            ids[i * n : (i + 1) * n, P - len(p) :] = p
+            mask[i * n : (i + 1) * n, P - len(p) :] = 1
         kv = self.opts.kv_cache
+        autocast = self.dtype != torch.float32
         if kv == "auto":
-            kv = "static" if self.device.type == "cuda" else "dynamic"
+            # transformers' static cache takes one dtype, but under autocast the rotated keys come
+            # out float32 and the values bfloat16, so autocast sampling uses the dynamic cache.
+            kv = "static" if self.device.type == "cuda" and not autocast else "dynamic"
+        if kv == "static" and autocast:
+            raise ValueError("kvCache 'static' needs dtype float32 (under bfloat16 autocast keys and values differ in dtype); use kvCache 'auto' or 'dynamic'")
         greedy = temperature <= 0
         gc = GenerationConfig(
             do_sample=not greedy,
@@ -527,7 +535,7 @@ class Worker:
             typical_p=1.0,
             repetition_penalty=1.0,
             num_beams=1,
-            num_return_sequences=n,
+            num_return_sequences=1,
             eos_token_id=stop if stop else None,
             pad_token_id=pad,
             bos_token_id=None,

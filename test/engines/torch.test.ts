@@ -301,6 +301,31 @@ describe("torch engine alone", { skip: SKIP }, () => {
     }
   });
 
+  test("bfloat16 autocast (the GPU mode, here on CPU) and the static KV cache (float32) run and agree with float32", async () => {
+    const batch = batchOf(41, [8, 5]);
+    const ref = await tor.score(batch, { model: "policy" });
+    const bf = await TorchEngine.fromPretrained(ckpt, { ...quiet, device: "cpu", threads: 1, dtype: "bfloat16" });
+    const st = await TorchEngine.fromPretrained(ckpt, { ...quiet, device: "cpu", threads: 1, kvCache: "static" });
+    try {
+      assert.match(bf.info().dtype, /bfloat16/);
+      const lp = await bf.score(batch, { model: "policy" });
+      const d = maxAbsDiff(lp.logprobs, ref.logprobs);
+      assert.ok(d > 0 && d < 0.25, `bfloat16 vs float32 log-probs differ by ${d}`);
+      const req = { prompts: [Int32Array.from([1, 2, 3]), Int32Array.from([4])], n: 2, maxNewTokens: 5, temperature: 0, seed: 1 };
+      assert.equal((await bf.sample(req)).length, 4);
+      const a = await st.sample(req);
+      const b = await tor.sample(req);
+      assert.deepEqual(a.map((o) => Array.from(o.tokens)), b.map((o) => Array.from(o.tokens)), "static and dynamic caches decode the same greedy tokens");
+      a.forEach((o, i) => assert.ok(maxAbsDiff(o.logprobs, b[i]!.logprobs) < 1e-4));
+      const n = batch.batchSize * batch.seqLen;
+      await bf.forwardBackward(batch, linearLoss(new Float32Array(n).fill(1), new Float32Array(n)).fn, { entropy: true });
+      assert.equal((await bf.optimStep({ lr: 1e-3 })).skipped, false);
+    } finally {
+      await bf.close();
+      await st.close();
+    }
+  });
+
   test("a dead worker fails every call cleanly", async () => {
     const e = await TorchEngine.fromPretrained(ckpt, { ...quiet, device: "cpu", threads: 1 });
     e.killWorker();

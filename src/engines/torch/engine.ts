@@ -38,7 +38,7 @@ export interface TorchEngineOptions {
   gradientCheckpointing?: boolean;
   /** Most tokens (rows × padded length) in one forward; larger batches are micro-batched. Default 16384. */
   tokenBudget?: number;
-  /** KV cache used by generate(): "auto" (static on CUDA, dynamic on CPU), "static" or "dynamic". */
+  /** KV cache used by generate(): "auto" (static on CUDA in float32; dynamic on CPU and under bfloat16 autocast), "static" or "dynamic". */
   kvCache?: "auto" | "static" | "dynamic";
   /** transformers attention implementation ("sdpa" default, "eager", "flash_attention_2"). */
   attnImplementation?: string;
