@@ -129,7 +129,13 @@ export const runConfigSchema = z.strictObject({
   rl: rlSchema.optional(),
   eval: evalSchema.prefault({}),
   logging: z.strictObject({ samplesPerStep: z.number().int().min(0).default(4) }).prefault({}),
+  /**
+   * Resumable checkpoints (checkpoints/step-N/): written every `every` optimizer steps of each
+   * stage (0 = never; SIGINT still writes one), keeping the newest `keepLast`.
+   */
   checkpoint: z.strictObject({ every: z.number().int().min(0).default(0), keepLast: posInt.default(2) }).prefault({}),
+  /** Stop the run after this many steps in a row were skipped for a non-finite loss or gradient. */
+  faults: z.strictObject({ maxConsecutiveSkips: posInt.default(5) }).prefault({}),
 });
 
 export type RunConfigInput = z.input<typeof runConfigSchema>;

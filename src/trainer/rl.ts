@@ -25,15 +25,25 @@ import { Rng, hash32 } from "../util/rng.ts";
 import { chunkBySize, chunks, packSequences, type Sequence } from "./batch.ts";
 import type { RunContext } from "./context.ts";
 import type { RunLogger } from "./logger.ts";
-import type { Progress } from "./sft.ts";
+import { dropGradients } from "./faults.ts";
 
-/** State carried across RL steps (and saved in checkpoints). */
+/**
+ * State carried across RL steps (and saved in checkpoints). The prompt order is a seeded shuffle
+ * (hash32(seed, 0x71)) and every per-step random stream derives from hash32(seed, tag, step), so
+ * the step, the cursor and the controllers' inputs are all a checkpoint needs.
+ */
 export interface RlState {
+  /** RL steps done. */
   step: number;
+  /** Prompts consumed (index into `order`, modulo its length). */
   cursor: number;
   order: number[];
   kl: KlController;
   entropy: EntropyController;
+  /** Every `kl.update(kl, n)` made so far, in order (replayed on resume to rebuild the controller). */
+  klUpdates: [number, number][];
+  /** Every `entropy.update(h)` made so far, in order. */
+  entropyUpdates: number[];
 }
 
 export function initRlState(ctx: RunContext, alg: AlgorithmConfig): RlState {
@@ -41,7 +51,42 @@ export function initRlState(ctx: RunContext, alg: AlgorithmConfig): RlState {
   const kl = alg.kl.adaptive ? new AdaptiveKlController(alg.kl.coef || 0.001, alg.kl.adaptive.target, alg.kl.adaptive.horizon) : new FixedKlController(alg.kl.coef);
   const e = alg.entropy;
   const entropy = e.adaptive ? new AdaptiveEntropyController({ init: e.coef, ...e.adaptive }) : new FixedEntropyController(e.coef);
-  return { step: 0, cursor: 0, order: rng.shuffle(ctx.train.map((_, i) => i)), kl, entropy };
+  return { step: 0, cursor: 0, order: rng.shuffle(ctx.train.map((_, i) => i)), kl, entropy, klUpdates: [], entropyUpdates: [] };
+}
+
+/** The JSON-serialisable part of an RlState (the order is recomputed from the seed). */
+export interface SavedRlState {
+  step: number;
+  cursor: number;
+  klUpdates: [number | null, number][];
+  entropyUpdates: (number | null)[];
+}
+
+export function saveRlState(st: RlState): SavedRlState {
+  return { step: st.step, cursor: st.cursor, klUpdates: st.klUpdates.map(([k, n]) => [k, n]), entropyUpdates: [...st.entropyUpdates] };
+}
+
+/**
+ * Rebuild an RlState from a checkpoint: a fresh state (same seeded order, controllers at their
+ * initial values) whose controllers then replay the recorded updates — the same arithmetic in the
+ * same order, so their coefficients are bit-identical to the interrupted run's. (JSON turns a
+ * non-finite input into null; controllers ignore non-finite inputs, and so does the replay.)
+ */
+export function restoreRlState(ctx: RunContext, alg: AlgorithmConfig, saved: SavedRlState): RlState {
+  const st = initRlState(ctx, alg);
+  st.step = saved.step;
+  st.cursor = saved.cursor;
+  for (const [k, n] of saved.klUpdates) {
+    const kl = k ?? Number.NaN;
+    st.kl.update(kl, n);
+    st.klUpdates.push([kl, n]);
+  }
+  for (const h of saved.entropyUpdates) {
+    const e = h ?? Number.NaN;
+    st.entropy.update(e);
+    st.entropyUpdates.push(e);
+  }
+  return st;
 }
 
 /** Group statistics of one step's rewards: fraction of groups whose rewards are all equal. */
@@ -56,7 +101,11 @@ function zeroStdFraction(rewards: Float32Array, G: number): number {
   return zero / Math.max(1, groups);
 }
 
-/** One RL step. Returns the step's metrics (also written to metrics.jsonl). */
+/**
+ * One RL step. Returns the step's metrics (also written to metrics.jsonl). An optimizer update
+ * whose loss is not finite (any micro-batch) drops its gradients and is not applied; so is one
+ * whose gradient norm is not finite. `skipped` is 1 when any update of the step was skipped.
+ */
 export async function rlStep(ctx: RunContext, alg: AlgorithmConfig, st: RlState, log: RunLogger): Promise<Record<string, number>> {
   const r = ctx.cfg.rl!;
   const G = r.groupSize;
@@ -128,6 +177,7 @@ export async function rlStep(ctx: RunContext, alg: AlgorithmConfig, st: RlState,
   const lossParts: Record<string, number>[] = [];
   let gradNorm = 0;
   let updates = 0;
+  let skippedUpdates = 0;
   const rng = new Rng(hash32(ctx.cfg.seed, 0x6d, st.step));
   for (let epoch = 0; epoch < r.epochs && trainSeqs.length > 0; epoch++) {
     const shuffled = r.epochs > 1 || r.miniBatches > 1 ? rng.shuffle([...trainSeqs]) : trainSeqs;
@@ -144,22 +194,37 @@ export async function rlStep(ctx: RunContext, alg: AlgorithmConfig, st: RlState,
       const counts = stepCounts(micro, r.maxNewTokens);
       if (counts.tokens === 0) continue;
       const lossFn = makePolicyLoss(alg, counts, { klCoef: alg.kl.placement === "loss" ? st.kl.coef : 0, entropyCoef: st.entropy.coef });
+      let finite = true;
       for (const mb of micro) {
         const rep = await ctx.engine.forwardBackward(mb, lossFn, { entropy: true });
         lossParts.push({ ...rep.metrics, loss: rep.loss });
+        if (!Number.isFinite(rep.loss)) finite = false;
+      }
+      updates++;
+      if (!finite) {
+        await dropGradients(ctx.engine);
+        gradNorm = Number.NaN;
+        skippedUpdates++;
+        continue;
       }
       const lr = learningRate(st.step, { lr: r.lr, schedule: r.schedule, warmupSteps: r.warmupSteps, totalSteps: r.steps, minLrRatio: r.minLrRatio });
       const o = await ctx.engine.optimStep({ lr, maxGradNorm: r.maxGradNorm, weightDecay: r.weightDecay });
       gradNorm = o.gradNorm;
-      updates++;
+      if (o.skipped) skippedUpdates++;
     }
   }
   const tTrain = performance.now();
   const lm = combineMetrics(lossParts);
   // Loss metrics are summable within an optimizer step; average them over the step's updates.
   const mean = (k: string) => (lm[k] ?? 0) / Math.max(1, updates);
-  if (needRef) st.kl.update(klMean, rollouts.length);
-  if (lm["entropy"] !== undefined) st.entropy.update(mean("entropy"));
+  if (needRef) {
+    st.kl.update(klMean, rollouts.length);
+    st.klUpdates.push([klMean, rollouts.length]);
+  }
+  if (lm["entropy"] !== undefined) {
+    st.entropy.update(mean("entropy"));
+    st.entropyUpdates.push(mean("entropy"));
+  }
 
   const accuracy = verdicts.filter((v) => v.correct).length / verdicts.length;
   const sampledTokens = lengths.reduce((a, b) => a + b, 0);
@@ -180,6 +245,7 @@ export async function rlStep(ctx: RunContext, alg: AlgorithmConfig, st: RlState,
     ratio_max: lm["ratio_max"] ?? 1,
     grad_norm: gradNorm,
     updates,
+    skipped: skippedUpdates > 0 ? 1 : 0,
     "time/sample": (tSample - tStart) / 1000,
     "time/reward": (tReward - tSample) / 1000,
     "time/train": (tTrain - tReward) / 1000,
@@ -203,24 +269,4 @@ export async function rlStep(ctx: RunContext, alg: AlgorithmConfig, st: RlState,
     })),
   );
   return metrics;
-}
-
-/** Run the RL stage for cfg.rl.steps steps, evaluating every cfg.eval.every steps. */
-export async function runRl(
-  ctx: RunContext,
-  alg: AlgorithmConfig,
-  log: RunLogger,
-  progress?: Progress,
-  onEval?: (step: number) => Promise<void>,
-): Promise<RlState> {
-  const r = ctx.cfg.rl!;
-  const st = initRlState(ctx, alg);
-  if (st.kl.coef > 0 || alg.kl.adaptive) await ctx.engine.setReference("policy");
-  for (let i = 0; i < r.steps; i++) {
-    const m = await rlStep(ctx, alg, st, log);
-    if (r.referenceResetEvery > 0 && st.step % r.referenceResetEvery === 0) await ctx.engine.setReference("policy");
-    progress?.("rl", st.step, r.steps, { reward: m["reward/mean"]!, acc: m["accuracy"]! });
-    if (onEval && ctx.cfg.eval.every > 0 && st.step % ctx.cfg.eval.every === 0 && st.step < r.steps) await onEval(st.step);
-  }
-  return st;
 }

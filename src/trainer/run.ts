@@ -1,25 +1,50 @@
 /**
  * A training run: builds the context from a config, runs the configured stages (SFT, then RL),
  * evaluates on held-out data before and after RL, and writes the run directory:
- *   config.yaml (resolved), metrics.jsonl, samples.jsonl, eval.jsonl, checkpoints/final/, report.md
+ *   config.yaml (resolved), metrics.jsonl, samples.jsonl, eval.jsonl, checkpoints/, report.md
+ *
+ * Checkpoints (checkpoints.ts, resume.ts): every `checkpoint.every` steps of each stage, and at
+ * the step boundary after an abort signal (SIGINT in `rlvr train`), the trainer writes
+ * checkpoints/step-N/ atomically. `train(cfg, {resume: dir})` continues from the newest complete
+ * one; the resumed run's logs and weights are those of an uninterrupted run (bit-identical on
+ * the embedded engine).
  */
 import { mkdirSync, writeFileSync, appendFileSync } from "node:fs";
 import { join } from "node:path";
 import { stringify } from "yaml";
 import type { RunConfig } from "../config/schema.ts";
 import { evaluate, type EvalResult } from "../eval/accuracy.ts";
+import { checkpointsDir, linkTree, publishDir, removeCheckpointsAfter, scanCheckpoints, tempDirFor, writeCheckpoint, writeManifest } from "./checkpoints.ts";
 import { buildContext, type RunContext } from "./context.ts";
+import { RunInterrupted, SkipCounter } from "./faults.ts";
 import { RunLogger } from "./logger.ts";
-import { runRl } from "./rl.ts";
-import { runSft, type Progress } from "./sft.ts";
+import { dataFingerprint, findResumePoint, logSizes, plainConfig, ResumeError, truncateLogs, TRAINER_STATE_FORMAT, type ResumePoint, type TrainerState } from "./resume.ts";
+import { initRlState, restoreRlState, rlStep, saveRlState, type RlState } from "./rl.ts";
+import { initSftState, sftStep, type Progress } from "./sft.ts";
+
+export { NonFiniteError, RunInterrupted } from "./faults.ts";
+export { ResumeError } from "./resume.ts";
 
 export interface RunHooks {
   /** Called after every optimizer step of every stage. */
   progress?: Progress;
-  /** Called when a stage starts ("setup", "eval", "sft", "rl", "save"). */
+  /** Called when a stage starts ("setup", "resume", "eval", "sft", "rl", "checkpoint", "save"). */
   stage?: (name: string, detail?: string) => void;
   /** Suppress console lines from the logger. */
   quiet?: boolean;
+}
+
+export interface TrainOptions extends RunHooks {
+  /**
+   * Resume the run in this directory from its newest complete checkpoint (the config's `out` is
+   * replaced by it). @throws ResumeError when there is none or the config changed incompatibly.
+   */
+  resume?: string;
+  /**
+   * When aborted, the run finishes the current step, writes a checkpoint and throws
+   * RunInterrupted (`rlvr train` aborts it on SIGINT).
+   */
+  signal?: AbortSignal;
 }
 
 export interface RunSummary {
@@ -28,6 +53,8 @@ export interface RunSummary {
   evals: Record<string, EvalResult>;
   seconds: number;
   checkpoint: string;
+  /** The checkpoint the run resumed from, when it did. */
+  resumedFrom?: string;
 }
 
 /** Evaluate on the run's held-out set and log it to eval.jsonl. */
@@ -43,40 +70,174 @@ export async function evalHeldOut(ctx: RunContext, dir: string, label: string, s
   return res;
 }
 
-/** Run every configured stage. */
-export async function train(cfg: RunConfig, hooks: RunHooks = {}): Promise<RunSummary> {
+/**
+ * Run every configured stage (or the rest of them, when resuming).
+ * @throws RunInterrupted after writing a checkpoint when `opts.signal` fired;
+ *         NonFiniteError after `faults.maxConsecutiveSkips` skipped steps in a row;
+ *         ResumeError when `opts.resume` has no usable checkpoint.
+ */
+export async function train(cfg: RunConfig, opts: TrainOptions = {}): Promise<RunSummary> {
   const t0 = performance.now();
+  if (opts.resume) cfg = { ...cfg, out: opts.resume };
   const dir = cfg.out;
+  const resume: ResumePoint | null = opts.resume ? findResumePoint(dir, cfg) : null;
+  if (!resume) {
+    const old = scanCheckpoints(dir, { hashes: false });
+    if (old.length) {
+      throw new ResumeError(
+        `run directory ${dir} already holds checkpoints (${old.map((c) => c.name).join(", ")}); resume it with --resume ${dir}, or set a new out (or --out)`,
+      );
+    }
+  }
   mkdirSync(dir, { recursive: true });
-  const { algorithm, ...plain } = cfg;
-  writeFileSync(join(dir, "config.yaml"), stringify({ ...plain, ...(algorithm ? { rl: { ...plain.rl, algorithm } } : {}) }));
-  const log = new RunLogger(dir, hooks.quiet);
-  hooks.stage?.("setup");
+  writeFileSync(join(dir, "config.yaml"), stringify(plainConfig(cfg)));
+  const log = new RunLogger(dir, opts.quiet);
+  if (resume) {
+    for (const c of resume.skipped) log.info(`resume: skipping ${c.name}: ${c.problem}`);
+    if (resume.changes.length) log.info(`resume: config changes: ${resume.changes.join(", ")}`);
+    opts.stage?.("resume", `from ${resume.checkpoint.name}${resume.skipped.map((c) => `; skipped ${c.name}: ${c.problem}`).join("")}`);
+    truncateLogs(dir, resume.state.logs);
+    removeCheckpointsAfter(dir, resume.checkpoint.step);
+  }
+  opts.stage?.("setup");
   const ctx = await buildContext(cfg);
-  const evals: Record<string, EvalResult> = {};
   if (ctx.test.length === 0) throw new Error("data error: no held-out examples (set data.test or use a procedural data.task)");
+  const fingerprint = dataFingerprint(ctx.train);
+  const alg = cfg.algorithm!;
+  const saved: TrainerState | null = resume?.state ?? null;
+  if (saved && resume) {
+    if (saved.data.train !== ctx.train.length || saved.data.fingerprint !== fingerprint) {
+      throw new ResumeError(
+        `resume error: the training data differ from those of ${resume.checkpoint.dir} (${ctx.train.length} examples, fingerprint ${fingerprint}; ` +
+          `the checkpoint has ${saved.data.train}, fingerprint ${saved.data.fingerprint}); resume with the same data`,
+      );
+    }
+    await ctx.engine.load(resume.checkpoint.dir);
+  }
 
-  if (cfg.sft && cfg.sft.steps > 0) {
-    hooks.stage?.("sft", `${cfg.sft.steps} steps`);
-    await runSft(ctx, log, hooks.progress);
+  const sftTotal = cfg.sft?.steps ?? 0;
+  const every = cfg.checkpoint.every;
+  const refDir = join(checkpointsDir(dir), "reference");
+  // The reference model goes to disk whenever a checkpoint may be written, so checkpoints can hold it.
+  const keepReference = every > 0 || opts.signal !== undefined;
+  const evals: Record<string, EvalResult> = { ...(saved?.evals ?? {}) };
+  const skips = new SkipCounter(cfg.faults.maxConsecutiveSkips, saved?.skippedInARow ?? 0);
+  const sft = initSftState(ctx);
+  if (saved) ({ step: sft.step, cursor: sft.cursor } = saved.sft);
+  let rl: RlState | null = null;
+  let hasReference = false;
+  let stage: "sft" | "rl" = saved?.stage ?? "sft";
+  let last: { step: number; dir: string } | null = resume ? { step: resume.checkpoint.step, dir: resume.checkpoint.dir } : null;
+  if (saved?.rl) {
+    rl = restoreRlState(ctx, alg, saved.rl);
+    if (saved.rl.reference) {
+      const from = join(resume!.checkpoint.dir, "reference");
+      await ctx.engine.setReference({ dir: from });
+      hasReference = true;
+      const tmp = tempDirFor(refDir);
+      linkTree(from, tmp);
+      publishDir(tmp, refDir);
+    }
   }
-  hooks.stage?.("eval", "before RL");
-  evals[cfg.sft?.steps ? "sft" : "init"] = await evalHeldOut(ctx, dir, cfg.sft?.steps ? "sft" : "init", 0);
-  if (cfg.rl && cfg.rl.steps > 0) {
-    hooks.stage?.("rl", `${cfg.rl.steps} steps`);
-    await runRl(ctx, cfg.algorithm!, log, hooks.progress, async (step) => {
-      await evalHeldOut(ctx, dir, "rl", step);
+
+  const globalStep = () => (stage === "sft" ? sft.step : sftTotal + rl!.step);
+  const state = (): TrainerState => ({
+    format: TRAINER_STATE_FORMAT,
+    step: globalStep(),
+    stage,
+    seed: cfg.seed,
+    sft: { step: sft.step, cursor: sft.cursor },
+    rl: rl ? { ...saveRlState(rl), reference: hasReference } : null,
+    evals,
+    skippedInARow: skips.inARow,
+    logs: logSizes(dir),
+    data: { train: ctx.train.length, fingerprint },
+    config: plainConfig(cfg),
+  });
+  const checkpoint = async (): Promise<string> => {
+    const step = globalStep();
+    if (last?.step === step) return last.dir;
+    const d = await writeCheckpoint(dir, step, cfg.checkpoint.keepLast, async (tmp) => {
+      await ctx.engine.save(tmp, { optimizer: true });
+      if (hasReference) linkTree(refDir, join(tmp, "reference"));
+      writeFileSync(join(tmp, "trainer.json"), JSON.stringify(state()) + "\n");
     });
-    hooks.stage?.("eval", "after RL");
-    evals["rl"] = await evalHeldOut(ctx, dir, "rl", cfg.rl.steps);
+    last = { step, dir: d };
+    return d;
+  };
+  const interrupt = async (): Promise<never> => {
+    const at = `${stage} step ${stage === "sft" ? sft.step : rl!.step}`;
+    if (globalStep() === 0) throw new RunInterrupted(`interrupted before the first step of ${dir}; nothing to save`, null);
+    opts.stage?.("checkpoint", "interrupted");
+    const d = await checkpoint();
+    await ctx.engine.close();
+    throw new RunInterrupted(`interrupted at ${at}; checkpoint ${d}`, d);
+  };
+  /** After each optimizer step: fault accounting, periodic checkpoint, interruption. */
+  const boundary = async (name: "sft" | "rl", step: number, m: Record<string, number>): Promise<void> => {
+    try {
+      skips.record(name, step, m, last?.dir ?? null);
+    } catch (e) {
+      await ctx.engine.close();
+      throw e;
+    }
+    if (every > 0 && step % every === 0) await checkpoint();
+    if (opts.signal?.aborted) await interrupt();
+  };
+  const referenceFromPolicy = async (): Promise<void> => {
+    await ctx.engine.setReference("policy");
+    hasReference = true;
+    if (!keepReference) return;
+    const tmp = tempDirFor(refDir);
+    await ctx.engine.save(tmp);
+    writeManifest(tmp, globalStep());
+    publishDir(tmp, refDir);
+  };
+
+  if (stage === "sft" && cfg.sft && sft.step < sftTotal) {
+    opts.stage?.("sft", sft.step > 0 ? `steps ${sft.step + 1}–${sftTotal}` : `${sftTotal} steps`);
+    while (sft.step < sftTotal) {
+      if (opts.signal?.aborted) await interrupt();
+      const m = await sftStep(ctx, sft, log);
+      opts.progress?.("sft", sft.step, sftTotal, { loss: m["loss"]! });
+      await boundary("sft", sft.step, m);
+    }
   }
-  hooks.stage?.("save");
-  const checkpoint = join(dir, "checkpoints", "final");
-  await ctx.engine.save(checkpoint);
+  const before = sftTotal > 0 ? "sft" : "init";
+  if (!evals[before]) {
+    opts.stage?.("eval", "before RL");
+    evals[before] = await evalHeldOut(ctx, dir, before, 0);
+  }
+  if (cfg.rl && cfg.rl.steps > 0) {
+    const r = cfg.rl;
+    if (!rl) {
+      rl = initRlState(ctx, alg);
+      stage = "rl";
+      if (rl.kl.coef > 0 || alg.kl.adaptive) await referenceFromPolicy();
+    }
+    if (rl.step < r.steps) opts.stage?.("rl", rl.step > 0 ? `steps ${rl.step + 1}–${r.steps}` : `${r.steps} steps`);
+    while (rl.step < r.steps) {
+      if (opts.signal?.aborted) await interrupt();
+      const m = await rlStep(ctx, alg, rl, log);
+      if (r.referenceResetEvery > 0 && rl.step % r.referenceResetEvery === 0) await referenceFromPolicy();
+      opts.progress?.("rl", rl.step, r.steps, { reward: m["reward/mean"]!, acc: m["accuracy"]! });
+      if (cfg.eval.every > 0 && rl.step % cfg.eval.every === 0 && rl.step < r.steps) await evalHeldOut(ctx, dir, "rl", rl.step);
+      await boundary("rl", rl.step, m);
+    }
+    opts.stage?.("eval", "after RL");
+    evals["rl"] = await evalHeldOut(ctx, dir, "rl", r.steps);
+  }
+  opts.stage?.("save");
+  const final = join(checkpointsDir(dir), "final");
+  const tmp = tempDirFor(final);
+  await ctx.engine.save(tmp);
+  publishDir(tmp, final);
   await ctx.engine.close();
   const seconds = (performance.now() - t0) / 1000;
-  const lines = [`# rlvr run`, "", `- run directory: ${dir}`, `- model: ${ctx.engine.info().modelId}`, `- seconds: ${seconds.toFixed(1)}`, "", "| phase | accuracy | mean length | truncated |", "|---|---|---|---|"];
+  const lines = [`# rlvr run`, "", `- run directory: ${dir}`, `- model: ${ctx.engine.info().modelId}`, `- seconds: ${seconds.toFixed(1)}`];
+  if (resume) lines.push(`- resumed from: ${resume.checkpoint.name}`);
+  lines.push("", "| phase | accuracy | mean length | truncated |", "|---|---|---|---|");
   for (const [k, v] of Object.entries(evals)) lines.push(`| ${k} | ${(v.accuracy * 100).toFixed(1)}% | ${v.meanLength.toFixed(2)} | ${(v.truncated * 100).toFixed(1)}% |`);
   writeFileSync(join(dir, "report.md"), lines.join("\n") + "\n");
-  return { dir, evals, seconds, checkpoint };
+  return { dir, evals, seconds, checkpoint: final, ...(resume ? { resumedFrom: resume.checkpoint.dir } : {}) };
 }

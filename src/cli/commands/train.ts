@@ -1,33 +1,67 @@
-/** `rlvr train <config.yaml>`: run the stages a config describes. */
+/** `rlvr train <config.yaml>`: run the stages a config describes; `--resume <run-dir>` continues one. */
+import { join } from "node:path";
 import type { Command } from "commander";
 import { loadRunConfig, ConfigError } from "../../config/schema.ts";
-import { train } from "../../trainer/run.ts";
+import { train, NonFiniteError, ResumeError, RunInterrupted } from "../../trainer/run.ts";
 import { progressHooks } from "../progress.ts";
+
+/** Exit status after an interruption (128 + SIGINT, as shells report it). */
+export const EXIT_INTERRUPTED = 130;
 
 export function register(program: Command): void {
   program
     .command("train")
-    .description("train a model from a YAML config (SFT and/or RL stages)")
-    .argument("<config>", "run config (YAML)")
+    .description("train a model from a YAML config (SFT and/or RL stages); --resume continues a run from its latest checkpoint")
+    .argument("[config]", "run config (YAML); with --resume, defaults to <run-dir>/config.yaml")
     .option("--out <dir>", "run directory (overrides the config's out)")
     .option("--seed <n>", "seed (overrides the config's seed)", (v) => parseInt(v, 10))
-    .action(async (file: string, opts: { out?: string; seed?: number }) => {
+    .option("--resume <run-dir>", "resume this run directory from its newest complete checkpoint")
+    .action(async (file: string | undefined, opts: { out?: string; seed?: number; resume?: string }) => {
+      const fail = (msg: string, code: number): never => {
+        process.stderr.write(msg + "\n");
+        process.exit(code);
+      };
+      if (!file && !opts.resume) fail("error: missing config (rlvr train <config.yaml>, or rlvr train --resume <run-dir>)", 2);
+      if (opts.resume && opts.out && opts.out !== opts.resume) fail(`error: --out ${opts.out} and --resume ${opts.resume} name different run directories`, 2);
       let cfg;
       try {
-        cfg = loadRunConfig(file);
+        cfg = loadRunConfig(file ?? join(opts.resume!, "config.yaml"));
       } catch (e) {
-        if (e instanceof ConfigError) {
-          process.stderr.write(e.message + "\n");
-          process.exit(2);
-        }
+        if (e instanceof ConfigError) fail(e.message, 2);
         throw e;
       }
       if (opts.out) cfg.out = opts.out;
+      if (opts.resume) cfg.out = opts.resume;
       if (opts.seed !== undefined) cfg.seed = opts.seed;
       const hooks = progressHooks();
-      const s = await train(cfg, hooks);
-      hooks.stop();
-      for (const [k, v] of Object.entries(s.evals)) process.stdout.write(`held-out accuracy after ${k}: ${(v.accuracy * 100).toFixed(1)}%\n`);
-      process.stdout.write(`run directory: ${s.dir} (${s.seconds.toFixed(0)} s)\n`);
+      // SIGINT: finish the current step, write a checkpoint, exit 130. A second SIGINT exits at once
+      // (every log line and checkpoint already written stays; a checkpoint being written is ignored on resume).
+      const ac = new AbortController();
+      const onSigint = () => {
+        hooks.stop();
+        if (ac.signal.aborted) {
+          process.stderr.write("\ninterrupted again: exiting now\n");
+          process.exit(EXIT_INTERRUPTED);
+        }
+        process.stderr.write("\ninterrupt: finishing the current step, then writing a checkpoint (Ctrl-C again to exit now)\n");
+        ac.abort();
+      };
+      process.on("SIGINT", onSigint);
+      try {
+        const s = await train(cfg, { ...hooks, resume: opts.resume, signal: ac.signal });
+        hooks.stop();
+        for (const [k, v] of Object.entries(s.evals)) process.stdout.write(`held-out accuracy after ${k}: ${(v.accuracy * 100).toFixed(1)}%\n`);
+        process.stdout.write(`run directory: ${s.dir} (${s.seconds.toFixed(0)} s)\n`);
+      } catch (e) {
+        hooks.stop();
+        if (e instanceof RunInterrupted) {
+          const how = file ? `rlvr train ${file} --resume ${cfg.out}` : `rlvr train --resume ${cfg.out}`;
+          fail(`${e.message}${e.checkpoint ? `\nresume with: ${how}` : ""}`, EXIT_INTERRUPTED);
+        }
+        if (e instanceof NonFiniteError || e instanceof ResumeError) fail(e.message, 1);
+        throw e;
+      } finally {
+        process.off("SIGINT", onSigint);
+      }
     });
 }
