@@ -162,7 +162,7 @@ class Worker:
             raise RuntimeError("LoRA needs peft: pip install peft (inside the worker's virtual environment)") from e
         lc = LoraConfig(
             r=int(cfg.get("r", 16)),
-            lora_alpha=float(cfg.get("alpha", 32)),
+            lora_alpha=int(cfg.get("alpha", 32)),
             lora_dropout=0.0,
             target_modules=cfg.get("targetModules", "all-linear"),
             task_type="CAUSAL_LM",
@@ -358,12 +358,12 @@ class Worker:
         # Too large for one graph: score without one now, recompute each micro-batch with a graph
         # in `backward` (the loss depends on the parameters only through lp and H, and forwards
         # are deterministic, so the recomputed scores equal the ones the loss saw).
-        lp_np, ent_np = self._score_no_grad(self.model, tokens, lengths, entropy)
+        lp_all, ent_all = self._score_no_grad(self.model, tokens, lengths, entropy)
         self.pending = _Pending(micro=micro, tokens=tokens, lengths=lengths, entropy=entropy)
-        out = {"logprobs": lp_np}
-        if ent_np is not None:
-            out["entropy"] = ent_np
-        return out
+        res = {"logprobs": lp_all}
+        if ent_all is not None:
+            res["entropy"] = ent_all
+        return res
 
     def backward(self, d_lp: Optional[np.ndarray], d_ent: Optional[np.ndarray]) -> None:
         """Phase 2: back-propagate dL/dlp (and dL/dH) into the parameters' .grad (accumulating)."""
@@ -454,6 +454,7 @@ class Worker:
     def set_reference(self, path: Optional[str]) -> None:
         from transformers import AutoModelForCausalLM
 
+        ref: Any
         self.reference = None
         self.ref_adapter = None
         self.ref_is_base = False
@@ -488,7 +489,8 @@ class Worker:
         max_new = int(h["maxNewTokens"])
         temperature = float(h["temperature"])
         top_k = int(h.get("topK") or 0)
-        top_p = float(h.get("topP") if h.get("topP") is not None else 1.0)
+        top_p_raw = h.get("topP")
+        top_p = 1.0 if top_p_raw is None else float(top_p_raw)
         stop = [int(s) for s in (h.get("stopTokens") or [])]
         R = len(prompts) * n
         tokens_out = np.zeros((R, max_new), dtype=np.int32)
@@ -584,8 +586,7 @@ class Worker:
         if self.lora and os.path.isfile(os.path.join(path, "adapter_config.json")):
             from peft import set_peft_model_state_dict
 
-            state = load_file(os.path.join(path, "adapter_model.safetensors"))
-            set_peft_model_state_dict(self.model, state)
+            set_peft_model_state_dict(self.model, load_file(os.path.join(path, "adapter_model.safetensors")))
         else:
             files = [f for f in os.listdir(path) if f.endswith(".safetensors") and f.startswith("model")]
             if not files:
