@@ -11,6 +11,11 @@ import { cpus } from "node:os";
 import { fileURLToPath } from "node:url";
 
 const child = process.env.RLVR_BENCH_CHILD === "1";
+if (!child && process.argv[2] === "torch") {
+  // `npm run bench -- torch`: torch engine vs embedded engine vs TRL (bench/torch.ts).
+  await import("./torch.ts");
+  process.exit(0);
+}
 
 async function measure(): Promise<Record<string, number>> {
   const { parseRunConfig } = await import("../src/config/schema.ts");

@@ -141,24 +141,18 @@ export const additionTask: Task = createArithmeticTask();
 export const arithmeticTask: Task = createArithmeticTask({ ops: ["+", "-", "*"] });
 
 /**
- * A worked answer from an imperfect teacher: the column sum of the operands in which each carry
- * is dropped with probability `dropRate` (the classic "forgot to carry" error). With dropRate 0
- * it is the true sum. Used to build demonstrations that an SFT warm-up imitates, mistakes
- * included, so that RL with a verifier has something to correct (see the quickstart).
+ * A worked answer from an imperfect teacher who, with probability `dropRate`, forgets the final
+ * carry: when the sum has more digits than the widest operand, the leading digit is left off
+ * (47+85 → "32" instead of "132"). With dropRate 0 it is the true sum. Used to build
+ * demonstrations that an SFT warm-up imitates, mistake included, so that RL with an exact verifier
+ * has something to correct (see the quickstart).
  * @param operands non-negative integers as decimal strings.
+ * @param rng      draws the teacher's mistakes (uniform in [0, 1) from `next()`).
  * @returns the teacher's answer as a decimal string.
  */
-export function teacherSum(operands: readonly string[], dropRate: number, rng: Rng): string {
+export function teacherSum(operands: readonly string[], dropRate: number, rng: { next(): number }): string {
+  const sum = operands.reduce((a, o) => a + BigInt(o), 0n).toString();
   const width = Math.max(...operands.map((o) => o.length));
-  const digits: number[] = [];
-  let carry = 0;
-  for (let i = 1; i <= width || carry > 0; i++) {
-    let s = carry;
-    for (const o of operands) s += i <= o.length ? Number(o[o.length - i]) : 0;
-    digits.push(s % 10);
-    carry = Math.floor(s / 10);
-    if (carry > 0 && rng.next() < dropRate) carry = 0;
-  }
-  const out = digits.reverse().join("").replace(/^0+(?=\d)/, "");
-  return out;
+  if (sum.length > width && rng.next() < dropRate) return sum.slice(sum.length - width).replace(/^0+(?=\d)/, "");
+  return sum;
 }

@@ -6,9 +6,10 @@ import { register as evalCmd } from "./eval.ts";
 import { register as data } from "./data.ts";
 import { register as verify } from "./verify.ts";
 import { register as dashboard } from "./dashboard.ts";
+import { register as setup } from "./setup.ts";
 
 type Register = (program: Command) => void;
-const modules: Register[] = [quickstart, trainCmd, evalCmd, data, verify, dashboard];
+const modules: Register[] = [quickstart, trainCmd, evalCmd, data, verify, dashboard, setup];
 
 export function registerCommands(program: Command): void {
   for (const register of modules) register(program);
