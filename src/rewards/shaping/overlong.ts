@@ -1,7 +1,10 @@
 /**
  * Length penalties for responses that approach or pass the generation cap (DAPO, Yu et al. 2025,
- * arXiv:2503.14476, §3.4 "Overlong Reward Shaping").
+ * arXiv:2503.14476, §3.4 "Overlong Reward Shaping"). The clamped form is the algorithm library's
+ * `dapoOverlongPenalty` (src/algorithms/shaping.ts, pinned by the golden vectors); this module
+ * adds the options-object API the reward components use.
  */
+import { dapoOverlongPenalty as clampedOverlongPenalty } from "../../algorithms/shaping.ts";
 
 export interface OverlongOptions {
   /** L_max: the generation cap in tokens. */
@@ -40,7 +43,5 @@ export function dapoOverlongPenalty(length: number, o: OverlongOptions): number 
  */
 export function softOverlongPunishment(length: number, o: OverlongOptions): number {
   check(o);
-  const f = o.factor ?? 1;
-  if (length > o.maxLength) return -f;
-  return dapoOverlongPenalty(length, o);
+  return clampedOverlongPenalty(length, o.maxLength, o.buffer, o.factor ?? 1) + 0; // + 0 turns −0 into 0
 }
