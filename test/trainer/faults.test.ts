@@ -18,6 +18,8 @@ import { metricsWithoutTiming, tinyConfig } from "./helpers.ts";
 // advantage shifted by 0.1, so that even all-zero advantages give a gradient).
 let calls = 0;
 let nanOn: (call: number) => boolean = () => false;
+/** NaN in the gradient (cotangent) only, with a finite loss. */
+let nanGradOnly = false;
 function nanLoss(c: PolicyLossContext): PolicyLossTerms {
   const n = c.batchSize * c.seqLen;
   const out = { loss: new Float64Array(n), grad: new Float64Array(n) };
@@ -26,7 +28,7 @@ function nanLoss(c: PolicyLossContext): PolicyLossTerms {
     out.loss[i] = -(c.advantages[i]! + 0.1) * c.logprobs[i]!;
     out.grad[i] = -(c.advantages[i]! + 0.1);
   }
-  if (nanOn(calls++)) out.loss.fill(Number.NaN);
+  if (nanOn(calls++)) (nanGradOnly ? out.grad : out.loss).fill(Number.NaN);
   return out;
 }
 registerPolicyLoss("test_nan", nanLoss);
@@ -66,6 +68,23 @@ describe("non-finite loss", () => {
     assert.equal(m2["skipped"], 0);
     assert.ok(Number.isFinite(m2["grad_norm"]!) && m2["grad_norm"]! > 0);
     assert.notDeepEqual(await engine.getWeight("model.embed_tokens.weight"), before, "the next finite step updates");
+    await engine.close();
+  });
+
+  it("a finite loss with a non-finite gradient skips the update too", async () => {
+    const cfg = config("grad", {});
+    const ctx = await buildContext(cfg);
+    const engine = ctx.engine as EmbeddedEngine;
+    const before = await engine.getWeight("model.embed_tokens.weight");
+    calls = 0;
+    nanOn = () => true;
+    nanGradOnly = true;
+    const m = await rlStep(ctx, cfg.algorithm!, initRlState(ctx, cfg.algorithm!), new RunLogger(join(root, "grad"), true));
+    nanGradOnly = false;
+    assert.ok(Number.isFinite(m["loss/policy"]!));
+    assert.equal(m["skipped"], 1);
+    assert.ok(Number.isNaN(m["grad_norm"]!));
+    assert.deepEqual(await engine.getWeight("model.embed_tokens.weight"), before);
     await engine.close();
   });
 

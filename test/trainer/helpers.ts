@@ -13,7 +13,8 @@ export const repoRoot = join(dirname(fileURLToPath(import.meta.url)), "..", ".."
  * 1-digit addition, a 16-wide 1-layer model: 6 SFT steps, then 6 GRPO steps with an adaptive KL
  * penalty in the loss, an adaptive entropy bonus and a reference reset every 3 steps, so a
  * checkpoint must carry the optimizer, the reference model and both controllers. Checkpoints
- * every 2 steps of each stage: step-2, -4, -6 (SFT), step-8, -10, -12 (RL steps 2, 4, 6).
+ * every 2 steps of each stage: step-2, -4, -6 (SFT), step-8, -10, -12 (RL steps 2, 4, 6); the
+ * newest 4 are kept.
  */
 export function tinyConfig(out: string, over: Partial<RunConfigInput> = {}): RunConfigInput {
   return {
@@ -38,7 +39,7 @@ export function tinyConfig(out: string, over: Partial<RunConfigInput> = {}): Run
       referenceResetEvery: 3,
     },
     eval: { every: 2 },
-    checkpoint: { every: 2, keepLast: 3 },
+    checkpoint: { every: 2, keepLast: 4 },
     ...over,
   };
 }

@@ -81,6 +81,11 @@ describe("resume", () => {
   it("a damaged newest checkpoint is skipped and the previous complete one is resumed", async () => {
     const C = join(root, "damaged");
     cpSync(A, C, { recursive: true });
+    // A second copy resumes from the end of SFT (step-6): the pre-RL evaluation and the first
+    // reference model are made again.
+    const D = join(root, "end-of-sft");
+    cpSync(A, D, { recursive: true });
+    for (const s of [8, 10, 12]) rmSync(join(D, "checkpoints", `step-${s}`), { recursive: true });
     const ck = join(C, "checkpoints");
     // step-14: a checkpoint without its manifest (the completion marker).
     cpSync(join(ck, "step-12"), join(ck, "step-14"), { recursive: true });
@@ -93,11 +98,14 @@ describe("resume", () => {
     writeFileSync(join(ck, ".tmp-step-16-99999", "model.safetensors"), "partial");
     // Drop the end-of-run files so the comparison shows they were written again.
     rmSync(join(ck, "final"), { recursive: true });
-    const r = await rlvr(["train", cfgPath, "--resume", C]).done;
+    const [r, rd] = await Promise.all([rlvr(["train", cfgPath, "--resume", C]).done, rlvr(["train", cfgPath, "--resume", D]).done]);
     assert.equal(r.code, 0, r.stderr);
     assert.match(r.stderr, /from step-10; skipped step-14: missing manifest\.json.*; skipped step-12: model\.safetensors has \d+ bytes, the manifest says \d+/);
     assertSameAsUninterrupted(C);
-    assert.deepEqual(readdirSync(ck).sort(), ["final", "latest", "reference", "step-10", "step-12", "step-8"]);
+    assert.deepEqual(readdirSync(ck).sort(), ["final", "latest", "reference", "step-10", "step-12", "step-6", "step-8"]);
+    assert.equal(rd.code, 0, rd.stderr);
+    assert.match(rd.stderr, /» resume \(from step-6\)\n» setup\n» eval \(before RL\)\n» rl \(6 steps\)/);
+    assertSameAsUninterrupted(D);
     assert.equal(verifyCheckpoint(join(ck, "step-12")), null, "step-12 was written again, complete");
     assert.equal(readFileSync(join(ck, "latest"), "utf8"), "step-12\n");
   });
@@ -109,6 +117,6 @@ describe("resume", () => {
     assert.equal(r1.code, 1);
     assert.match(r1.stderr, /resume error: the config differs from the one that wrote .*step-12 at seed \(3 → 4\); resume with the run's own config/);
     assert.equal(r2.code, 1);
-    assert.match(r2.stderr, /already holds checkpoints \(step-12, step-10, step-8\); resume it with --resume/);
+    assert.match(r2.stderr, /already holds checkpoints \(step-12, step-10, step-8, step-6\); resume it with --resume/);
   });
 });
