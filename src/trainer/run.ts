@@ -96,8 +96,6 @@ export async function train(cfg: RunConfig, opts: TrainOptions = {}): Promise<Ru
     for (const c of resume.skipped) log.info(`resume: skipping ${c.name}: ${c.problem}`);
     if (resume.changes.length) log.info(`resume: config changes: ${resume.changes.join(", ")}`);
     opts.stage?.("resume", `from ${resume.checkpoint.name}${resume.skipped.map((c) => `; skipped ${c.name}: ${c.problem}`).join("")}`);
-    truncateLogs(dir, resume.state.logs);
-    removeCheckpointsAfter(dir, resume.checkpoint.step);
   }
   opts.stage?.("setup");
   const ctx = await buildContext(cfg);
@@ -107,12 +105,16 @@ export async function train(cfg: RunConfig, opts: TrainOptions = {}): Promise<Ru
   const saved: TrainerState | null = resume?.state ?? null;
   if (saved && resume) {
     if (saved.data.train !== ctx.train.length || saved.data.fingerprint !== fingerprint) {
+      await ctx.engine.close();
       throw new ResumeError(
         `resume error: the training data differ from those of ${resume.checkpoint.dir} (${ctx.train.length} examples, fingerprint ${fingerprint}; ` +
           `the checkpoint has ${saved.data.train}, fingerprint ${saved.data.fingerprint}); resume with the same data`,
       );
     }
     await ctx.engine.load(resume.checkpoint.dir);
+    // Only now that the checkpoint is known to fit: cut the logs back and drop the newer, unusable checkpoints.
+    truncateLogs(dir, saved.logs);
+    removeCheckpointsAfter(dir, resume.checkpoint.step);
   }
 
   const sftTotal = cfg.sft?.steps ?? 0;
