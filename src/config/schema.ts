@@ -43,7 +43,7 @@ const modelSchema = z
   })
   .refine((m) => m.path !== undefined || m.init !== undefined, { message: "set model.path (a checkpoint directory) or model.init (a random model's size)" });
 
-const tokenizerSchema = z.union([
+const tokenizerSchema = z.discriminatedUnion("type", [
   z.strictObject({ type: z.literal("char"), alphabet: z.string().min(1) }),
   z.strictObject({ type: z.literal("hf"), path: z.string() }),
 ]);
@@ -65,6 +65,10 @@ const dataSchema = z
     template: z.enum(["plain", "r1", "boxed"]).default("plain"),
     /** Verifier for dataset rows without a procedural task: the task's own, or "math". */
     verifier: z.string().optional(),
+    /** Field names of dataset rows, overriding the preset's (e.g. {prompt: question, answer: final}). */
+    fields: z.strictObject({ prompt: z.string().optional(), answer: z.string().optional(), solution: z.string().optional(), id: z.string().optional() }).optional(),
+    /** Malformed dataset rows: stop with an error naming file and line (default), or skip and count them. */
+    onBadRow: z.enum(["error", "skip"]).default("error"),
   })
   .refine((d) => d.task !== undefined || d.train !== undefined, { message: "set data.task (a procedural task) or data.train (a JSONL/Parquet file)" });
 
@@ -152,20 +156,74 @@ function describe(v: unknown): string {
   return s && s.length > 60 ? s.slice(0, 57) + "..." : String(s);
 }
 
+/** Unwrap optional/default/prefault/pipe/refine wrappers to the schema that holds the shape. */
+function unwrapSchema(schema: unknown): unknown {
+  let s = schema as { def?: Record<string, unknown> } | undefined;
+  for (let i = 0; i < 10 && s?.def; i++) {
+    const d = s.def;
+    const inner = (d["innerType"] ?? d["in"] ?? d["schema"]) as typeof s | undefined;
+    if (!inner || d["shape"]) break;
+    s = inner;
+  }
+  return s;
+}
+
+/** The field names a config object accepts at `path` (for "did you mean" hints). */
+function knownKeys(path: readonly PropertyKey[]): string[] {
+  let s = unwrapSchema(runConfigSchema) as { shape?: Record<string, unknown> } | undefined;
+  for (const k of path) s = unwrapSchema(s?.shape?.[k as string]) as typeof s;
+  return s?.shape ? Object.keys(s.shape) : [];
+}
+
+/** Levenshtein distance (small strings only). */
+function editDistance(a: string, b: string): number {
+  const d = Array.from({ length: a.length + 1 }, (_, i) => [i, ...new Array<number>(b.length).fill(0)]);
+  for (let j = 1; j <= b.length; j++) d[0]![j] = j;
+  for (let i = 1; i <= a.length; i++)
+    for (let j = 1; j <= b.length; j++)
+      d[i]![j] = Math.min(d[i - 1]![j]! + 1, d[i]![j - 1]! + 1, d[i - 1]![j - 1]! + (a[i - 1]!.toLowerCase() === b[j - 1]!.toLowerCase() ? 0 : 1));
+  return d[a.length]![b.length]!;
+}
+
+function suggest(key: string, known: string[]): string | null {
+  let best: string | null = null;
+  let bestD = Infinity;
+  for (const k of known) {
+    const dist = editDistance(key, k);
+    if (dist < bestD) (bestD = dist), (best = k);
+  }
+  return best !== null && bestD <= Math.max(2, Math.floor(key.length / 3)) ? best : null;
+}
+
+const TOKENIZER_HINT = 'expected {type: char, alphabet: "..."} or {type: hf, path: <dir with tokenizer.json>}';
+
 /**
  * Validate a parsed config object. `where` names the source (file) in errors.
- * @throws ConfigError listing every problem as `config error at <path>: <message>, got <value>`.
+ * @throws ConfigError listing every problem as `config error in <where> at <path>: <message>, got <value>`.
  */
 export function parseRunConfig(raw: unknown, where = "config"): RunConfig {
   const r = runConfigSchema.safeParse(raw);
   if (!r.success) {
     const lines = r.error.issues.map((i) => {
       const path = i.path.length ? i.path.join(".") : "(top level)";
-      let got = "";
-      if (i.code === "unrecognized_keys") return `config error in ${where} at ${path}: unknown field(s) ${i.keys.join(", ")}; remove or rename them`;
+      const at = `config error in ${where} at ${path}`;
+      if (i.code === "unrecognized_keys") {
+        const known = knownKeys(i.path);
+        const hints = i.keys.map((k) => suggest(k, known)).filter((x): x is string => x !== null);
+        return `${at}: unknown field(s) ${i.keys.join(", ")}; ${hints.length ? `did you mean ${hints.join(", ")}?` : "remove or rename them"}`;
+      }
       const value = i.path.reduce<unknown>((o, k) => (o && typeof o === "object" ? (o as Record<string, unknown>)[k as string] : undefined), raw);
-      got = `, got ${describe(value)}`;
-      return `config error in ${where} at ${path}: ${i.message}${got}`;
+      if (value === undefined && i.code === "invalid_type") {
+        const fill: Record<string, string> = {
+          model: "set model.path (a checkpoint directory) or model.init (a random model's size)",
+          data: "set data.task (a procedural task) or data.train (a JSONL/Parquet file)",
+          "tokenizer.alphabet": 'set tokenizer.alphabet to the characters the tokenizer knows, e.g. "0123456789+="',
+          "tokenizer.path": "set tokenizer.path to a directory with tokenizer.json",
+        };
+        return `${at}: missing; ${fill[path] ?? `set ${path}`}`;
+      }
+      if (path === "tokenizer" || path === "tokenizer.type") return `${at}: ${TOKENIZER_HINT}, got ${describe(value)}`;
+      return `${at}: ${i.message}, got ${describe(value)}`;
     });
     throw new ConfigError(lines.join("\n"));
   }
@@ -174,7 +232,8 @@ export function parseRunConfig(raw: unknown, where = "config"): RunConfig {
     try {
       cfg.algorithm = resolveAlgorithm(cfg.rl.algorithm as never, { path: "rl.algorithm" });
     } catch (e) {
-      throw new ConfigError(`config error in ${where}: ${(e as Error).message}`);
+      const msg = (e as Error).message;
+      throw new ConfigError(msg.startsWith("config error at ") ? `config error in ${where} at ${msg.slice("config error at ".length)}` : `config error in ${where}: ${msg}`);
     }
   }
   return cfg;

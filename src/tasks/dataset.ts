@@ -320,7 +320,7 @@ export async function loadDataset(path: string, opts: LoadOptions = {}): Promise
   if (spec === undefined) {
     throw new DatasetError(path, null, null, `unknown preset "${presetName}"; set data.preset to one of ${DATASET_PRESETS.join(", ")}`);
   }
-  if (!existsSync(path)) throw new DatasetError(path, null, null, "file not found; check data.path");
+  if (!existsSync(path)) throw new DatasetError(path, null, null, "file not found; check data.train / data.test");
   const format = opts.format ?? (extname(path).toLowerCase() === ".parquet" ? "parquet" : "jsonl");
   const unit = format === "parquet" ? "row" : "line";
   const onBad = opts.onBadRow ?? "error";
@@ -329,7 +329,7 @@ export async function loadDataset(path: string, opts: LoadOptions = {}): Promise
   try {
     rows = format === "parquet" ? await parquetRows(path) : jsonlRows(readFileSync(path, "utf8"));
   } catch (e) {
-    throw new DatasetError(path, null, null, `cannot read the file as ${format} (${(e as Error).message}); check data.path and data.format`);
+    throw new DatasetError(path, null, null, `cannot read the file as ${format} (${(e as Error).message}); check data.train / data.test and the file extension (.jsonl or .parquet)`);
   }
   if (opts.limit !== undefined) rows = rows.slice(0, opts.limit);
 

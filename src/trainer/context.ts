@@ -71,7 +71,7 @@ export async function buildEngine(cfg: RunConfig, tokenizer: Tokenizer): Promise
 /** Load or generate the train and test examples. */
 export async function buildData(cfg: RunConfig): Promise<{ train: Example[]; test: Example[] }> {
   const d = cfg.data;
-  const load = async (path: string) => (await loadDataset(path, { preset: d.preset, task: d.task })).examples;
+  const load = async (path: string) => (await loadDataset(path, { preset: d.preset, task: d.task, fields: d.fields, onBadRow: d.onBadRow })).examples;
   if (d.train) {
     const train = await load(d.train);
     const test = d.test ? await load(d.test) : [];

@@ -65,17 +65,15 @@ test("Parquet: the row number; missing file; unknown preset", async () => {
     parquetWriteFile({ filename: p, columnData: [{ name: "problem", data: ["a", "b"], type: "STRING" }, { name: "solution", data: ["\\boxed{1}", "no box"], type: "STRING" }] });
     assert.equal((await message(p, { preset: "math" })).message, `dataset error at ${p} row 2: field "solution" has no \\boxed{...} answer (preset math); set data.fields.answer to a field that holds the bare answer`);
     const none = join(dir, "none.jsonl");
-    assert.equal((await message(none)).message, `dataset error at ${none}: file not found; check data.path`);
+    assert.equal((await message(none)).message, `dataset error at ${none}: file not found; check data.train / data.test`);
     assert.equal((await message(p, { preset: "nope" as never })).message, `dataset error at ${p}: unknown preset "nope"; set data.preset to one of generic, gsm8k, math, deepscaler, orz`);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
 });
 
-// The fixes these messages suggest must be settable in a run config. data.preset is; data.fields,
-// data.onBadRow, data.path and data.format are not fields of the run config schema (reported to
-// the lead), so following the advice gives "unknown field(s)". Todo until the two agree.
-test("wanted: dataset errors suggest config fields that exist", { todo: "reported: data.fields / data.onBadRow / data.path / data.format are not run-config fields" }, () => {
+// The fixes these messages suggest must be settable in a run config.
+test("dataset errors suggest config fields that exist", () => {
   const base = { model: { init: {} }, tokenizer: { type: "char", alphabet: "0123" } };
   parseRunConfig({ ...base, data: { train: "t.jsonl", fields: { answer: "solution" } } });
   parseRunConfig({ ...base, data: { train: "t.jsonl", onBadRow: "skip" } });

@@ -79,7 +79,7 @@ test("other malformed rows give exact messages", async () => {
   await assert.rejects(loadDataset(gsm, { preset: "gsm8k" }), {
     message: `dataset error at ${gsm} line 1: field "answer" has no "#### <answer>" line (preset gsm8k); use preset "generic" if it holds the bare answer`,
   });
-  await assert.rejects(loadDataset(join(dir, "nope.jsonl")), { message: `dataset error at ${join(dir, "nope.jsonl")}: file not found; check data.path` });
+  await assert.rejects(loadDataset(join(dir, "nope.jsonl")), { message: `dataset error at ${join(dir, "nope.jsonl")}: file not found; check data.train / data.test` });
   await assert.rejects(loadDataset(gsm, { preset: "nope" as "gsm8k" }), /unknown preset "nope"; set data.preset to one of generic, gsm8k, math, deepscaler, orz/);
 });
 
