@@ -12,6 +12,7 @@ import { jigsawTask } from "./jigsaw.ts";
 import { graphTask } from "./graph.ts";
 import { datesTask } from "./dates.ts";
 import { ifevalTask } from "./ifeval.ts";
+import { maximumTask } from "./maximum.ts";
 
 export type { Example, Task, Verdict } from "./types.ts";
 export * from "./registry.ts";
@@ -31,7 +32,8 @@ export * from "./graph.ts";
 export * from "./dates.ts";
 export * from "./prompts.ts";
 export * from "./ifeval.ts";
+export * from "./maximum.ts";
 
-for (const t of [additionTask, arithmeticTask, countdownTask, knightsKnavesTask, satTask, sudokuTask, jigsawTask, graphTask, datesTask, ifevalTask]) {
+for (const t of [additionTask, arithmeticTask, countdownTask, knightsKnavesTask, satTask, sudokuTask, jigsawTask, graphTask, datesTask, ifevalTask, maximumTask]) {
   if (!hasTask(t.name)) registerTask(t);
 }
