@@ -139,20 +139,3 @@ export const additionTask: Task = createArithmeticTask();
 
 /** Mixed + − × arithmetic with 3 terms: `"12*7-30="` → `"54"`; difficulty = max digits per operand. */
 export const arithmeticTask: Task = createArithmeticTask({ ops: ["+", "-", "*"] });
-
-/**
- * A worked answer from an imperfect teacher who, with probability `dropRate`, forgets the final
- * carry: when the sum has more digits than the widest operand, the leading digit is left off
- * (47+85 → "32" instead of "132"). With dropRate 0 it is the true sum. Used to build
- * demonstrations that an SFT warm-up imitates, mistake included, so that RL with an exact verifier
- * has something to correct (see the quickstart).
- * @param operands non-negative integers as decimal strings.
- * @param rng      draws the teacher's mistakes (uniform in [0, 1) from `next()`).
- * @returns the teacher's answer as a decimal string.
- */
-export function teacherSum(operands: readonly string[], dropRate: number, rng: { next(): number }): string {
-  const sum = operands.reduce((a, o) => a + BigInt(o), 0n).toString();
-  const width = Math.max(...operands.map((o) => o.length));
-  if (sum.length > width && rng.next() < dropRate) return sum.slice(sum.length - width).replace(/^0+(?=\d)/, "");
-  return sum;
-}

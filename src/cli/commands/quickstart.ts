@@ -10,8 +10,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import type { Command } from "commander";
 import { parseRunConfig, type RunConfigInput } from "../../config/schema.ts";
-import { additionTask, generateExamples, teacherSum, writeExamplesJsonl } from "../../tasks/index.ts";
-import { Rng, hash32 } from "../../tasks/rng.ts";
+import { additionTask, generateExamples, writeExamplesJsonl } from "../../tasks/index.ts";
 import { train } from "../../trainer/run.ts";
 import { progressHooks } from "../progress.ts";
 
@@ -21,8 +20,6 @@ export interface QuickstartOptions {
   sftSteps: number;
   rlSteps: number;
   seed: number;
-  /** Probability that the demonstrations' teacher drops a carry (0 = perfect demonstrations). */
-  teacherError: number;
 }
 
 /** The quickstart's run config (also written to <out>/config.yaml by the run). */
@@ -30,17 +27,17 @@ export function quickstartConfig(o: QuickstartOptions, trainFile: string, testFi
   return {
     seed: o.seed,
     out: o.out,
-    model: { init: { hiddenSize: Number(process.env.RLVR_QS_HID ?? 128), numLayers: 2, numHeads: 4, maxPositionEmbeddings: 32 } },
+    model: { init: { hiddenSize: 128, numLayers: 2, numHeads: 4, maxPositionEmbeddings: 32 } },
     tokenizer: { type: "char", alphabet: "0123456789+=" },
     data: { task: "addition", train: trainFile, test: testFile, testSize: 256 },
     sft: { steps: o.sftSteps, batchSize: 128, lr: 3e-3, schedule: "cosine", warmupSteps: 10, weightDecay: 0.01 },
     rl: {
       steps: o.rlSteps,
-      promptsPerStep: 32,
+      promptsPerStep: 64,
       groupSize: 8,
       maxNewTokens: o.digits + 2,
       temperature: 1,
-      lr: Number(process.env.RLVR_QS_RL_LR ?? 3e-4),
+      lr: 1e-4,
       algorithm: "grpo",
     },
     eval: { every: 0, temperature: 0, maxNewTokens: o.digits + 2 },
@@ -55,14 +52,7 @@ export async function runQuickstart(o: QuickstartOptions): Promise<{ accuracyBef
   process.stderr.write(`» data: ${o.digits}-digit addition → ${dataDir}\n`);
   const trainFile = join(dataDir, "train.jsonl");
   const testFile = join(dataDir, "test.jsonl");
-  // Demonstrations come from an imperfect teacher that sometimes forgets a carry: the SFT
-  // warm-up imitates it, mistakes included; RL is rewarded by the verifier against the true sum.
-  const rng = new Rng(hash32("quickstart-teacher", o.seed));
-  const demos = generateExamples(additionTask, { n: 20000, seed: o.seed, difficulty: o.digits, split: "train" }).map((ex) => ({
-    ...ex,
-    solution: teacherSum((ex.meta as { operands: string[] }).operands, o.teacherError, rng),
-  }));
-  writeExamplesJsonl(trainFile, demos);
+  writeExamplesJsonl(trainFile, generateExamples(additionTask, { n: 20000, seed: o.seed, difficulty: o.digits, split: "train" }));
   writeExamplesJsonl(testFile, generateExamples(additionTask, { n: 256, seed: o.seed, difficulty: o.digits, split: "test" }));
   const cfg = parseRunConfig(quickstartConfig({ ...o, out }, trainFile, testFile), "quickstart");
   const hooks = progressHooks();
@@ -94,10 +84,9 @@ export function register(program: Command): void {
     .description("generate data, SFT-warm a tiny model, train it with GRPO and report held-out accuracy before and after")
     .option("--out <dir>", "run directory", "runs/quickstart")
     .option("--digits <d>", "digits per operand (the task's difficulty)", (v) => parseInt(v, 10), 2)
-    .option("--sft-steps <n>", "SFT warm-up steps", (v) => parseInt(v, 10), 150)
-    .option("--rl-steps <n>", "GRPO steps", (v) => parseInt(v, 10), 100)
+    .option("--sft-steps <n>", "SFT warm-up steps", (v) => parseInt(v, 10), 400)
+    .option("--rl-steps <n>", "GRPO steps", (v) => parseInt(v, 10), 80)
     .option("--seed <s>", "seed", (v) => parseInt(v, 10), 1)
-    .option("--teacher-error <p>", "probability that a demonstration drops a carry", parseFloat, 0.6)
     .action(async (o: QuickstartOptions) => {
       await runQuickstart(o);
     });
