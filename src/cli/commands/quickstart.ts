@@ -84,7 +84,7 @@ export function register(program: Command): void {
     .description("generate data, SFT-warm a tiny model, train it with GRPO and report held-out accuracy before and after")
     .option("--out <dir>", "run directory", "runs/quickstart")
     .option("--digits <d>", "digits per operand (the task's difficulty)", (v) => parseInt(v, 10), 2)
-    .option("--sft-steps <n>", "SFT warm-up steps", (v) => parseInt(v, 10), 400)
+    .option("--sft-steps <n>", "SFT warm-up steps", (v) => parseInt(v, 10), 700)
     .option("--rl-steps <n>", "GRPO steps", (v) => parseInt(v, 10), 80)
     .option("--seed <s>", "seed", (v) => parseInt(v, 10), 1)
     .action(async (o: QuickstartOptions) => {
