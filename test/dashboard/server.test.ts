@@ -96,7 +96,7 @@ test("HTTP API: runs, JSONL from an offset, text files, static files, no escape 
 test("rlvr dashboard (command line) prints its URL and serves the built page", { timeout: 120_000 }, async () => {
   const dir = tmp();
   const run = writeFixtureRun(join(dir, "run"), { rlSteps: 2 });
-  const child = spawn(process.execPath, ["--import", "tsx", "test/dashboard/cli-driver.ts", "dashboard", run, "--poll", "1000"], { stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(process.execPath, ["--import", "tsx", "test/helpers/cli-driver.ts", "dashboard", run, "--poll", "1000"], { stdio: ["ignore", "pipe", "pipe"] });
   try {
     let out = "";
     let err = "";

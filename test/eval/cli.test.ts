@@ -74,7 +74,7 @@ test("rlvr eval (command line): --json, --k, and clear errors", async () => {
   const root = mkdtempSync(join(tmpdir(), "rlvr-eval-cli-"));
   try {
     const [a] = await makeRuns(root);
-    const run = (...args: string[]) => spawnSync(process.execPath, ["--import", "tsx", "test/eval/cli-driver.ts", "eval", ...args], { encoding: "utf8" });
+    const run = (...args: string[]) => spawnSync(process.execPath, ["--import", "tsx", "test/helpers/cli-driver.ts", "eval", ...args], { encoding: "utf8" });
     const r = run(a, "--task", "addition", "--n", "3", "--samples", "3", "--k", "1,3", "--temperature", "1", "--max-new-tokens", "3", "--json");
     assert.equal(r.status, 0, r.stderr);
     const j = JSON.parse(r.stdout);

@@ -8,7 +8,7 @@ import { runDataGen, inspectDataset } from "../../src/cli/commands/data.ts";
 import { loadDataset } from "../../src/tasks/index.ts";
 
 const cli = (...args: string[]) =>
-  spawnSync(process.execPath, ["--import", "tsx", "test/tasks/cli-driver.ts", ...args], { encoding: "utf8" });
+  spawnSync(process.execPath, ["--import", "tsx", "test/helpers/cli-driver.ts", ...args], { encoding: "utf8" });
 
 test("rlvr data gen writes JSONL to stdout and to --out, readable by the loader", async () => {
   const r = cli("data", "gen", "addition", "--n", "5", "--difficulty", "2", "--seed", "4");

@@ -1,10 +1,12 @@
-// Runs the `dashboard` command module on its own (without src/cli/commands/index.ts), for tests.
+// Runs the rlvr command modules in-process with commander's exitOverride, for tests:
+//   node --import tsx test/helpers/cli-driver.ts data gen addition --n 3
+// (bin/rlvr.js is the user-facing entry; this driver only changes how errors exit.)
 import { Command } from "commander";
-import { register } from "../../src/cli/commands/dashboard.ts";
+import { registerCommands } from "../../src/cli/commands/index.ts";
 
 const program = new Command();
 program.name("rlvr").exitOverride();
-register(program);
+registerCommands(program);
 try {
   await program.parseAsync(process.argv);
 } catch (e) {
