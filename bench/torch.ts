@@ -22,7 +22,7 @@ import { CharTokenizer } from "../src/tokenizers/index.ts";
 import { parseRunConfig } from "../src/config/schema.ts";
 import { initRlState, rlStep } from "../src/trainer/rl.ts";
 import { RunLogger } from "../src/trainer/logger.ts";
-import type { RunContext } from "../src/trainer/context.ts";
+import { contextWith, type RunContext } from "../src/trainer/context.ts";
 
 const args = process.argv.slice(2);
 const arg = (name: string, dflt: number) => {
@@ -72,7 +72,7 @@ async function runEngine(name: string, engine: Engine, dir: string): Promise<{ s
     rl: { steps: STEPS + WARMUP, promptsPerStep: PROMPTS, groupSize: GROUP, maxNewTokens: MAX_NEW, lr: LR, temperature: 1, algorithm: "grpo" },
   });
   const examples = promptTexts.map((p, i) => ({ id: `first-a-${i}`, prompt: p, answer: "a", task: "first-a" }));
-  const ctx: RunContext = {
+  const ctx: RunContext = contextWith({
     cfg,
     tokenizer,
     engine,
@@ -80,7 +80,7 @@ async function runEngine(name: string, engine: Engine, dir: string): Promise<{ s
     test: examples,
     verify: (r) => ({ correct: r.startsWith("a"), reward: r.startsWith("a") ? 1 : 0, extracted: r.slice(0, 1), reason: "" }),
     encodePrompt: (ex) => Int32Array.from([tokenizer.bosId!, ...tokenizer.encode(ex.prompt)]),
-  };
+  });
   const st = initRlState(ctx, cfg.algorithm!);
   await engine.setReference("policy");
   const log = new RunLogger(cfg.out, true);

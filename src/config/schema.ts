@@ -109,6 +109,21 @@ const rlSchema = z.strictObject({
   lr: z.number().positive().default(1e-4),
   /** The algorithm: a preset name (grpo, dr_grpo, dapo, gspo, ...) or a full block. */
   algorithm: z.union([z.string(), z.record(z.string(), z.unknown())]).default("grpo"),
+  /**
+   * Score responses in the worker-thread verifier pool (src/rewards/pool) with a hard per-call
+   * timeout: a hung or crashing verifier costs `fallback` reward and a counted event, never the
+   * run. Off by default (in-process scoring; user-registered tasks must be importable by workers
+   * to use the pool — list their modules in `modules`).
+   */
+  verifierPool: z
+    .strictObject({
+      enabled: z.boolean().default(false),
+      size: posInt.optional(),
+      timeoutMs: posInt.default(10000),
+      fallback: z.number().default(0),
+      modules: z.array(z.string()).default([]),
+    })
+    .prefault({}),
   /** Reset the reference model to the current policy every N steps (0 = never; ProRL). */
   referenceResetEvery: z.number().int().min(0).default(0),
 });

@@ -13,6 +13,7 @@ import type { Example, Verdict } from "../tasks/types.ts";
 import { getTask, generateExamples, loadDataset, renderPrompt } from "../tasks/index.ts";
 import { verifyMath } from "../rewards/math/index.ts";
 import type { RunConfig } from "../config/schema.ts";
+import { createVerifierPool, type VerifierPool } from "../rewards/pool/pool.ts";
 
 export interface RunContext {
   cfg: RunConfig;
@@ -24,6 +25,63 @@ export interface RunContext {
   verify: (response: string, example: Example) => Verdict;
   /** Prompt token ids of an example (template applied, BOS prepended when the tokenizer has one). */
   encodePrompt: (example: Example) => Int32Array;
+  /**
+   * Score a batch of responses: in-process with `verify`, or in the verifier pool when
+   * rl.verifierPool.enabled (hard timeouts; failures give the fallback reward and count as events).
+   * @returns one verdict per response and event counts (verifier/timeouts, /crashes, /errors).
+   */
+  verifyBatch: (responses: readonly string[], examples: readonly Example[]) => Promise<{ verdicts: Verdict[]; events: Record<string, number> }>;
+  /** Release the engine and the verifier pool. */
+  close: () => Promise<void>;
+}
+
+/**
+ * Complete a hand-built context (tests, benchmarks) with in-process batch verification and a
+ * close() that closes the engine.
+ */
+export function contextWith(parts: Omit<RunContext, "verifyBatch" | "close">): RunContext {
+  return {
+    ...parts,
+    verifyBatch: async (rs, exs) => ({ verdicts: rs.map((r, i) => parts.verify(r, exs[i]!)), events: {} }),
+    close: () => parts.engine.close(),
+  };
+}
+
+/** Name of the verifier a pool call uses for a run's examples. */
+function poolCall(cfg: RunConfig, response: string, ex: Example): [string, unknown[]] {
+  const name = cfg.data.verifier ?? cfg.data.task;
+  return name && name !== "math" ? ["task", [name, response, ex]] : ["math", [response, ex.answer]];
+}
+
+function batchVerifier(cfg: RunConfig, verify: RunContext["verify"]): { verifyBatch: RunContext["verifyBatch"]; closePool: () => Promise<void> } {
+  const p = cfg.rl?.verifierPool;
+  if (!p?.enabled) {
+    return { verifyBatch: async (rs, exs) => ({ verdicts: rs.map((r, i) => verify(r, exs[i]!)), events: {} }), closePool: async () => {} };
+  }
+  // (contextWith above is the same in-process path for hand-built contexts.)
+  let pool: VerifierPool | null = null;
+  return {
+    async verifyBatch(rs, exs) {
+      pool ??= createVerifierPool({ size: p.size, timeoutMs: p.timeoutMs, modules: p.modules, preloadMath: false });
+      const events: Record<string, number> = {};
+      const verdicts = await Promise.all(
+        rs.map(async (r, i) => {
+          const [name, args] = poolCall(cfg, r, exs[i]!);
+          const out = await pool!.callScore(name, args, { fallback: p.fallback, timeoutMs: p.timeoutMs });
+          if (out.event) {
+            events[out.event] = (events[out.event] ?? 0) + 1;
+            return { correct: false, reward: out.value ?? p.fallback, extracted: null, reason: `${out.event}: ${out.message ?? ""}` } satisfies Verdict;
+          }
+          const v = out.result as Partial<Verdict> & { correct?: boolean };
+          return { correct: !!v.correct, reward: typeof v.reward === "number" ? v.reward : v.correct ? 1 : 0, extracted: (v.extracted as string | null) ?? null, reason: String(v.reason ?? "") };
+        }),
+      );
+      return { verdicts, events };
+    },
+    async closePool() {
+      await pool?.close();
+    },
+  };
 }
 
 /** Build the tokenizer named by the config (or the checkpoint's own). */
@@ -109,5 +167,10 @@ export async function buildContext(cfg: RunConfig): Promise<RunContext> {
     const ids = tokenizer.encode(text);
     return Int32Array.from(tokenizer.bosId !== null ? [tokenizer.bosId, ...ids] : ids);
   };
-  return { cfg, tokenizer, engine, train, test, verify, encodePrompt };
+  const { verifyBatch, closePool } = batchVerifier(cfg, verify);
+  const close = async () => {
+    await engine.close();
+    await closePool();
+  };
+  return { cfg, tokenizer, engine, train, test, verify, encodePrompt, verifyBatch, close };
 }

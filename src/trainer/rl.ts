@@ -129,7 +129,7 @@ export async function rlStep(ctx: RunContext, alg: AlgorithmConfig, st: RlState,
 
   // 2. Rewards from the verifier.
   const texts = rollouts.map((o) => ctx.tokenizer.decode(o.tokens));
-  const verdicts = rollouts.map((o, i) => ctx.verify(texts[i]!, examples[o.promptIndex]!));
+  const { verdicts, events } = await ctx.verifyBatch(texts, rollouts.map((o) => examples[o.promptIndex]!));
   let rewards: Float32Array = Float32Array.from(verdicts.map((v) => v.reward));
   const groupIds = Int32Array.from(rollouts.map((o) => o.promptIndex));
   const lengths = Int32Array.from(rollouts.map((o) => o.tokens.length));
@@ -230,6 +230,10 @@ export async function rlStep(ctx: RunContext, alg: AlgorithmConfig, st: RlState,
   const sampledTokens = lengths.reduce((a, b) => a + b, 0);
   const metrics: Record<string, number> = {
     "reward/mean": rewards.reduce((a, b) => a + b, 0) / rewards.length,
+    "reward/verifier": verdicts.reduce((a, v) => a + v.reward, 0) / verdicts.length,
+    "verifier/timeouts": events["verifier/timeouts"] ?? 0,
+    "verifier/crashes": events["verifier/crashes"] ?? 0,
+    "verifier/errors": events["verifier/errors"] ?? 0,
     accuracy,
     "groups/zero_std_frac": zeroStdFraction(rewards, G),
     "groups/trained_seqs": trainSeqs.length,

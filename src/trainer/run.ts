@@ -105,7 +105,7 @@ export async function train(cfg: RunConfig, opts: TrainOptions = {}): Promise<Ru
   const saved: TrainerState | null = resume?.state ?? null;
   if (saved && resume) {
     if (saved.data.train !== ctx.train.length || saved.data.fingerprint !== fingerprint) {
-      await ctx.engine.close();
+      await ctx.close();
       throw new ResumeError(
         `resume error: the training data differ from those of ${resume.checkpoint.dir} (${ctx.train.length} examples, fingerprint ${fingerprint}; ` +
           `the checkpoint has ${saved.data.train}, fingerprint ${saved.data.fingerprint}); resume with the same data`,
@@ -172,7 +172,7 @@ export async function train(cfg: RunConfig, opts: TrainOptions = {}): Promise<Ru
     if (globalStep() === 0) throw new RunInterrupted(`interrupted before the first step of ${dir}; nothing to save`, null);
     opts.stage?.("checkpoint", "interrupted");
     const d = await checkpoint();
-    await ctx.engine.close();
+    await ctx.close();
     throw new RunInterrupted(`interrupted at ${at}; checkpoint ${d}`, d);
   };
   /** After each optimizer step: fault accounting, periodic checkpoint, interruption. */
@@ -180,7 +180,7 @@ export async function train(cfg: RunConfig, opts: TrainOptions = {}): Promise<Ru
     try {
       skips.record(name, step, m, last?.dir ?? null);
     } catch (e) {
-      await ctx.engine.close();
+      await ctx.close();
       throw e;
     }
     if (every > 0 && step % every === 0) await checkpoint();
@@ -234,7 +234,7 @@ export async function train(cfg: RunConfig, opts: TrainOptions = {}): Promise<Ru
   const tmp = tempDirFor(final);
   await ctx.engine.save(tmp);
   publishDir(tmp, final);
-  await ctx.engine.close();
+  await ctx.close();
   const seconds = (performance.now() - t0) / 1000;
   const lines = [`# rlvr run`, "", `- run directory: ${dir}`, `- model: ${ctx.engine.info().modelId}`, `- seconds: ${seconds.toFixed(1)}`];
   if (resume) lines.push(`- resumed from: ${resume.checkpoint.name}`);

@@ -22,7 +22,7 @@ import { CharTokenizer } from "../../src/tokenizers/index.ts";
 import { parseRunConfig } from "../../src/config/schema.ts";
 import { initRlState, rlStep } from "../../src/trainer/rl.ts";
 import { RunLogger } from "../../src/trainer/logger.ts";
-import type { RunContext } from "../../src/trainer/context.ts";
+import { contextWith, type RunContext } from "../../src/trainer/context.ts";
 import { tinyQwen2, randomBatch, sliceBatch, randomHfWeights, linearLoss, writeHfCheckpoint, maxAbsDiff, Rng } from "./helpers/tiny.ts";
 
 const probe = TorchEngine.probe();
@@ -373,7 +373,7 @@ describe("GRPO through the torch engine", { skip: SKIP }, () => {
     const engine = await buildEngine(cfg, tokenizer);
     assert.equal(engine.info().engine, "torch");
     const examples = ["ab", "ba", "cab", "bc"].map((p, i) => ({ id: `first-a-${i}`, prompt: p, answer: "a", task: "first-a" }));
-    const ctx: RunContext = {
+    const ctx: RunContext = contextWith({
       cfg,
       tokenizer,
       engine,
@@ -384,7 +384,7 @@ describe("GRPO through the torch engine", { skip: SKIP }, () => {
         return { correct: ok, reward: ok ? 1 : 0, extracted: response.slice(0, 1), reason: ok ? "ok" : "first token is not a" };
       },
       encodePrompt: (ex) => Int32Array.from([tokenizer.bosId!, ...tokenizer.encode(ex.prompt)]),
-    };
+    });
     try {
       const st = initRlState(ctx, cfg.algorithm!);
       if (st.kl.coef > 0 || cfg.algorithm!.kl.adaptive) await engine.setReference("policy"); // as runRl does
