@@ -87,7 +87,7 @@ export function paramsFromWeights(cfg: ModelConfig, w: Tensors): Params {
 }
 
 /** Inverse of `paramsFromWeights` (moves the arrays, no new references). */
-export function weightsFromParams(cfg: ModelConfig, p: Params): Tensors {
+export function weightsFromParams(p: Params): Tensors {
   const out: Tensors = { "model.embed_tokens.weight": p.embed, "model.norm.weight": p.norm };
   if (p.lmHead) out["lm_head.weight"] = p.lmHead;
   p.layers.forEach((l, i) => {
@@ -107,7 +107,6 @@ export function weightsFromParams(cfg: ModelConfig, p: Params): Tensors {
     out[`${q}.mlp.up_proj.weight`] = l.wUp;
     out[`${q}.mlp.down_proj.weight`] = l.wDown;
   });
-  void cfg;
   return out;
 }
 

@@ -29,7 +29,7 @@ import type { Tokenizer } from "../../tokenizers/types.ts";
 import { decoder, lmHead, tokenLogprobs, type KvCache, type Params } from "./model.ts";
 import { adamwUpdate, sumOfSquares, type Tensors } from "./optimizer.ts";
 import { sampleToken } from "./sampling.ts";
-import { ensureJax } from "./runtime.ts";
+import { ensureJax, jaxDevice } from "./runtime.ts";
 import { Rng, hash32 } from "../../util/rng.ts";
 import { initWeights, loadCheckpoint, saveCheckpoint, loadOptimizerState, paramsFromWeights, weightsFromParams } from "./checkpoint.ts";
 
@@ -124,7 +124,7 @@ export class EmbeddedEngine implements Engine {
       vocabSize: this.config.vocabSize,
       maxSeqLen: this.config.maxPositionEmbeddings,
       numParams: n,
-      device: "cpu (jax-js wasm)",
+      device: jaxDevice(),
       dtype: "float32",
     };
   }
@@ -255,7 +255,7 @@ export class EmbeddedEngine implements Engine {
       cLp,
       cEnt,
     ) as unknown as [Params, np.Array];
-    const g = weightsFromParams(this.config, gParams);
+    const g = weightsFromParams(gParams);
     // Scatter-add dL/dx0 into the embedding gradient (the lookup ran outside jit).
     const D = this.config.hiddenSize;
     const dx = (await gX0.data()) as Float32Array;
@@ -357,7 +357,6 @@ export class EmbeddedEngine implements Engine {
         positions[b * P + t] = Math.max(0, k);
       }
     }
-    const D = cfg.hiddenSize;
     const K = cfg.numKvHeads;
     const d = cfg.headDim;
     let cache: KvCache = {
@@ -418,7 +417,6 @@ export class EmbeddedEngine implements Engine {
       stepPos = nextPos;
     }
     tree.dispose(cache);
-    void D;
     return rows.map((r, b) => ({
       promptIndex: r.promptIndex,
       tokens: Int32Array.from(out[b]!.tokens),
