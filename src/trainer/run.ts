@@ -222,7 +222,15 @@ export async function train(cfg: RunConfig, opts: TrainOptions = {}): Promise<Ru
       if (opts.signal?.aborted) await interrupt();
       const m = await rlStep(ctx, alg, rl, log);
       if (r.referenceResetEvery > 0 && rl.step % r.referenceResetEvery === 0) await referenceFromPolicy();
-      opts.progress?.("rl", rl.step, r.steps, { reward: m["reward/mean"]!, acc: m["accuracy"]! });
+      opts.progress?.("rl", rl.step, r.steps, {
+        reward: m["reward/mean"]!,
+        acc: m["accuracy"]!,
+        "zero-std": m["groups/zero_std_frac"]!,
+        entropy: m["entropy"]!,
+        kl: m["kl"]!,
+        len: m["response/length_mean"]!,
+        "s/step": m["time/step"]!,
+      });
       if (cfg.eval.every > 0 && rl.step % cfg.eval.every === 0 && rl.step < r.steps) await evalHeldOut(ctx, dir, "rl", rl.step);
       await boundary("rl", rl.step, m);
     }
