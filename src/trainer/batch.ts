@@ -10,6 +10,8 @@ export interface Sequence {
   response: ArrayLike<number>;
   /** Per-response-token values, each [response.length]. */
   oldLogprobs?: ArrayLike<number>;
+  /** Reference-policy log-probs of the response tokens, [response.length]. */
+  refLogprobs?: ArrayLike<number>;
   /** Advantage of the whole sequence (broadcast over its response tokens). */
   advantage?: number;
   /** Loss-mask per response token (default 1; e.g. 0 for tool outputs or hint tokens). */
@@ -28,8 +30,10 @@ export function packSequences(seqs: readonly Sequence[], padId = 0): TokenBatch 
   const lengths = new Int32Array(B);
   const lossMask = new Float32Array(B * T);
   const withOld = seqs.some((s) => s.oldLogprobs);
+  const withRef = seqs.some((s) => s.refLogprobs);
   const withAdv = seqs.some((s) => s.advantage !== undefined);
   const oldLogprobs = withOld ? new Float32Array(B * T) : undefined;
+  const refLogprobs = withRef ? new Float32Array(B * T) : undefined;
   const advantages = withAdv ? new Float32Array(B * T) : undefined;
   const groupIds = new Int32Array(B);
   seqs.forEach((s, b) => {
@@ -42,11 +46,13 @@ export function packSequences(seqs: readonly Sequence[], padId = 0): TokenBatch 
       tokens[i] = s.response[t]!;
       lossMask[i] = s.mask ? s.mask[t]! : 1;
       if (oldLogprobs && s.oldLogprobs) oldLogprobs[i] = s.oldLogprobs[t]!;
+      if (refLogprobs && s.refLogprobs) refLogprobs[i] = s.refLogprobs[t]!;
       if (advantages) advantages[i] = s.advantage ?? 0;
     }
   });
   const batch: TokenBatch = { batchSize: B, seqLen: T, tokens, lengths, lossMask, groupIds };
   if (oldLogprobs) batch.oldLogprobs = oldLogprobs;
+  if (refLogprobs) batch.refLogprobs = refLogprobs;
   if (advantages) batch.advantages = advantages;
   return batch;
 }

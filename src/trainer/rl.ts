@@ -159,7 +159,7 @@ export async function rlStep(ctx: RunContext, alg: AlgorithmConfig, st: RlState,
   const adv = computeAdvantages(advName, { rewards, groupIds, lengths }, advOpts);
   seqs.forEach((s, i) => {
     s.advantage = adv[i]!;
-    if (refBatch) (s as Sequence & { ref?: Float32Array }).ref = refBatch.refLogprobs!.subarray(i * refBatch.seqLen + s.prompt.length, i * refBatch.seqLen + s.prompt.length + s.response.length);
+    if (refBatch) s.refLogprobs = refBatch.refLogprobs!.subarray(i * refBatch.seqLen + s.prompt.length, i * refBatch.seqLen + s.prompt.length + s.response.length);
   });
 
   // DAPO dynamic sampling (filter form): drop groups whose accuracy is identical across the group.
@@ -182,15 +182,7 @@ export async function rlStep(ctx: RunContext, alg: AlgorithmConfig, st: RlState,
   for (let epoch = 0; epoch < r.epochs && trainSeqs.length > 0; epoch++) {
     const shuffled = r.epochs > 1 || r.miniBatches > 1 ? rng.shuffle([...trainSeqs]) : trainSeqs;
     for (const mini of chunks(shuffled, r.miniBatches)) {
-      const micro = chunkBySize(mini, r.microBatchSize ?? mini.length).map((m) => {
-        const b = packSequences(m, ctx.tokenizer.padId);
-        if (refBatch) {
-          const ref = new Float32Array(b.batchSize * b.seqLen);
-          m.forEach((s, i) => ref.set((s as Sequence & { ref?: Float32Array }).ref!, i * b.seqLen + s.prompt.length));
-          b.refLogprobs = ref;
-        }
-        return b;
-      });
+      const micro = chunkBySize(mini, r.microBatchSize ?? mini.length).map((m) => packSequences(m, ctx.tokenizer.padId));
       const counts = stepCounts(micro, r.maxNewTokens);
       if (counts.tokens === 0) continue;
       const lossFn = makePolicyLoss(alg, counts, { klCoef: alg.kl.placement === "loss" ? st.kl.coef : 0, entropyCoef: st.entropy.coef });
