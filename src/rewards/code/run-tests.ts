@@ -88,6 +88,19 @@ function failureReason(r: SandboxResult): string | null {
   return null;
 }
 
+/** The harness's settings (env RLVR_HARNESS): where it runs, what to call, and its own limits. */
+function harnessEnv(nonceTag: string, workdir: string, mode: "stdio" | "function", entry: string, lim: NonNullable<CodeRunOptions["limits"]>): string {
+  return JSON.stringify({
+    nonce: nonceTag,
+    workdir,
+    mode,
+    entry,
+    memBytes: (lim.memoryMb ?? 256) * 1024 * 1024,
+    fileBytes: lim.maxFileBytes ?? 8 << 20,
+    nproc: lim.maxProcesses ?? 64,
+  });
+}
+
 const isESM = (code: string) => /^\s*(import\s[^(]|export\s)/m.test(code);
 
 async function runStdioCase(code: string, test: CodeTest, opts: CodeRunOptions): Promise<CodeCaseResult & { index: -1 }> {
@@ -99,17 +112,7 @@ async function runStdioCase(code: string, test: CodeTest, opts: CodeRunOptions):
   try {
     const lim = opts.limits ?? {};
     const env: Record<string, string> = {};
-    if (!js) {
-      env.RLVR_HARNESS = JSON.stringify({
-        nonce: "",
-        workdir: wd.path,
-        mode: "stdio",
-        entry,
-        memBytes: (lim.memoryMb ?? 256) * 1024 * 1024,
-        fileBytes: lim.maxFileBytes ?? 8 << 20,
-        nproc: lim.maxProcesses ?? 64,
-      });
-    }
+    if (!js) env.RLVR_HARNESS = harnessEnv("", wd.path, "stdio", entry, lim);
     const r = await runSandboxed({
       language: opts.language,
       workdir: wd.path,
@@ -141,17 +144,7 @@ async function runFunctionCases(code: string, tests: CodeTest[], opts: CodeRunOp
       language: opts.language,
       workdir: wd.path,
       args: [harness],
-      env: {
-        RLVR_HARNESS: JSON.stringify({
-          nonce: tag,
-          workdir: wd.path,
-          mode: "function",
-          entry,
-          memBytes: (lim.memoryMb ?? 256) * 1024 * 1024,
-          fileBytes: lim.maxFileBytes ?? 8 << 20,
-          nproc: lim.maxProcesses ?? 64,
-        }),
-      },
+      env: { RLVR_HARNESS: harnessEnv(tag, wd.path, "function", entry, lim) },
       limits: lim,
     });
     const seen = new Map<number, CodeCaseResult>();
