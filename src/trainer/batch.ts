@@ -16,6 +16,8 @@ export interface Sequence {
   advantage?: number;
   /** Loss-mask per response token (default 1; e.g. 0 for tool outputs or hint tokens). */
   mask?: ArrayLike<number>;
+  /** Per-response-token supervised weights (e.g. > 0 on expert demonstration tokens), packed into batch.weights. */
+  weights?: ArrayLike<number>;
   groupId?: number;
 }
 
@@ -35,6 +37,7 @@ export function packSequences(seqs: readonly Sequence[], padId = 0): TokenBatch 
   const oldLogprobs = withOld ? new Float32Array(B * T) : undefined;
   const refLogprobs = withRef ? new Float32Array(B * T) : undefined;
   const advantages = withAdv ? new Float32Array(B * T) : undefined;
+  const weights = seqs.some((s) => s.weights) ? new Float32Array(B * T) : undefined;
   const groupIds = new Int32Array(B);
   seqs.forEach((s, b) => {
     const P = s.prompt.length;
@@ -48,12 +51,14 @@ export function packSequences(seqs: readonly Sequence[], padId = 0): TokenBatch 
       if (oldLogprobs && s.oldLogprobs) oldLogprobs[i] = s.oldLogprobs[t]!;
       if (refLogprobs && s.refLogprobs) refLogprobs[i] = s.refLogprobs[t]!;
       if (advantages) advantages[i] = s.advantage ?? 0;
+      if (weights && s.weights) weights[i] = s.weights[t]!;
     }
   });
   const batch: TokenBatch = { batchSize: B, seqLen: T, tokens, lengths, lossMask, groupIds };
   if (oldLogprobs) batch.oldLogprobs = oldLogprobs;
   if (refLogprobs) batch.refLogprobs = refLogprobs;
   if (advantages) batch.advantages = advantages;
+  if (weights) batch.weights = weights;
   return batch;
 }
 

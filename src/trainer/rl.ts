@@ -20,12 +20,17 @@ import {
 } from "../algorithms/index.ts";
 import { learningRate } from "../engines/embedded/optimizer.ts";
 import type { SampleResult, TokenBatch } from "../engines/engine.ts";
-import type { Example } from "../tasks/types.ts";
+import { dapoOverlongPenalty } from "../algorithms/shaping.ts";
+import { fillBatch } from "../rollout/dynamic-sampling.ts";
+import { truncationMask } from "../rollout/overlong.ts";
+import { DataSelection, type SavedSelection } from "../rollout/selection.ts";
+import type { Example, Verdict } from "../tasks/types.ts";
 import { Rng, hash32 } from "../util/rng.ts";
 import { chunkBySize, chunks, packSequences, type Sequence } from "./batch.ts";
 import type { RunContext } from "./context.ts";
 import type { RunLogger } from "./logger.ts";
 import { dropGradients } from "./faults.ts";
+import type { RewardStage, RlStepHooks } from "./hooks.ts";
 
 /**
  * State carried across RL steps (and saved in checkpoints). The prompt order is a seeded shuffle
@@ -44,6 +49,8 @@ export interface RlState {
   klUpdates: [number, number][];
   /** Every `entropy.update(h)` made so far, in order. */
   entropyUpdates: number[];
+  /** Prompt drawing, group filters, curriculum and domain weights (src/rollout/selection.ts). */
+  selection: DataSelection;
 }
 
 export function initRlState(ctx: RunContext, alg: AlgorithmConfig): RlState {
@@ -51,7 +58,8 @@ export function initRlState(ctx: RunContext, alg: AlgorithmConfig): RlState {
   const kl = alg.kl.adaptive ? new AdaptiveKlController(alg.kl.coef || 0.001, alg.kl.adaptive.target, alg.kl.adaptive.horizon) : new FixedKlController(alg.kl.coef);
   const e = alg.entropy;
   const entropy = e.adaptive ? new AdaptiveEntropyController({ init: e.coef, ...e.adaptive }) : new FixedEntropyController(e.coef);
-  return { step: 0, cursor: 0, order: rng.shuffle(ctx.train.map((_, i) => i)), kl, entropy, klUpdates: [], entropyUpdates: [] };
+  const selection = new DataSelection(ctx.cfg, ctx.train, alg);
+  return { step: 0, cursor: 0, order: rng.shuffle(ctx.train.map((_, i) => i)), kl, entropy, klUpdates: [], entropyUpdates: [], selection };
 }
 
 /** The JSON-serialisable part of an RlState (the order is recomputed from the seed). */
@@ -60,10 +68,12 @@ export interface SavedRlState {
   cursor: number;
   klUpdates: [number | null, number][];
   entropyUpdates: (number | null)[];
+  /** Data-selection state (curriculum, domain rewards, pool cursors, sampled tokens); absent in older checkpoints. */
+  selection?: SavedSelection;
 }
 
 export function saveRlState(st: RlState): SavedRlState {
-  return { step: st.step, cursor: st.cursor, klUpdates: st.klUpdates.map(([k, n]) => [k, n]), entropyUpdates: [...st.entropyUpdates] };
+  return { step: st.step, cursor: st.cursor, klUpdates: st.klUpdates.map(([k, n]) => [k, n]), entropyUpdates: [...st.entropyUpdates], selection: st.selection.save() };
 }
 
 /**
@@ -76,6 +86,7 @@ export function restoreRlState(ctx: RunContext, alg: AlgorithmConfig, saved: Sav
   const st = initRlState(ctx, alg);
   st.step = saved.step;
   st.cursor = saved.cursor;
+  st.selection.restore(saved.selection);
   for (const [k, n] of saved.klUpdates) {
     const kl = k ?? Number.NaN;
     st.kl.update(kl, n);
@@ -106,7 +117,7 @@ function zeroStdFraction(rewards: Float32Array, G: number): number {
  * whose loss is not finite (any micro-batch) drops its gradients and is not applied; so is one
  * whose gradient norm is not finite. `skipped` is 1 when any update of the step was skipped.
  */
-export async function rlStep(ctx: RunContext, alg: AlgorithmConfig, st: RlState, log: RunLogger): Promise<Record<string, number>> {
+export async function rlStep(ctx: RunContext, alg: AlgorithmConfig, st: RlState, log: RunLogger, hooks: RlStepHooks = {}): Promise<Record<string, number>> {
   const r = ctx.cfg.rl!;
   const G = r.groupSize;
   const tStart = performance.now();
@@ -154,13 +165,24 @@ export async function rlStep(ctx: RunContext, alg: AlgorithmConfig, st: RlState,
     }
   }
 
-  // 4. Advantages per group.
+  // Method hooks (src/guided, src/labelfree): reward transforms (TTRL, EVOL-RL), expert sequences (LUFFY).
+  const stage: RewardStage = { step: st.step, examples, prompts, rollouts, texts, verdicts, rewards, seqs };
+  const hooked = hooks.rewards ? await hooks.rewards(stage) : undefined;
+  if (hooked?.rewards) rewards = stage.rewards = hooked.rewards;
+  const extra = hooked?.extra ?? { seqs: [], rewards: [] };
+
+  // 4. Advantages per group (extra sequences join the groups they name).
   const { name: advName, ...advOpts } = alg.advantage;
-  const adv = computeAdvantages(advName, { rewards, groupIds, lengths }, advOpts);
+  const cat = <A extends Float32Array | Int32Array>(a: A, more: number[]): A => { const o = new (a.constructor as new (n: number) => A)(a.length + more.length); o.set(a); o.set(more, a.length); return o; };
+  let adv = extra.seqs.length === 0
+    ? computeAdvantages(advName, { rewards, groupIds, lengths }, advOpts)
+    : computeAdvantages(advName, { rewards: cat(rewards, extra.rewards), groupIds: cat(groupIds, extra.seqs.map((q) => q.groupId ?? -1)), lengths: cat(lengths, extra.seqs.map((q) => q.response.length)) }, advOpts);
+  if (hooks.advantages) adv = hooks.advantages(adv, stage);
   seqs.forEach((s, i) => {
     s.advantage = adv[i]!;
     if (refBatch) s.refLogprobs = refBatch.refLogprobs!.subarray(i * refBatch.seqLen + s.prompt.length, i * refBatch.seqLen + s.prompt.length + s.response.length);
   });
+  extra.seqs.forEach((q, j) => seqs.push({ ...q, advantage: adv[rollouts.length + j]! }));
 
   // DAPO dynamic sampling (filter form): drop groups whose accuracy is identical across the group.
   let trainSeqs = seqs;
@@ -185,10 +207,15 @@ export async function rlStep(ctx: RunContext, alg: AlgorithmConfig, st: RlState,
       const micro = chunkBySize(mini, r.microBatchSize ?? mini.length).map((m) => packSequences(m, ctx.tokenizer.padId));
       const counts = stepCounts(micro, r.maxNewTokens);
       if (counts.tokens === 0) continue;
-      const lossFn = makePolicyLoss(alg, counts, { klCoef: alg.kl.placement === "loss" ? st.kl.coef : 0, entropyCoef: st.entropy.coef });
+      const lossState = { klCoef: alg.kl.placement === "loss" ? st.kl.coef : 0, entropyCoef: st.entropy.coef };
+      const lossFn = hooks.loss?.(alg, counts, lossState) ?? makePolicyLoss(alg, counts, lossState);
       let finite = true;
       for (const mb of micro) {
         const rep = await ctx.engine.forwardBackward(mb, lossFn, { entropy: true });
+        lossParts.push({ ...rep.metrics, loss: rep.loss });
+        if (!Number.isFinite(rep.loss)) finite = false;
+      }
+      for (const rep of hooks.extraBackward ? await hooks.extraBackward(ctx, st.step) : []) {
         lossParts.push({ ...rep.metrics, loss: rep.loss });
         if (!Number.isFinite(rep.loss)) finite = false;
       }
@@ -250,6 +277,7 @@ export async function rlStep(ctx: RunContext, alg: AlgorithmConfig, st: RlState,
     "time/step": (tTrain - tStart) / 1000,
     "throughput/sample_tokens_per_s": sampledTokens / Math.max(1e-9, (tSample - tStart) / 1000),
   };
+  Object.assign(metrics, hooked?.metrics, hooks.stepMetrics?.());
   st.step++;
   log.metrics({ stage: "rl", step: st.step, ...metrics });
   const k = ctx.cfg.logging.samplesPerStep;

@@ -1,0 +1,61 @@
+/**
+ * Extension points of the RL step (rlStep) and the RL stage (train), used by the guided methods
+ * (src/guided: RAFT, ReLIFT, LUFFY, CHORD, KDRL) and the label-free ones (src/labelfree: TTRL,
+ * ETTRL, EVOL-RL, self-play). Every hook is optional; with none, rlStep is plain RLVR.
+ */
+import type { AlgorithmConfig, StepCounts, StepState } from "../algorithms/index.ts";
+import type { LossReport, SampleResult, TokenLossFn } from "../engines/engine.ts";
+import type { Example, Verdict } from "../tasks/types.ts";
+import type { Sequence } from "./batch.ts";
+import type { RunContext } from "./context.ts";
+import type { RunLogger } from "./logger.ts";
+import type { RlState } from "./rl.ts";
+
+/** What the step knows after verification, before advantages. */
+export interface RewardStage {
+  step: number;
+  examples: readonly Example[];
+  /** Prompt token ids, one per example. */
+  prompts: readonly Int32Array[];
+  rollouts: readonly SampleResult[];
+  texts: readonly string[];
+  verdicts: readonly Verdict[];
+  /** Outcome rewards [rollouts.length] (the verifier's, after KL-in-reward when configured). */
+  rewards: Float32Array;
+  /** The on-policy sequences, one per rollout (a hook may set mask/refLogprobs/weights on them). */
+  seqs: Sequence[];
+}
+
+/** What a reward hook returns. */
+export interface RewardStageResult {
+  /** Replacement rewards, [rollouts.length] (TTRL, EVOL-RL). */
+  rewards?: Float32Array;
+  /** Extra sequences that join groups before advantages (LUFFY's expert trajectories), with their rewards. */
+  extra?: { seqs: Sequence[]; rewards: number[] };
+  metrics?: Record<string, number>;
+}
+
+export interface RlStepHooks {
+  /** After verification, before advantages: reward transforms, extra sequences. */
+  rewards?(s: RewardStage): Promise<RewardStageResult | undefined> | RewardStageResult | undefined;
+  /** After advantages ([on-policy rollouts, then extras]): reshape them (ETTRL's EAR). */
+  advantages?(adv: Float32Array, s: RewardStage): Float32Array;
+  /** The loss of one optimizer update (default makePolicyLoss): mixed-policy loss, + KD term, CHORD scaling. */
+  loss?(alg: AlgorithmConfig, counts: StepCounts, state: StepState): TokenLossFn | undefined;
+  /** Extra forward/backward passes accumulated into an update before its optimizer step (CHORD's SFT term). */
+  extraBackward?(ctx: RunContext, step: number): Promise<LossReport[]>;
+  /** Metrics of the step, added to its metrics record. */
+  stepMetrics?(): Record<string, number>;
+}
+
+/** Extension points of the RL stage. */
+export interface RlStageHooks extends RlStepHooks {
+  /** Once, when the RL stage starts (e.g. load a teacher into the reference slot). */
+  init?(ctx: RunContext): Promise<void>;
+  /** Replace the whole RL step (RAFT, self-play); must advance st.step and log its metrics. */
+  step?(ctx: RunContext, alg: AlgorithmConfig, st: RlState, log: RunLogger): Promise<Record<string, number>>;
+  /** After each RL step (ReLIFT's interleaved SFT steps). May add metrics to `m`. */
+  afterStep?(ctx: RunContext, st: RlState, m: Record<string, number>, log: RunLogger): Promise<void>;
+  /** Release resources (teacher engines). */
+  close?(): Promise<void>;
+}
