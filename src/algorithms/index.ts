@@ -35,3 +35,6 @@ export * from "./metrics.ts";
 export * from "./config.ts";
 export * from "./policy-loss.ts";
 export * from "./sft.ts";
+export * from "./kd.ts";
+export * from "./compose.ts";
+export * from "./guidance.ts";
