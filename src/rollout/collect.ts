@@ -1,0 +1,139 @@
+/**
+ * One generation batch of the RL step: sample a group per prompt with the configured strategy —
+ * plain sampling, entropy-guided tree rollouts (rl.tree) or the multi-turn agent loop (rl.agent) —
+ * verify it, and apply GHPO hints (rl.hints) to zero-accuracy groups. The trainer calls this
+ * once per generation batch (src/trainer/rl.ts); everything strategy-specific lives here.
+ */
+import type { Engine } from "../engines/engine.ts";
+import type { Example, Verdict } from "../tasks/types.ts";
+import type { Tokenizer } from "../tokenizers/types.ts";
+import { hash32 } from "../util/rng.ts";
+import { agentRollouts } from "./agent.ts";
+import { applyHints, type BatchVerifier } from "./hints.ts";
+import type { AgentConfig, HintsConfig, TreeConfig } from "./strategy-config.ts";
+import { defaultTools } from "./tools/registry.ts";
+import { treeRollouts } from "./tree.ts";
+import { asTrajectory, type Trajectory } from "./types.ts";
+
+/** The rl config fields this module reads. */
+export interface RolloutSettings {
+  groupSize: number;
+  maxNewTokens: number;
+  temperature: number;
+  topP?: number;
+  topK?: number;
+  tree?: TreeConfig;
+  hints?: HintsConfig;
+  agent?: AgentConfig;
+}
+
+export interface CollectContext {
+  engine: Engine;
+  tokenizer: Tokenizer;
+  verifyBatch: BatchVerifier;
+}
+
+export interface CollectedRollouts {
+  /** prompts.length × groupSize trajectories, prompt-major (promptIndex = position in `prompts`). */
+  rollouts: Trajectory[];
+  /** The text each trajectory's verdict scored. */
+  texts: string[];
+  verdicts: Verdict[];
+  events: Record<string, number>;
+  /** Every token the engine sampled for this batch (including hinted re-samples and the groups they replaced). */
+  sampledTokens: number;
+  /** Strategy metrics (tree/*, hints/*, agent/*), summed over the step's generation batches by the caller. */
+  metrics: Record<string, number>;
+  sampleSeconds: number;
+  rewardSeconds: number;
+}
+
+/**
+ * Check the strategy blocks against each other and the rest of rl.
+ * @throws Error naming the field and the fix, e.g. `config error at rl.tree.roots: ...`.
+ */
+export function checkRolloutSettings(r: RolloutSettings): void {
+  const tree = r.tree?.enabled ? r.tree : undefined;
+  const agent = r.agent?.enabled ? r.agent : undefined;
+  if (tree && agent) throw new Error("config error at rl.tree: tree rollouts and the agent loop (rl.agent) cannot be combined; disable one of them");
+  if (r.hints?.enabled && agent) throw new Error("config error at rl.hints: hints re-sample without tools, so they cannot be combined with rl.agent; disable one of them");
+  if (tree) {
+    if (tree.roots >= r.groupSize) throw new Error(`config error at rl.tree.roots: must be below rl.groupSize (${r.groupSize}), got ${tree.roots}`);
+    const min = tree.roots * r.maxNewTokens + (r.groupSize - tree.roots);
+    if (tree.budget !== undefined && tree.budget < min) throw new Error(`config error at rl.tree.budget: must be at least roots × maxNewTokens + forks = ${min}, got ${tree.budget}`);
+  }
+  if (agent) for (const t of agent.tools) if (!defaultTools.has(t)) throw new Error(`config error at rl.agent.tools: unknown tool ${JSON.stringify(t)}; registered: ${defaultTools.names().join(", ")} (registerTool adds one)`);
+}
+
+/**
+ * Sample, verify and (with hints) repair one generation batch.
+ * @param seed the batch's sampling seed (plain sampling uses it exactly as the trainer always did).
+ */
+export async function collectRollouts(ctx: CollectContext, r: RolloutSettings, examples: readonly Example[], prompts: readonly Int32Array[], seed: number): Promise<CollectedRollouts> {
+  checkRolloutSettings(r);
+  const t0 = performance.now();
+  const G = r.groupSize;
+  const sampling = { temperature: r.temperature, topP: r.topP, topK: r.topK, seed };
+  const stopTokens = [ctx.tokenizer.eosId];
+  let rollouts: Trajectory[];
+  const metrics: Record<string, number> = {};
+  if (r.agent?.enabled) {
+    const a = r.agent;
+    const res = await agentRollouts(ctx.engine, ctx.tokenizer, prompts, {
+      ...sampling,
+      tools: defaultTools.pick(a.tools),
+      groupSize: G,
+      maxTurns: a.maxTurns,
+      maxTokens: a.maxTokens ?? r.maxNewTokens,
+      observation: a.observation,
+      toolTimeoutMs: a.toolTimeoutMs,
+    });
+    rollouts = res.trajectories;
+    Object.assign(metrics, res.metrics);
+  } else if (r.tree?.enabled) {
+    const t = r.tree;
+    const res = await treeRollouts(ctx.engine, prompts, { ...sampling, stopTokens, groupSize: G, roots: t.roots, maxNewTokens: r.maxNewTokens, budget: t.budget, forkPoints: t.forkPoints, padId: ctx.tokenizer.padId });
+    rollouts = res.trajectories;
+    Object.assign(metrics, res.metrics);
+  } else {
+    const out = await ctx.engine.sample({ prompts: [...prompts], n: G, maxNewTokens: r.maxNewTokens, temperature: r.temperature, topP: r.topP, topK: r.topK, seed, stopTokens });
+    rollouts = out.map(asTrajectory);
+  }
+  const t1 = performance.now();
+  let texts = rollouts.map((o) => o.answerText ?? ctx.tokenizer.decode(o.tokens));
+  const v = await ctx.verifyBatch(texts, rollouts.map((o) => examples[o.promptIndex]!));
+  let verdicts = v.verdicts;
+  const events = { ...v.events };
+  let sampledTokens = rollouts.reduce((a, o) => a + o.sampledTokens, 0);
+  let hintSeconds = 0;
+  if (r.hints?.enabled) {
+    const th = performance.now();
+    const h = await applyHints(ctx.engine, ctx.tokenizer, examples, prompts, rollouts, verdicts, ctx.verifyBatch, {
+      ...sampling,
+      seed: hash32(seed, 0x6817),
+      stopTokens,
+      fractions: r.hints.fractions,
+      groupSize: G,
+      maxNewTokens: r.maxNewTokens,
+      maxSeqLen: ctx.engine.info().maxSeqLen,
+    });
+    rollouts = h.trajectories;
+    verdicts = h.verdicts;
+    texts = rollouts.map((o) => ctx.tokenizer.decode(o.tokens));
+    for (const [k, n] of Object.entries(h.events)) events[k] = (events[k] ?? 0) + n;
+    sampledTokens += h.metrics["hints/sampled_tokens"];
+    Object.assign(metrics, h.metrics);
+    hintSeconds = (performance.now() - th) / 1000;
+  }
+  const t2 = performance.now();
+  return {
+    rollouts,
+    texts,
+    verdicts,
+    events,
+    sampledTokens,
+    metrics,
+    sampleSeconds: (t1 - t0) / 1000 + hintSeconds,
+    rewardSeconds: (t2 - t1) / 1000 - hintSeconds,
+  };
+}
