@@ -7,6 +7,7 @@ import { readFileSync } from "node:fs";
 import { parse as parseYaml, YAMLParseError } from "yaml";
 import { z } from "zod";
 import { resolveAlgorithm, type AlgorithmConfig } from "../algorithms/index.ts";
+import { rolloutSelectionFields } from "../rollout/config.ts";
 
 const posInt = z.number().int().positive();
 
@@ -126,6 +127,12 @@ const rlSchema = z.strictObject({
     .prefault({}),
   /** Reset the reference model to the current policy every N steps (0 = never; ProRL). */
   referenceResetEvery: z.number().int().min(0).default(0),
+  /**
+   * Data selection and overlong filtering (src/rollout/config.ts, docs/rollouts.md):
+   * dynamicSampling (DAPO), difficultyFilter (pass-rate band), curriculum (difficulty from rolling
+   * accuracy), domainSampling (RuleReasoner), maskTruncated.
+   */
+  ...rolloutSelectionFields,
 });
 
 const evalSchema = z.strictObject({

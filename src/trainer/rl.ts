@@ -121,37 +121,93 @@ export async function rlStep(ctx: RunContext, alg: AlgorithmConfig, st: RlState,
   const r = ctx.cfg.rl!;
   const G = r.groupSize;
   const tStart = performance.now();
-  const examples: Example[] = [];
-  for (let i = 0; i < r.promptsPerStep; i++) examples.push(ctx.train[st.order[st.cursor++ % st.order.length]!]!);
-  const prompts = examples.map(ctx.encodePrompt);
+  const sel = st.selection;
 
-  // 1. Rollouts: a group of G responses per prompt.
-  const rollouts: SampleResult[] = await ctx.engine.sample({
-    prompts,
-    n: G,
-    maxNewTokens: r.maxNewTokens,
-    temperature: r.temperature,
-    topP: r.topP,
-    topK: r.topK,
-    seed: hash32(ctx.cfg.seed, 0x5a, st.step),
-    stopTokens: [ctx.tokenizer.eosId],
-  });
-  const tSample = performance.now();
-
-  // 2. Rewards from the verifier.
-  const texts = rollouts.map((o) => ctx.tokenizer.decode(o.tokens));
-  const { verdicts, events } = await ctx.verifyBatch(texts, rollouts.map((o) => examples[o.promptIndex]!));
+  // 1–2. Rollouts and rewards, one generation batch of promptsPerStep groups at a time; with a
+  // group filter on (DAPO dynamic sampling, pass-rate band), batches are generated until
+  // promptsPerStep groups are kept or maxGenBatches is reached (src/rollout/dynamic-sampling.ts).
+  interface Group {
+    example: Example;
+    prompt: Int32Array;
+    rollouts: SampleResult[];
+    texts: string[];
+    verdicts: Verdict[];
+  }
+  const events: Record<string, number> = {};
+  let sampleSeconds = 0;
+  let rewardSeconds = 0;
+  const generate = async (k: number): Promise<Group[]> => {
+    const t0 = performance.now();
+    const batchExamples = sel.draw(st, r.promptsPerStep, st.step, k);
+    const batchPrompts = batchExamples.map(ctx.encodePrompt);
+    const out = await ctx.engine.sample({
+      prompts: batchPrompts,
+      n: G,
+      maxNewTokens: r.maxNewTokens,
+      temperature: r.temperature,
+      topP: r.topP,
+      topK: r.topK,
+      seed: k === 0 ? hash32(ctx.cfg.seed, 0x5a, st.step) : hash32(ctx.cfg.seed, 0x5a, st.step, k),
+      stopTokens: [ctx.tokenizer.eosId],
+    });
+    const t1 = performance.now();
+    const outTexts = out.map((o) => ctx.tokenizer.decode(o.tokens));
+    const v = await ctx.verifyBatch(outTexts, out.map((o) => batchExamples[o.promptIndex]!));
+    for (const [e, c] of Object.entries(v.events)) events[e] = (events[e] ?? 0) + c;
+    sampleSeconds += (t1 - t0) / 1000;
+    rewardSeconds += (performance.now() - t1) / 1000;
+    const groups: Group[] = batchExamples.map((example, p) => ({ example, prompt: batchPrompts[p]!, rollouts: [], texts: [], verdicts: [] }));
+    out.forEach((o, i) => {
+      const g = groups[o.promptIndex]!;
+      g.rollouts.push(o);
+      g.texts.push(outTexts[i]!);
+      g.verdicts.push(v.verdicts[i]!);
+    });
+    return groups;
+  };
+  const filled = await fillBatch({ target: r.promptsPerStep, maxGenBatches: sel.maxGenBatches, generate, keep: (g) => sel.keep(g.verdicts) });
+  // The train batch: the kept groups, renumbered 0..K-1 (their position is their group id).
+  const kept = filled.kept;
+  const examples = kept.map((g) => g.example);
+  const prompts = kept.map((g) => g.prompt);
+  const rollouts: SampleResult[] = kept.flatMap((g, gi) => g.rollouts.map((o) => ({ ...o, promptIndex: gi })));
+  const texts = kept.flatMap((g) => g.texts);
+  const verdicts = kept.flatMap((g) => g.verdicts);
+  const allRollouts = filled.generated.flatMap((g) => g.rollouts);
+  const allVerdicts = filled.generated.flatMap((g) => g.verdicts);
+  const allExamples = filled.generated.flatMap((g) => g.rollouts.map(() => g.example));
   let rewards: Float32Array = Float32Array.from(verdicts.map((v) => v.reward));
   const groupIds = Int32Array.from(rollouts.map((o) => o.promptIndex));
   const lengths = Int32Array.from(rollouts.map((o) => o.tokens.length));
+  // DAPO soft overlong punishment (algorithm block `overlong`), added to the verifier reward.
+  let overlongPenalty = 0;
+  if (alg.overlong?.enabled) {
+    const o = alg.overlong;
+    const maxLength = o.maxLength ?? r.maxNewTokens;
+    const buffer = o.buffer ?? Math.max(1, Math.round(o.bufferFraction * maxLength));
+    for (let i = 0; i < rewards.length; i++) {
+      const p = dapoOverlongPenalty(lengths[i]!, maxLength, Math.min(buffer, maxLength), o.factor);
+      rewards[i] = rewards[i]! + p;
+      overlongPenalty += p;
+    }
+  }
   const tReward = performance.now();
 
   // 3. Sequences (old log-probs = the sampler's: the embedded engine samples with the trained weights).
-  const seqs: Sequence[] = rollouts.map((o) => ({ prompt: prompts[o.promptIndex]!, response: o.tokens, oldLogprobs: o.logprobs, groupId: o.promptIndex }));
+  // With rl.maskTruncated, responses cut off at maxNewTokens carry loss mask 0 (overlong filtering).
+  let maskedTruncated = 0;
+  const seqs: Sequence[] = rollouts.map((o) => {
+    const s: Sequence = { prompt: prompts[o.promptIndex]!, response: o.tokens, oldLogprobs: o.logprobs, groupId: o.promptIndex };
+    if (r.maskTruncated && o.stopReason === "max_tokens") {
+      s.mask = truncationMask(o.stopReason, o.tokens.length, s.mask);
+      maskedTruncated++;
+    }
+    return s;
+  });
   const needRef = st.kl.coef > 0 || alg.kl.adaptive !== undefined;
   let refBatch: TokenBatch | null = null;
   let klMean = 0;
-  if (needRef) {
+  if (needRef && seqs.length > 0) {
     refBatch = packSequences(seqs, ctx.tokenizer.padId);
     const ref = await ctx.engine.score(refBatch, { model: "reference" });
     refBatch.refLogprobs = ref.logprobs;
@@ -171,10 +227,12 @@ export async function rlStep(ctx: RunContext, alg: AlgorithmConfig, st: RlState,
   if (hooked?.rewards) rewards = stage.rewards = hooked.rewards;
   const extra = hooked?.extra ?? { seqs: [], rewards: [] };
 
-  // 4. Advantages per group (extra sequences join the groups they name).
+  // 4. Advantages per group, over the kept groups only (extra sequences join the groups they name).
   const { name: advName, ...advOpts } = alg.advantage;
   const cat = <A extends Float32Array | Int32Array>(a: A, more: number[]): A => { const o = new (a.constructor as new (n: number) => A)(a.length + more.length); o.set(a); o.set(more, a.length); return o; };
-  let adv = extra.seqs.length === 0
+  let adv = seqs.length + extra.seqs.length === 0
+    ? new Float32Array(0)
+    : extra.seqs.length === 0
     ? computeAdvantages(advName, { rewards, groupIds, lengths }, advOpts)
     : computeAdvantages(advName, { rewards: cat(rewards, extra.rewards), groupIds: cat(groupIds, extra.seqs.map((q) => q.groupId ?? -1)), lengths: cat(lengths, extra.seqs.map((q) => q.response.length)) }, advOpts);
   if (hooks.advantages) adv = hooks.advantages(adv, stage);
@@ -183,17 +241,7 @@ export async function rlStep(ctx: RunContext, alg: AlgorithmConfig, st: RlState,
     if (refBatch) s.refLogprobs = refBatch.refLogprobs!.subarray(i * refBatch.seqLen + s.prompt.length, i * refBatch.seqLen + s.prompt.length + s.response.length);
   });
   extra.seqs.forEach((q, j) => seqs.push({ ...q, advantage: adv[rollouts.length + j]! }));
-
-  // DAPO dynamic sampling (filter form): drop groups whose accuracy is identical across the group.
-  let trainSeqs = seqs;
-  if (alg.dynamicSampling) {
-    const correct = verdicts.map((v) => (v.correct ? 1 : 0));
-    trainSeqs = seqs.filter((_, i) => {
-      const g = Math.floor(i / G) * G;
-      const c = correct.slice(g, g + G);
-      return c.some((x) => x !== c[0]);
-    });
-  }
+  const trainSeqs = seqs;
 
   // 5. Policy optimisation: epochs × mini-batches, micro-batches accumulate.
   const lossParts: Record<string, number>[] = [];
@@ -245,20 +293,34 @@ export async function rlStep(ctx: RunContext, alg: AlgorithmConfig, st: RlState,
     st.entropyUpdates.push(mean("entropy"));
   }
 
-  const accuracy = verdicts.filter((v) => v.correct).length / verdicts.length;
-  const sampledTokens = lengths.reduce((a, b) => a + b, 0);
+  // Accuracy, lengths and token counts cover every sampled response of the step (all generation
+  // batches, kept or not); rewards and group statistics cover the train batch.
+  const allLengths = allRollouts.map((o) => o.tokens.length);
+  const accuracy = allVerdicts.filter((v) => v.correct).length / Math.max(1, allVerdicts.length);
+  const sampledTokens = allLengths.reduce((a, b) => a + b, 0);
+  const selMetrics = sel.observe(allExamples, allVerdicts, sampledTokens);
   const metrics: Record<string, number> = {
-    "reward/mean": rewards.reduce((a, b) => a + b, 0) / rewards.length,
-    "reward/verifier": verdicts.reduce((a, v) => a + v.reward, 0) / verdicts.length,
+    "reward/mean": rewards.length ? rewards.reduce((a, b) => a + b, 0) / rewards.length : 0,
+    "reward/verifier": allVerdicts.reduce((a, v) => a + v.reward, 0) / Math.max(1, allVerdicts.length),
     "verifier/timeouts": events["verifier/timeouts"] ?? 0,
     "verifier/crashes": events["verifier/crashes"] ?? 0,
     "verifier/errors": events["verifier/errors"] ?? 0,
     accuracy,
     "groups/zero_std_frac": zeroStdFraction(rewards, G),
     "groups/trained_seqs": trainSeqs.length,
-    "response/length_mean": sampledTokens / lengths.length,
-    "response/length_max": Math.max(...lengths),
-    "response/truncated_frac": rollouts.filter((o) => o.stopReason === "max_tokens").length / rollouts.length,
+    "rollout/gen_batches": filled.genBatches,
+    "rollout/groups_kept": kept.length,
+    "rollout/groups_dropped": filled.dropped,
+    "rollout/groups_surplus": filled.surplus,
+    "rollout/batch_full": filled.full ? 1 : 0,
+    "rollout/sampled_tokens": sampledTokens,
+    "rollout/sampled_tokens_total": sel.sampledTokens,
+    "rollout/masked_truncated": maskedTruncated,
+    ...(alg.overlong?.enabled ? { "reward/overlong_penalty": overlongPenalty / Math.max(1, rewards.length) } : {}),
+    ...selMetrics,
+    "response/length_mean": sampledTokens / Math.max(1, allLengths.length),
+    "response/length_max": Math.max(0, ...allLengths),
+    "response/truncated_frac": allRollouts.filter((o) => o.stopReason === "max_tokens").length / Math.max(1, allRollouts.length),
     entropy: mean("entropy"),
     kl: needRef ? klMean : 0,
     kl_coef: st.kl.coef,
@@ -271,11 +333,11 @@ export async function rlStep(ctx: RunContext, alg: AlgorithmConfig, st: RlState,
     grad_norm: gradNorm,
     updates,
     skipped: skippedUpdates > 0 ? 1 : 0,
-    "time/sample": (tSample - tStart) / 1000,
-    "time/reward": (tReward - tSample) / 1000,
+    "time/sample": sampleSeconds,
+    "time/reward": rewardSeconds,
     "time/train": (tTrain - tReward) / 1000,
     "time/step": (tTrain - tStart) / 1000,
-    "throughput/sample_tokens_per_s": sampledTokens / Math.max(1e-9, (tSample - tStart) / 1000),
+    "throughput/sample_tokens_per_s": sampledTokens / Math.max(1e-9, sampleSeconds),
   };
   Object.assign(metrics, hooked?.metrics, hooks.stepMetrics?.());
   st.step++;
