@@ -7,6 +7,8 @@ import { readFileSync } from "node:fs";
 import { parse as parseYaml, YAMLParseError } from "yaml";
 import { z } from "zod";
 import { resolveAlgorithm, type AlgorithmConfig } from "../algorithms/index.ts";
+import { guidedConfigSchema } from "../guided/config.ts";
+import { labelFreeConfigSchema } from "../labelfree/config.ts";
 import { rolloutSelectionFields } from "../rollout/config.ts";
 
 const posInt = z.number().int().positive();
@@ -153,6 +155,10 @@ export const runConfigSchema = z.strictObject({
   data: dataSchema,
   sft: sftSchema.optional(),
   rl: rlSchema.optional(),
+  /** Guided RL: RAFT, ReLIFT, LUFFY/CHORD expert mixing, KDRL (src/guided, docs/methods.md). */
+  guided: guidedConfigSchema.optional(),
+  /** Label-free RL: TTRL, ETTRL's EAR, EVOL-RL, self-play (src/labelfree, docs/methods.md). */
+  labelfree: labelFreeConfigSchema.optional(),
   eval: evalSchema.prefault({}),
   logging: z.strictObject({ samplesPerStep: z.number().int().min(0).default(4) }).prefault({}),
   /**

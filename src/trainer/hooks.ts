@@ -59,3 +59,49 @@ export interface RlStageHooks extends RlStepHooks {
   /** Release resources (teacher engines). */
   close?(): Promise<void>;
 }
+
+/**
+ * Merge hook sets (applied in order): reward hooks chain (each sees the previous one's rewards;
+ * extras and metrics accumulate), advantage hooks compose, extra passes, metrics, init, afterStep
+ * and close run in order.
+ * @throws Error when two sets both replace the step or both override the loss.
+ */
+export function mergeHooks(...sets: RlStageHooks[]): RlStageHooks {
+  const out: RlStageHooks = {};
+  const pick = <K extends "step" | "loss">(k: K, what: string) => {
+    const hs = sets.filter((h) => h[k]);
+    if (hs.length > 1) throw new Error(`config error: two configured methods both ${what}; enable only one of them`);
+    if (hs[0]) out[k] = hs[0][k];
+  };
+  pick("step", "replace the RL step (guided.raft, labelfree.selfPlay)");
+  pick("loss", "override the policy loss (guided.expert, guided.kd)");
+  const rw = sets.filter((h) => h.rewards);
+  if (rw.length) {
+    out.rewards = async (s) => {
+      const acc: RewardStageResult = { metrics: {} };
+      for (const h of rw) {
+        const r = await h.rewards!(s);
+        if (!r) continue;
+        if (r.rewards) acc.rewards = s.rewards = r.rewards;
+        if (r.extra) acc.extra = { seqs: [...(acc.extra?.seqs ?? []), ...r.extra.seqs], rewards: [...(acc.extra?.rewards ?? []), ...r.extra.rewards] };
+        Object.assign(acc.metrics!, r.metrics);
+      }
+      return acc;
+    };
+  }
+  const adv = sets.filter((h) => h.advantages);
+  if (adv.length) out.advantages = (a, s) => adv.reduce((x, h) => h.advantages!(x, s), a);
+  const xb = sets.filter((h) => h.extraBackward);
+  if (xb.length) out.extraBackward = async (c, st) => (await Promise.all(xb.map((h) => h.extraBackward!(c, st)))).flat();
+  const sm = sets.filter((h) => h.stepMetrics);
+  if (sm.length) out.stepMetrics = () => Object.assign({}, ...sm.map((h) => h.stepMetrics!()));
+  const seq = <K extends "init" | "close">(k: K) => {
+    const hs = sets.filter((h) => h[k]);
+    if (hs.length) out[k] = (async (...args: unknown[]) => { for (const h of hs) await (h[k] as (...a: unknown[]) => Promise<void>)(...args); }) as RlStageHooks[K];
+  };
+  seq("init");
+  seq("close");
+  const after = sets.filter((h) => h.afterStep);
+  if (after.length) out.afterStep = async (c, st, m, log) => { for (const h of after) await h.afterStep!(c, st, m, log); };
+  return out;
+}

@@ -21,6 +21,7 @@ import { RunLogger } from "./logger.ts";
 import { dataFingerprint, findResumePoint, logSizes, plainConfig, ResumeError, truncateLogs, TRAINER_STATE_FORMAT, type ResumePoint, type TrainerState } from "./resume.ts";
 import { initRlState, restoreRlState, rlStep, saveRlState, type RlState } from "./rl.ts";
 import { initSftState, sftStep, type Progress } from "./sft.ts";
+import { buildMethodHooks } from "../guided/index.ts";
 
 export { NonFiniteError, RunInterrupted } from "./faults.ts";
 export { ResumeError } from "./resume.ts";
@@ -212,15 +213,19 @@ export async function train(cfg: RunConfig, opts: TrainOptions = {}): Promise<Ru
   }
   if (cfg.rl && cfg.rl.steps > 0) {
     const r = cfg.rl;
+    // Guided / label-free methods (src/guided, src/labelfree); their buffers are not checkpointed.
+    const hooks = buildMethodHooks(ctx, cfg);
     if (!rl) {
       rl = initRlState(ctx, alg);
       stage = "rl";
       if (rl.kl.coef > 0 || alg.kl.adaptive) await referenceFromPolicy();
+      await hooks.init?.(ctx);
     }
     if (rl.step < r.steps) opts.stage?.("rl", rl.step > 0 ? `steps ${rl.step + 1}–${r.steps}` : `${r.steps} steps`);
     while (rl.step < r.steps) {
       if (opts.signal?.aborted) await interrupt();
-      const m = await rlStep(ctx, alg, rl, log);
+      const m = hooks.step ? await hooks.step(ctx, alg, rl, log) : await rlStep(ctx, alg, rl, log, hooks);
+      await hooks.afterStep?.(ctx, rl, m, log);
       if (r.referenceResetEvery > 0 && rl.step % r.referenceResetEvery === 0) await referenceFromPolicy();
       opts.progress?.("rl", rl.step, r.steps, {
         reward: m["reward/mean"]!,
@@ -236,6 +241,7 @@ export async function train(cfg: RunConfig, opts: TrainOptions = {}): Promise<Ru
     }
     opts.stage?.("eval", "after RL");
     evals["rl"] = await evalHeldOut(ctx, dir, "rl", r.steps);
+    await hooks.close?.();
   }
   opts.stage?.("save");
   const final = join(checkpointsDir(dir), "final");

@@ -1,0 +1,68 @@
+/**
+ * The label-free methods as RL-stage hooks (src/trainer/hooks.ts), built from the `labelfree`
+ * config block. The reward path reads only the responses: the verifier is used as an answer
+ * extractor (Verdict.extracted, computed from the response alone), and its `correct` — which
+ * needs the label — feeds only the evaluation metrics `ttrl/label_acc` (pseudo-label accuracy =
+ * maj@k on the training prompts) and `ttrl/reward_acc`.
+ */
+import { normalizeVoteAnswer } from "../eval/majority.ts";
+import type { RunContext } from "../trainer/context.ts";
+import type { RewardStageResult, RlStageHooks } from "../trainer/hooks.ts";
+import type { LabelFreeConfig } from "./config.ts";
+import { entropyAdvantageReshape, responseEntropy } from "./ear.ts";
+import { ttrlRewards } from "./majority.ts";
+import { evolRewards, noveltyScores } from "./novelty.ts";
+import { selfPlayHooks } from "./selfplay.ts";
+
+/** Hooks for the configured label-free methods (none configured → {}). */
+export function buildLabelFreeHooks(ctx: RunContext, lf: LabelFreeConfig | undefined): RlStageHooks {
+  if (!lf) return {};
+  if (lf.selfPlay?.enabled) return selfPlayHooks(ctx, lf.selfPlay);
+  const hooks: RlStageHooks = {};
+  const G = ctx.cfg.rl!.groupSize;
+  const ttrl = lf.ttrl?.enabled ? lf.ttrl : undefined;
+  if (ttrl?.trainOn !== undefined && ttrl.trainOn > G) throw new Error(`config error at labelfree.ttrl.trainOn: ${ttrl.trainOn} exceeds rl.groupSize ${G} (the number of votes); lower it or raise rl.groupSize`);
+  if (ttrl || lf.evol) {
+    hooks.rewards = (s): RewardStageResult => {
+      const answers = s.verdicts.map((v) => v.extracted);
+      const { rewards, votes } = ttrlRewards(answers, G, { tie: ttrl?.tie ?? "first" });
+      let out = rewards;
+      if (lf.evol) {
+        out = new Float32Array(rewards.length);
+        for (let g = 0; g < votes.length; g++) {
+          const idx = Array.from({ length: G }, (_, j) => g * G + j);
+          const nov = noveltyScores(idx.map((i) => s.texts[i]!), lf.evol.ngram);
+          const inMaj = idx.map((i) => (normalizeVoteAnswer(answers[i]) === null ? null : rewards[i]! > 0 ? 1 : 0) as 0 | 1 | null);
+          out.set(evolRewards(inMaj, nov, lf.evol.weight), g * G);
+        }
+      }
+      // Train on the first trainOn responses of each group; all G voted (and serve as the baseline).
+      if (ttrl?.trainOn !== undefined && ttrl.trainOn < G) {
+        s.seqs.forEach((q, i) => i % G >= ttrl.trainOn! && (q.mask = new Float32Array(q.response.length)));
+      }
+      // Evaluation only: labels never reach the rewards above.
+      const labelled = votes.filter((v) => v.label !== null);
+      let labelAcc = 0;
+      votes.forEach((v, g) => v.label !== null && s.verdicts[g * G + v.index]!.correct && labelAcc++);
+      let agree = 0;
+      rewards.forEach((r, i) => ((r > 0) === s.verdicts[i]!.correct ? agree++ : 0));
+      const metrics: Record<string, number> = {
+        "ttrl/label_acc": labelled.length ? labelAcc / labelled.length : 0,
+        "ttrl/maj_at_k": labelAcc / Math.max(1, votes.length),
+        "ttrl/reward_acc": agree / Math.max(1, rewards.length),
+        "ttrl/no_label_frac": 1 - labelled.length / Math.max(1, votes.length),
+        "ttrl/tie_frac": votes.filter((v) => v.tied).length / Math.max(1, votes.length),
+        "ttrl/vote_share": votes.reduce((a, v) => a + v.share, 0) / Math.max(1, votes.length),
+        "ttrl/unparsable_frac": votes.reduce((a, v) => a + v.unparsable, 0) / Math.max(1, answers.length),
+      };
+      if (lf.evol) metrics["evol/reward_mean"] = out.reduce((a, b) => a + b, 0) / Math.max(1, out.length);
+      return { rewards: out, metrics };
+    };
+  }
+  if (lf.ear) {
+    const ear = lf.ear;
+    hooks.advantages = (adv, s) =>
+      entropyAdvantageReshape(adv, s.rollouts.map((o) => responseEntropy(o.logprobs)), s.rollouts.map((o) => o.promptIndex), ear);
+  }
+  return hooks;
+}
