@@ -4,7 +4,7 @@
  * verify it, and apply GHPO hints (rl.hints) to zero-accuracy groups. The trainer calls this
  * once per generation batch (src/trainer/rl.ts); everything strategy-specific lives here.
  */
-import type { Engine } from "../engines/engine.ts";
+import type { Engine, SampleResult } from "../engines/engine.ts";
 import type { Example, Verdict } from "../tasks/types.ts";
 import type { Tokenizer } from "../tokenizers/types.ts";
 import { hash32 } from "../util/rng.ts";
@@ -136,4 +136,14 @@ export async function collectRollouts(ctx: CollectContext, r: RolloutSettings, e
     sampleSeconds: (t1 - t0) / 1000 + hintSeconds,
     rewardSeconds: (t2 - t1) / 1000 - hintSeconds,
   };
+}
+
+/** Loss mask of a sampled response (hint and observation tokens 0), or undefined when every token is trained. */
+export function responseMask(o: SampleResult): Float32Array | undefined {
+  return (o as Partial<Trajectory>).mask;
+}
+
+/** Tokens the engine sampled for a response (shared tree prefixes, hints and observations excluded). */
+export function sampledTokenCount(o: SampleResult): number {
+  return (o as Partial<Trajectory>).sampledTokens ?? o.tokens.length;
 }

@@ -1,0 +1,109 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { agentRollouts, closeTokenIds, parseToolCall } from "../../src/rollout/agent.ts";
+import { calculatorTool, defaultTools, ToolRegistry } from "../../src/rollout/tools/registry.ts";
+import { runCodeTool } from "../../src/rollout/tools/code.ts";
+import { sandboxSupport } from "../../src/rewards/code/probe.ts";
+import { packSequences } from "../../src/trainer/batch.ts";
+import { ScriptedEngine, tok } from "./fake-engine.ts";
+
+const prompts = ["2*3=", "12+30="].map((s) => Int32Array.from([tok.bosId!, ...tok.encode(s)]));
+const promptLen = (prefix: readonly number[]) => prefix.indexOf(tok.encode("=")[0]!) + 1;
+const calcOnly = new ToolRegistry().register(calculatorTool);
+
+test("parseToolCall: a complete call of a registered tool at the end of the turn", () => {
+  assert.deepEqual(parseToolCall("<calc>2*3</calc>", calcOnly), { name: "calc", input: "2*3" });
+  assert.deepEqual(parseToolCall("think <calc>2 * (3+1)</calc>\n", calcOnly), { name: "calc", input: "2 * (3+1)" });
+  assert.equal(parseToolCall("<calc>", calcOnly), null);
+  assert.equal(parseToolCall("<calc>2*3</calc> more", calcOnly), null);
+  assert.equal(parseToolCall("<calc>2*3</calx>", calcOnly), null);
+  assert.equal(parseToolCall("<foo>1</foo>", calcOnly), null);
+  assert.deepEqual(closeTokenIds(tok), tok.encode(">"));
+});
+
+test("agent loop: token-in/token-out — the response is the sampled ids and observation ids concatenated; observations masked", async () => {
+  // The "model" calls the calculator on the prompt's expression, then copies the observation.
+  const exprs = ["2*3", "12+30"];
+  const engine2 = new ScriptedEngine((prefix) => {
+    const P = promptLen(prefix);
+    const resp = tok.decode(prefix.slice(P));
+    const e = tok.decode(prefix.slice(1, P - 1));
+    const i = resp.indexOf("</out>");
+    const target = i >= 0 ? resp.slice(0, i + 6) + /<out>([^<]*)<\/out>/.exec(resp)![1] : `<calc>${e}</calc>`;
+    return target.startsWith(resp) && target.length > resp.length ? tok.encode(target[resp.length]!)[0]! : tok.eosId;
+  });
+  const res = await agentRollouts(engine2, tok, prompts, { tools: calcOnly, groupSize: 2, maxTurns: 3, maxTokens: 40, temperature: 1, seed: 3 });
+  assert.equal(res.trajectories.length, 4);
+  const want = ["6", "42"];
+  res.trajectories.forEach((t) => {
+    const text = tok.decode(t.tokens);
+    assert.equal(text, `<calc>${exprs[t.promptIndex]}</calc><out>${want[t.promptIndex]}</out>${want[t.promptIndex]}`);
+    assert.equal(t.stopReason, "completed");
+    assert.equal(t.toolCalls, 1);
+    assert.equal(t.answerText, want[t.promptIndex]);
+    // Mask 0 exactly on the observation "<out>…</out>".
+    const obsStart = `<calc>${exprs[t.promptIndex]}</calc>`.length;
+    const obsLen = `<out>${want[t.promptIndex]}</out>`.length;
+    t.mask!.forEach((m, i) => assert.equal(m, i >= obsStart && i < obsStart + obsLen ? 0 : 1, `position ${i}`));
+    t.logprobs.forEach((lp, i) => assert.equal(lp, t.mask![i] ? -0.5 : 0));
+    assert.equal(t.sampledTokens, t.tokens.length - obsLen);
+    const b = packSequences([{ prompt: prompts[t.promptIndex]!, response: t.tokens, mask: t.mask }]);
+    const P = prompts[t.promptIndex]!.length;
+    for (let i = 0; i < t.tokens.length; i++) assert.equal(b.lossMask[P + i], t.mask![i]);
+  });
+  // Token-in/token-out: every engine call's prompt is the prompt ids + the row's response ids so far,
+  // and each trajectory is the concatenation of what the engine returned and the observation ids.
+  for (let row = 0; row < 4; row++) {
+    const t = res.trajectories[row]!;
+    const p = prompts[t.promptIndex]!;
+    const pieces: number[] = [];
+    for (const c of engine2.calls) {
+      c.req.prompts.forEach((pr, i) => {
+        const arr = Array.from(pr);
+        const full = [...p, ...t.tokens];
+        if (arr.length >= p.length && String(full.slice(0, arr.length)) === String(arr) && arr.length - p.length === pieces.length) {
+          pieces.push(...c.results[i]!.tokens);
+          if (pieces.length < t.tokens.length && c.results[i]!.tokens.at(-1) === tok.encode(">")[0] && /<\/calc>$/.test(tok.decode(pieces))) {
+            pieces.push(...tok.encode(`<out>${want[t.promptIndex]}</out>`));
+          }
+        }
+      });
+    }
+    assert.deepEqual(pieces, Array.from(t.tokens), `row ${row}`);
+  }
+});
+
+test("agent loop: the turn limit ends a trajectory with max_turns; tool errors become observations; max_tokens", async () => {
+  // A model that always calls the calculator again, on a bad expression every other time.
+  const engine = new ScriptedEngine((prefix) => {
+    const P = promptLen(prefix);
+    const resp = tok.decode(prefix.slice(P));
+    const k = (resp.match(/<\/out>/g) ?? []).length;
+    const target = resp.slice(0, k ? resp.lastIndexOf("</out>") + 6 : 0) + (k % 2 ? "<calc>1/0</calc>" : "<calc>1+1</calc>");
+    return target.startsWith(resp) && target.length > resp.length ? tok.encode(target[resp.length]!)[0]! : tok.eosId;
+  });
+  const res = await agentRollouts(engine, tok, prompts.slice(0, 1), { tools: calcOnly, groupSize: 1, maxTurns: 2, maxTokens: 200, temperature: 1, seed: 1 });
+  const t = res.trajectories[0]!;
+  assert.equal(t.stopReason, "max_turns");
+  assert.equal(t.toolCalls, 2);
+  // The observation "error: division by zero" loses the characters outside this char alphabet.
+  assert.equal(tok.decode(t.tokens), "<calc>1+1</calc><out>2</out><calc>1/0</calc><out>error: o y zero</out><calc>1+1</calc>");
+  assert.equal(res.metrics["agent/tool_errors"], 1);
+  assert.equal(res.metrics["stop/max_turns"], 1);
+  // A token cap cuts the same loop short.
+  const short = await agentRollouts(engine, tok, prompts.slice(0, 1), { tools: calcOnly, groupSize: 1, maxTurns: 5, maxTokens: 20, temperature: 1, seed: 1 });
+  assert.equal(short.trajectories[0]!.stopReason, "max_tokens");
+  assert.ok(short.trajectories[0]!.tokens.length <= 20);
+});
+
+test("tool registry: user tools, name checks, unknown names; the code runner tool runs in the sandbox", async (t) => {
+  const reg = new ToolRegistry().register({ name: "upper", description: "upper-case", run: (s) => s.toUpperCase() });
+  assert.equal(await reg.get("upper")!.run("abc"), "ABC");
+  assert.throws(() => reg.register({ name: "upper", description: "", run: () => "" }), /already registered/);
+  assert.throws(() => reg.register({ name: "bad name", description: "", run: () => "" }), /must match/);
+  assert.throws(() => defaultTools.pick(["calc", "nope"]), /unknown tool "nope"/);
+  assert.deepEqual(defaultTools.pick(["calc"]).names(), ["calc"]);
+  if (!sandboxSupport().python) return t.skip("no python3 for the sandbox");
+  assert.equal(await runCodeTool("print(6*7)", "python"), "42");
+  assert.match(await runCodeTool("raise ValueError('boom')", "python"), /^error: .*boom/);
+});
