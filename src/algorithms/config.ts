@@ -127,7 +127,7 @@ export const algorithmConfigSchema = z.strictObject({
   kl: klConfigSchema.prefault({}),
   entropy: entropyConfigSchema.prefault({}),
   mismatch: mismatchConfigSchema.optional(),
-  /** DAPO dynamic sampling: the rollout stage drops groups whose accuracy is identical. */
+  /** DAPO dynamic sampling: shorthand for `rl.dynamicSampling` with its defaults (an rl.dynamicSampling block, when present, decides). */
   dynamicSampling: z.boolean().default(false),
   overlong: overlongConfigSchema.optional(),
 });
