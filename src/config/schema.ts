@@ -10,6 +10,7 @@ import { resolveAlgorithm, type AlgorithmConfig } from "../algorithms/index.ts";
 import { guidedConfigSchema } from "../guided/config.ts";
 import { labelFreeConfigSchema } from "../labelfree/config.ts";
 import { rolloutSelectionFields } from "../rollout/config.ts";
+import { rolloutStrategyFields } from "../rollout/strategy-config.ts";
 
 const posInt = z.number().int().positive();
 
@@ -135,6 +136,11 @@ const rlSchema = z.strictObject({
    * accuracy), domainSampling (RuleReasoner), maskTruncated.
    */
   ...rolloutSelectionFields,
+  /**
+   * Sampling strategies (src/rollout/strategy-config.ts, docs/rollouts.md): tree (entropy-guided
+   * tree rollouts), hints (GHPO guided hints), agent (multi-turn tool use).
+   */
+  ...rolloutStrategyFields,
 });
 
 const evalSchema = z.strictObject({

@@ -21,6 +21,7 @@ import {
 import { learningRate } from "../engines/embedded/optimizer.ts";
 import type { SampleResult, TokenBatch } from "../engines/engine.ts";
 import { dapoOverlongPenalty } from "../algorithms/shaping.ts";
+import { collectRollouts, responseMask, sampledTokenCount } from "../rollout/collect.ts";
 import { fillBatch } from "../rollout/dynamic-sampling.ts";
 import { truncationMask } from "../rollout/overlong.ts";
 import { DataSelection, type SavedSelection } from "../rollout/selection.ts";
@@ -136,26 +137,22 @@ export async function rlStep(ctx: RunContext, alg: AlgorithmConfig, st: RlState,
   const events: Record<string, number> = {};
   let sampleSeconds = 0;
   let rewardSeconds = 0;
+  const rolloutMetrics: Record<string, number> = {};
+  let discardedTokens = 0; // sampled, then replaced (GHPO hints): counted in rollout/sampled_tokens
   const generate = async (k: number): Promise<Group[]> => {
     const t0 = performance.now();
     const batchExamples = sel.draw(st, r.promptsPerStep, st.step, k);
     const batchPrompts = batchExamples.map(ctx.encodePrompt);
-    const out = await ctx.engine.sample({
-      prompts: batchPrompts,
-      n: G,
-      maxNewTokens: r.maxNewTokens,
-      temperature: r.temperature,
-      topP: r.topP,
-      topK: r.topK,
-      seed: k === 0 ? hash32(ctx.cfg.seed, 0x5a, st.step) : hash32(ctx.cfg.seed, 0x5a, st.step, k),
-      stopTokens: [ctx.tokenizer.eosId],
-    });
-    const t1 = performance.now();
-    const outTexts = out.map((o) => ctx.tokenizer.decode(o.tokens));
-    const v = await ctx.verifyBatch(outTexts, out.map((o) => batchExamples[o.promptIndex]!));
-    for (const [e, c] of Object.entries(v.events)) events[e] = (events[e] ?? 0) + c;
-    sampleSeconds += (t1 - t0) / 1000;
-    rewardSeconds += (performance.now() - t1) / 1000;
+    // Sampling strategy (plain, rl.tree, rl.agent) and GHPO hints (rl.hints): src/rollout/collect.ts.
+    const ro = await collectRollouts(ctx, r, batchExamples, batchPrompts, k === 0 ? hash32(ctx.cfg.seed, 0x5a, st.step) : hash32(ctx.cfg.seed, 0x5a, st.step, k));
+    const out = ro.rollouts;
+    const outTexts = ro.texts;
+    const v = { verdicts: ro.verdicts };
+    for (const [e, c] of Object.entries(ro.events)) events[e] = (events[e] ?? 0) + c;
+    for (const [m, x] of Object.entries(ro.metrics)) rolloutMetrics[m] = (rolloutMetrics[m] ?? 0) + x;
+    discardedTokens += ro.sampledTokens - out.reduce((a, o) => a + o.sampledTokens, 0);
+    sampleSeconds += (performance.now() - t0) / 1000 - ro.rewardSeconds;
+    rewardSeconds += ro.rewardSeconds;
     const groups: Group[] = batchExamples.map((example, p) => ({ example, prompt: batchPrompts[p]!, rollouts: [], texts: [], verdicts: [] }));
     out.forEach((o, i) => {
       const g = groups[o.promptIndex]!;
@@ -197,7 +194,7 @@ export async function rlStep(ctx: RunContext, alg: AlgorithmConfig, st: RlState,
   // With rl.maskTruncated, responses cut off at maxNewTokens carry loss mask 0 (overlong filtering).
   let maskedTruncated = 0;
   const seqs: Sequence[] = rollouts.map((o) => {
-    const s: Sequence = { prompt: prompts[o.promptIndex]!, response: o.tokens, oldLogprobs: o.logprobs, groupId: o.promptIndex };
+    const s: Sequence = { prompt: prompts[o.promptIndex]!, response: o.tokens, oldLogprobs: o.logprobs, groupId: o.promptIndex, mask: responseMask(o) };
     if (r.maskTruncated && o.stopReason === "max_tokens") {
       s.mask = truncationMask(o.stopReason, o.tokens.length, s.mask);
       maskedTruncated++;
@@ -297,7 +294,7 @@ export async function rlStep(ctx: RunContext, alg: AlgorithmConfig, st: RlState,
   // batches, kept or not); rewards and group statistics cover the train batch.
   const allLengths = allRollouts.map((o) => o.tokens.length);
   const accuracy = allVerdicts.filter((v) => v.correct).length / Math.max(1, allVerdicts.length);
-  const sampledTokens = allLengths.reduce((a, b) => a + b, 0);
+  const sampledTokens = allRollouts.reduce((a, o) => a + sampledTokenCount(o), discardedTokens);
   const selMetrics = sel.observe(allExamples, allVerdicts, sampledTokens);
   const metrics: Record<string, number> = {
     "reward/mean": rewards.length ? rewards.reduce((a, b) => a + b, 0) / rewards.length : 0,
@@ -340,6 +337,7 @@ export async function rlStep(ctx: RunContext, alg: AlgorithmConfig, st: RlState,
     "throughput/sample_tokens_per_s": sampledTokens / Math.max(1e-9, sampleSeconds),
   };
   Object.assign(metrics, hooked?.metrics, hooks.stepMetrics?.());
+  Object.assign(metrics, rolloutMetrics);
   st.step++;
   log.metrics({ stage: "rl", step: st.step, ...metrics });
   const k = ctx.cfg.logging.samplesPerStep;
