@@ -5,11 +5,11 @@ import { packSequences } from "../../src/trainer/batch.ts";
 
 describe("overlong filtering (mask truncated responses)", () => {
   it("a truncated response gets loss mask 0 on every token; a completed one keeps its mask", () => {
-    assert.deepEqual([...truncationMask("max_tokens", 3)!], [0, 0, 0]);
+    assert.deepEqual(Array.from(truncationMask("max_tokens", 3)!), [0, 0, 0]);
     assert.equal(truncationMask("completed", 3), undefined);
     const m = [1, 0, 1];
     assert.equal(truncationMask("completed", 3, m), m);
-    assert.deepEqual([...truncationMask("max_tokens", 3, m)!], [0, 0, 0]);
+    assert.deepEqual(Array.from(truncationMask("max_tokens", 3, m)!), [0, 0, 0]);
   });
 
   it("packed into a batch, the truncated sequence contributes no loss tokens", () => {
