@@ -2,7 +2,7 @@
  * The guided methods as RL-stage hooks (src/trainer/hooks.ts), built from the `guided` config block.
  */
 import { composeLosses, makeChordSftLoss, makeKdLoss, makeMixedPolicyLoss, makePolicyLoss, scaleLoss, stepCounts } from "../algorithms/index.ts";
-import type { Engine } from "../engines/engine.ts";
+import type { Engine, TokenLossFn } from "../engines/engine.ts";
 import { EmbeddedEngine } from "../engines/embedded/engine.ts";
 import type { Example } from "../tasks/types.ts";
 import { chunkBySize, packSequences, type Sequence } from "../trainer/batch.ts";
@@ -104,12 +104,24 @@ export function buildGuidedHooks(ctx: RunContext, g: GuidedConfig | undefined): 
   }
 
   const mu = (step: number) => (g.expert?.mode === "chord" ? scheduleValue({ ...g.expert.mu, steps: g.expert.mu.steps ?? r.steps }, step) : 0);
+  // The step's metrics of the method terms ("kd/…", "luffy/…", "chord/…"), summed over micro-batches.
+  let captured: Record<string, number> = {};
+  const capture = (fn: TokenLossFn): TokenLossFn => (scores, batch) => {
+    const out = fn(scores, batch);
+    for (const [k, v] of Object.entries(out.metrics)) if (/^(kd|luffy|chord)\//.test(k)) captured[k] = (captured[k] ?? 0) + v;
+    return out;
+  };
   if (g.expert?.mode === "luffy" || g.expert?.mode === "chord" || g.kd) {
     hooks.loss = (a, counts, state) => {
       const base = g.expert?.mode === "luffy" ? makeMixedPolicyLoss(a, counts, state, g.expert.gamma) : makePolicyLoss(a, counts, state);
-      if (g.kd) return composeLosses([{ fn: base }, { fn: makeKdLoss(counts, { coef: g.kd.coef, estimator: g.kd.estimator, aggregation: a.aggregation }) }]);
+      if (g.kd) return capture(composeLosses([{ fn: base }, { fn: makeKdLoss(counts, { coef: g.kd.coef, estimator: g.kd.estimator, aggregation: a.aggregation }) }]));
       if (g.expert?.mode === "chord") return scaleLoss(base, 1 - mu(step));
-      return base;
+      return capture(base);
+    };
+    hooks.stepMetrics = () => {
+      const m = { ...captured, ...(g.expert?.mode === "chord" ? { "chord/mu": mu(step) } : {}) };
+      captured = {};
+      return m;
     };
   }
   if (g.expert?.mode === "chord") {
@@ -129,11 +141,12 @@ export function buildGuidedHooks(ctx: RunContext, g: GuidedConfig | undefined): 
       const reps = [];
       for (const mb of micro) {
         const rep = await c.engine.forwardBackward(mb, fn);
-        reps.push({ ...rep, metrics: { "chord/sft_loss": rep.loss, "chord/phi_sum": rep.metrics["chord/phi_sum"] ?? 0 } });
+        captured["chord/sft_loss"] = (captured["chord/sft_loss"] ?? 0) + rep.loss;
+        captured["chord/phi_mean"] = (captured["chord/phi_mean"] ?? 0) + (rep.metrics["chord/phi_sum"] ?? 0) / Math.max(1, counts.tokens);
+        reps.push({ ...rep, metrics: {} });
       }
       return reps;
     };
-    hooks.stepMetrics = () => ({ "chord/mu": mu(step) });
   }
 
   if (relift && g.relift) {
@@ -146,7 +159,7 @@ export function buildGuidedHooks(ctx: RunContext, g: GuidedConfig | undefined): 
         const sm = await supervisedStep(c.engine, demos.map((d) => d.seq), { lr: rc.lr, maxGradNorm: r.maxGradNorm, weightDecay: r.weightDecay, microBatchSize: r.microBatchSize, padId: c.tokenizer.padId });
         sftSteps++;
         done++;
-        log.metrics({ stage: "relift-sft", step: st.step, sft_step: sftSteps, ...sm });
+        log.metrics({ stage: "relift-sft", step: st.step, sft_step: sftSteps, demos: demos.length, buffer: relift!.size, ...sm });
       }
       m["relift/sft_steps"] = done;
       m["relift/sft_steps_total"] = sftSteps;

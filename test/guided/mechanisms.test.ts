@@ -73,10 +73,10 @@ describe("expert trajectories", () => {
   const enc = (e: Example) => Int32Array.from(tok.encode(e.prompt));
   it("mask 1 and weights 1 on every response token (answer + EOS), old log-probs 0, the group it joins", () => {
     const s = expertSequence(ex, enc, tok, 7);
-    assert.deepEqual([...s.response], [...tok.encode("15"), tok.eosId]);
-    assert.deepEqual([...s.mask!], [1, 1, 1]);
-    assert.deepEqual([...s.weights!], [1, 1, 1]);
-    assert.deepEqual([...s.oldLogprobs!], [0, 0, 0]);
+    assert.deepEqual(Array.from(s.response), [...tok.encode("15"), tok.eosId]);
+    assert.deepEqual(Array.from(s.mask!), [1, 1, 1]);
+    assert.deepEqual(Array.from(s.weights!), [1, 1, 1]);
+    assert.deepEqual(Array.from(s.oldLogprobs!), [0, 0, 0]);
     assert.equal(s.groupId, 7);
   });
   it("pack: expert tokens carry weights > 0, on-policy and prompt tokens 0", () => {

@@ -88,7 +88,7 @@ describe("TTRL rewards", () => {
     assert.equal(a.metrics!["ttrl/label_acc"], 1);
     assert.equal(b.metrics!["ttrl/label_acc"], 0);
     // Train on the first 2 of each group of 4: the rest are masked out (they still voted).
-    assert.deepEqual(right.seqs.map((q) => (q.mask ? [...q.mask] : null)), [null, null, [0], [0], null, null, [0], [0]]);
+    assert.deepEqual(right.seqs.map((q) => (q.mask ? Array.from(q.mask) : null)), [null, null, [0], [0], null, null, [0], [0]]);
   });
 
   it("config: trainOn above the group size is an error naming the field", () => {
