@@ -17,8 +17,8 @@ const common = (seed: number): RunConfigInput => ({
   seed,
   model: { init: { hiddenSize: 64, numLayers: 2, numHeads: 4, maxPositionEmbeddings: 24 } },
   tokenizer: { type: "char", alphabet: "0123456789,>" },
-  data: { task: "maximum", difficulty: 6, trainSize: 2000, testSize: 256 },
-  sft: { steps: 12, batchSize: 64, examples: 64, lr: 3e-3, schedule: "constant" },
+  data: { task: "maximum", difficulty: Number(process.env["TTRL_D"] ?? 3), trainSize: 2000, testSize: 256 },
+  sft: { steps: Number(process.env["TTRL_SFT"] ?? 12), batchSize: 64, examples: 64, lr: 3e-3, schedule: "constant" },
   eval: { maxNewTokens: 2 },
 });
 
@@ -27,7 +27,7 @@ function arm(seed: number, base: string, name: string): RunConfigInput {
   return {
     ...c,
     model: { path: base },
-    rl: { steps: 40, promptsPerStep: 16, groupSize: 16, maxNewTokens: 2, lr: 1e-3, algorithm: { preset: "grpo", kl: { coef: 0 } } },
+    rl: { steps: 40, promptsPerStep: 16, groupSize: 16, maxNewTokens: 2, temperature: 1, lr: Number(process.env["TTRL_LR"] ?? 3e-4), algorithm: { preset: "grpo", kl: { coef: 0 } } },
     ...(name === "ttrl" ? { labelfree: { ttrl: { trainOn: 8 } } } : {}),
   };
 }

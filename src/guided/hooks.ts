@@ -66,9 +66,11 @@ export function buildGuidedHooks(ctx: RunContext, g: GuidedConfig | undefined): 
       step = s.step;
       const metrics: Record<string, number> = {};
       const res: RewardStageResult = { metrics };
-      const correct = s.verdicts.map((v) => v.correct);
+      // Correctness per group (by prompt; group sizes may differ, e.g. tree rollouts).
+      const byGroup: boolean[][] = s.examples.map(() => []);
+      s.rollouts.forEach((o, i) => byGroup[o.promptIndex]!.push(s.verdicts[i]!.correct));
       if (relift && g.relift) {
-        const hard = hardestGroups(correct, G, g.relift.hardness);
+        const hard = byGroup.flatMap((c, p) => (c.length && hardestGroups(c, c.length, g.relift!.hardness).length ? [p] : []));
         const exs = hard.map((h) => s.examples[h]!);
         const demos = g.relift.source === "teacher" ? await teacherDemo(exs) : exs.map((e) => demonstration(e, ctx.encodePrompt, ctx.tokenizer));
         let added = 0;
@@ -82,7 +84,7 @@ export function buildGuidedHooks(ctx: RunContext, g: GuidedConfig | undefined): 
         const seqs: Sequence[] = [];
         const rewards: number[] = [];
         s.examples.forEach((ex, p) => {
-          if (g.expert!.onlyFailed && correct.slice(p * G, (p + 1) * G).some(Boolean)) return;
+          if (g.expert!.onlyFailed && byGroup[p]!.some(Boolean)) return;
           const target = ex.solution ?? ex.answer;
           const reward = ctx.verify(target, ex).reward;
           for (let k = 0; k < g.expert!.perGroup; k++) {

@@ -10,7 +10,7 @@ import type { RunContext } from "../trainer/context.ts";
 import type { RewardStageResult, RlStageHooks } from "../trainer/hooks.ts";
 import type { LabelFreeConfig } from "./config.ts";
 import { entropyAdvantageReshape, responseEntropy } from "./ear.ts";
-import { ttrlRewards } from "./majority.ts";
+import { ttrlRewards, type MajorityVote } from "./majority.ts";
 import { evolRewards, noveltyScores } from "./novelty.ts";
 import { selfPlayHooks } from "./selfplay.ts";
 
@@ -25,25 +25,34 @@ export function buildLabelFreeHooks(ctx: RunContext, lf: LabelFreeConfig | undef
   if (ttrl || lf.evol) {
     hooks.rewards = (s): RewardStageResult => {
       const answers = s.verdicts.map((v) => v.extracted);
-      const { rewards, votes } = ttrlRewards(answers, G, { tie: ttrl?.tie ?? "first" });
+      // Groups by prompt (sizes may differ, e.g. tree rollouts); each votes on its own.
+      const groups = new Map<number, number[]>();
+      s.rollouts.forEach((o, i) => groups.set(o.promptIndex, [...(groups.get(o.promptIndex) ?? []), i]));
+      const rewards = new Float32Array(answers.length);
+      const votes: { v: MajorityVote; idx: number[] }[] = [];
+      for (const idx of groups.values()) {
+        const t = ttrlRewards(idx.map((i) => answers[i]!), idx.length, { tie: ttrl?.tie ?? "first" });
+        idx.forEach((i, j) => (rewards[i] = t.rewards[j]!));
+        votes.push({ v: t.votes[0]!, idx });
+      }
       let out = rewards;
       if (lf.evol) {
         out = new Float32Array(rewards.length);
-        for (let g = 0; g < votes.length; g++) {
-          const idx = Array.from({ length: G }, (_, j) => g * G + j);
+        for (const { idx } of votes) {
           const nov = noveltyScores(idx.map((i) => s.texts[i]!), lf.evol.ngram);
           const inMaj = idx.map((i) => (normalizeVoteAnswer(answers[i]) === null ? null : rewards[i]! > 0 ? 1 : 0) as 0 | 1 | null);
-          out.set(evolRewards(inMaj, nov, lf.evol.weight), g * G);
+          const r = evolRewards(inMaj, nov, lf.evol.weight);
+          idx.forEach((i, j) => (out[i] = r[j]!));
         }
       }
-      // Train on the first trainOn responses of each group; all G voted (and serve as the baseline).
-      if (ttrl?.trainOn !== undefined && ttrl.trainOn < G) {
-        s.seqs.forEach((q, i) => i % G >= ttrl.trainOn! && (q.mask = new Float32Array(q.response.length)));
+      // Train on the first trainOn responses of each group; all of them voted (and serve as the baseline).
+      if (ttrl?.trainOn !== undefined) {
+        for (const { idx } of votes) idx.forEach((i, j) => j >= ttrl.trainOn! && (s.seqs[i]!.mask = new Float32Array(s.seqs[i]!.response.length)));
       }
       // Evaluation only: labels never reach the rewards above.
-      const labelled = votes.filter((v) => v.label !== null);
+      const labelled = votes.filter(({ v }) => v.label !== null);
       let labelAcc = 0;
-      votes.forEach((v, g) => v.label !== null && s.verdicts[g * G + v.index]!.correct && labelAcc++);
+      for (const { v, idx } of labelled) if (s.verdicts[idx[v.index]!]!.correct) labelAcc++;
       let agree = 0;
       rewards.forEach((r, i) => ((r > 0) === s.verdicts[i]!.correct ? agree++ : 0));
       const metrics: Record<string, number> = {
@@ -51,9 +60,9 @@ export function buildLabelFreeHooks(ctx: RunContext, lf: LabelFreeConfig | undef
         "ttrl/maj_at_k": labelAcc / Math.max(1, votes.length),
         "ttrl/reward_acc": agree / Math.max(1, rewards.length),
         "ttrl/no_label_frac": 1 - labelled.length / Math.max(1, votes.length),
-        "ttrl/tie_frac": votes.filter((v) => v.tied).length / Math.max(1, votes.length),
-        "ttrl/vote_share": votes.reduce((a, v) => a + v.share, 0) / Math.max(1, votes.length),
-        "ttrl/unparsable_frac": votes.reduce((a, v) => a + v.unparsable, 0) / Math.max(1, answers.length),
+        "ttrl/tie_frac": votes.filter(({ v }) => v.tied).length / Math.max(1, votes.length),
+        "ttrl/vote_share": votes.reduce((a, { v }) => a + v.share, 0) / Math.max(1, votes.length),
+        "ttrl/unparsable_frac": votes.reduce((a, { v }) => a + v.unparsable, 0) / Math.max(1, answers.length),
       };
       if (lf.evol) metrics["evol/reward_mean"] = out.reduce((a, b) => a + b, 0) / Math.max(1, out.length);
       return { rewards: out, metrics };
