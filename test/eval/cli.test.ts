@@ -82,6 +82,11 @@ test("rlvr eval (command line): --json, --k, and clear errors", async () => {
     assert.deepEqual(Object.keys(j.majAtK), ["maj@1", "maj@3"]);
     assert.equal(j.prompts, 3);
     assert.equal(j.outcomes, undefined);
+    // The default budget (32 tokens) does not fit this 32-position model after a prompt: it is fitted, with a note.
+    const fitted = run(a, "--task", "addition", "--n", "2", "--json");
+    assert.equal(fitted.status, 0, fitted.stderr);
+    assert.match(fitted.stderr, /--max-new-tokens 32 lowered to 2[0-9] \(the model's context is 32 tokens, the longest prompt [0-9]+\)/);
+    assert.ok(JSON.parse(fitted.stdout).maxLength <= 32);
     const missing = run(a);
     assert.equal(missing.status, 1);
     assert.match(missing.stderr, /error: rlvr eval: give --task <name\[,name\.\.\.\]> or --data <file>/);

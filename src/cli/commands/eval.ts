@@ -93,8 +93,15 @@ export async function evalCheckpoint(dir: string, examples: Example[], o: EvalCo
       const ids = tokenizer.encode(renderPrompt(ex, { template: o.template }));
       return Int32Array.from(tokenizer.bosId !== null ? [tokenizer.bosId, ...ids] : ids);
     };
+    // A small model's context may be shorter than the default budget: fit the budget to it.
+    // (The embedded engine left-pads a batch's prompts to a multiple of 4 tokens; those positions count.)
+    const longest = Math.max(...examples.map((e) => encodePrompt(e).length));
+    const room = engine.info().maxSeqLen - Math.ceil(longest / 4) * 4;
+    if (room < 1) throw new Error(`rlvr eval: the longest prompt (${longest} tokens) fills the model's context of ${engine.info().maxSeqLen} tokens; use shorter prompts`);
+    const maxNewTokens = Math.min(o.maxNewTokens, room);
+    if (maxNewTokens < o.maxNewTokens) process.stderr.write(`rlvr eval: note: --max-new-tokens ${o.maxNewTokens} lowered to ${maxNewTokens} (the model's context is ${engine.info().maxSeqLen} tokens, the longest prompt ${longest})\n`);
     return await evaluate({ engine, tokenizer, verify, encodePrompt }, examples, {
-      maxNewTokens: o.maxNewTokens,
+      maxNewTokens,
       temperature: o.temperature,
       topP: o.topP,
       n: o.samples,

@@ -341,7 +341,7 @@ export class EmbeddedEngine implements Engine {
     const P = roundUp(maxPrompt, 4);
     const Tc = roundUp(P + req.maxNewTokens, 16);
     if (P + req.maxNewTokens > cfg.maxPositionEmbeddings) {
-      throw new Error(`prompt (${maxPrompt} tokens) + maxNewTokens (${req.maxNewTokens}) exceeds the model's maxPositionEmbeddings ${cfg.maxPositionEmbeddings}`);
+      throw new Error(`prompt (${maxPrompt} tokens, padded to ${P}) + maxNewTokens (${req.maxNewTokens}) exceeds the model's maxPositionEmbeddings ${cfg.maxPositionEmbeddings}; lower maxNewTokens to ${Math.max(0, cfg.maxPositionEmbeddings - P)} or less`);
     }
     const stop = new Set(req.stopTokens ?? []);
     // Left-pad prompts to P. pad[b] = number of pad slots in row b.
