@@ -44,6 +44,12 @@ describe("guided and label-free methods through train()", { timeout: 240_000 }, 
     assert.equal(m.length, 2);
     for (const k of ["ttrl/label_acc", "ttrl/vote_share", "ttrl/no_label_frac"]) assert.equal(typeof m[0]![k], "number", k);
   });
+  it("TTRL on entropy-fork tree rollouts (ETMR + TTRL)", async () => {
+    const base = cfg("x", {}).rl!;
+    const m = (await rlMetrics("ttrl-tree", { rl: { ...base, tree: { roots: 2 } }, labelfree: { ttrl: {}, ear: {} } })).filter((r) => r["stage"] === "rl");
+    assert.equal(m.length, 2);
+    assert.equal(typeof m[0]!["ttrl/label_acc"], "number");
+  });
   it("EVOL-RL", async () => {
     const m = (await rlMetrics("evol", { labelfree: { evol: {} } })).filter((r) => r["stage"] === "rl");
     assert.equal(typeof m[0]!["evol/reward_mean"], "number");
