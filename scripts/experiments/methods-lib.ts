@@ -20,8 +20,9 @@ export interface RunResult {
   /** Held-out sampled accuracy (temperature 1, mean over 4 samples per prompt; pass@1 at T = 1). */
   beforeT1: number;
   afterT1: number;
-  /** Held-out maj@4 at T = 1. */
+  /** Held-out maj@4 and pass@4 at T = 1. */
   afterMaj: number;
+  afterPass: number;
   seconds: number;
   /** Mean over the RL steps of selected metrics, and their last value (`key@last`). */
   extra: Record<string, number>;
@@ -31,14 +32,15 @@ export interface RunResult {
  * Held-out accuracy of a checkpoint under `cfgIn`'s data and tokenizer: greedy, and at T = 1
  * (mean over 4 samples per prompt) with maj@4.
  */
-export async function evalCheckpoint(dir: string, cfgIn: RunConfigInput): Promise<{ greedy: number; t1: number; maj: number }> {
-  const cfg = parseRunConfig({ ...cfgIn, model: { path: dir }, sft: undefined, rl: undefined, guided: undefined, labelfree: undefined }, "eval");
+export async function evalCheckpoint(dir: string | null, cfgIn: RunConfigInput): Promise<{ greedy: number; t1: number; maj: number; pass: number }> {
+  // dir null: the run's initial model (model.init with the run's seed gives the same weights).
+  const cfg = parseRunConfig({ ...cfgIn, ...(dir ? { model: { path: dir } } : {}), sft: undefined, rl: undefined, guided: undefined, labelfree: undefined }, "eval");
   const ctx = await buildContext(cfg);
   try {
     const mx = cfgIn.eval?.maxNewTokens ?? cfgIn.rl?.maxNewTokens ?? 16;
     const g = await evaluate(ctx, ctx.test, { maxNewTokens: mx, temperature: 0, seed: cfg.seed, bootstrap: 0, breakdown: false });
     const s = await evaluate(ctx, ctx.test, { maxNewTokens: mx, temperature: 1, n: 4, ks: [4], seed: cfg.seed, bootstrap: 0, breakdown: false });
-    return { greedy: g.accuracy, t1: s.meanAtN, maj: s.majAtK["maj@4"] ?? NaN };
+    return { greedy: g.accuracy, t1: s.meanAtN, maj: s.majAtK["maj@4"] ?? NaN, pass: s.passAtK["pass@4"] ?? NaN };
   } finally {
     await ctx.close();
   }
@@ -63,7 +65,7 @@ export async function runOne(name: string, arm: string, cfgIn: RunConfigInput, k
   mkdirSync(dir, { recursive: true });
   const cfg = parseRunConfig({ ...cfgIn, out: dir }, `${name}/${arm}`);
   const s = await train(cfg, { quiet: true });
-  const b = cfgIn.model.path ? await evalCheckpoint(cfgIn.model.path, cfgIn) : null;
+  const b = cfgIn.model.path || !cfgIn.sft ? await evalCheckpoint(cfgIn.model.path ?? null, cfgIn) : null;
   const a = await evalCheckpoint(s.checkpoint, cfgIn);
   const before = b?.greedy ?? (s.evals["sft"] ?? s.evals["init"])!.accuracy;
   const after = a.greedy;
@@ -77,7 +79,7 @@ export async function runOne(name: string, arm: string, cfgIn: RunConfigInput, k
       extra[`${k}@last10`] = xs.slice(-10).reduce((a, b) => a + b, 0) / Math.min(10, xs.length);
     }
   }
-  const r: RunResult = { arm, seed: cfgIn.seed!, before, after, beforeT1: b?.t1 ?? NaN, afterT1: a.t1, afterMaj: a.maj, seconds: s.seconds, extra };
+  const r: RunResult = { arm, seed: cfgIn.seed!, before, after, beforeT1: b?.t1 ?? NaN, afterT1: a.t1, afterMaj: a.maj, afterPass: a.pass, seconds: s.seconds, extra };
   process.stderr.write(`${name} ${arm} seed ${r.seed}: greedy ${(before * 100).toFixed(1)}% -> ${(after * 100).toFixed(1)}%, T=1 ${(r.beforeT1 * 100).toFixed(1)}% -> ${(r.afterT1 * 100).toFixed(1)}% (${r.seconds.toFixed(0)} s) ${JSON.stringify(extra)}\n`);
   return r;
 }
@@ -95,8 +97,8 @@ const pct = (x: { mean: number; sd: number }) => `${(x.mean * 100).toFixed(1)} �
 export function report(name: string, results: RunResult[], extraKeys: string[] = []): string {
   const arms = [...new Set(results.map((r) => r.arm))];
   const lines = [
-    `| arm | seeds | greedy before (%) | greedy after (%) | greedy gain (pts) | T=1 before (%) | T=1 after (%) | T=1 gain (pts) | s/run | ${extraKeys.join(" | ")} |`,
-    `|---|---|---|---|---|---|---|---|---|${extraKeys.map(() => "---|").join("")}`,
+    `| arm | seeds | greedy before (%) | greedy after (%) | greedy gain (pts) | T=1 before (%) | T=1 after (%) | T=1 gain (pts) | maj@4 after (%) | pass@4 after (%) | s/run | ${extraKeys.join(" | ")} |`,
+    `|---|---|---|---|---|---|---|---|---|---|---|${extraKeys.map(() => "---|").join("")}`,
   ];
   for (const a of arms) {
     const rs = results.filter((r) => r.arm === a);
@@ -104,7 +106,7 @@ export function report(name: string, results: RunResult[], extraKeys: string[] =
       const v = meanSd(rs.map((r) => r.extra[k] ?? NaN));
       return `${v.mean.toFixed(3)} ± ${v.sd.toFixed(3)}`;
     });
-    lines.push(`| ${a} | ${rs.map((r) => r.seed).join(",")} | ${pct(meanSd(rs.map((r) => r.before)))} | ${pct(meanSd(rs.map((r) => r.after)))} | ${pct(meanSd(rs.map((r) => r.after - r.before)))} | ${pct(meanSd(rs.map((r) => r.beforeT1)))} | ${pct(meanSd(rs.map((r) => r.afterT1)))} | ${pct(meanSd(rs.map((r) => r.afterT1 - r.beforeT1)))} | ${meanSd(rs.map((r) => r.seconds)).mean.toFixed(0)} | ${ex.join(" | ")} |`);
+    lines.push(`| ${a} | ${rs.map((r) => r.seed).join(",")} | ${pct(meanSd(rs.map((r) => r.before)))} | ${pct(meanSd(rs.map((r) => r.after)))} | ${pct(meanSd(rs.map((r) => r.after - r.before)))} | ${pct(meanSd(rs.map((r) => r.beforeT1)))} | ${pct(meanSd(rs.map((r) => r.afterT1)))} | ${pct(meanSd(rs.map((r) => r.afterT1 - r.beforeT1)))} | ${pct(meanSd(rs.map((r) => r.afterMaj)))} | ${pct(meanSd(rs.map((r) => r.afterPass)))} | ${meanSd(rs.map((r) => r.seconds)).mean.toFixed(0)} | ${ex.join(" | ")} |`);
   }
   const per = results.map((r) => `${r.arm}/seed${r.seed}: greedy ${(r.before * 100).toFixed(1)} → ${(r.after * 100).toFixed(1)}, T=1 ${(r.beforeT1 * 100).toFixed(1)} → ${(r.afterT1 * 100).toFixed(1)}`).join("; ");
   const table = lines.join("\n") + `\n\nPer seed: ${per}\n`;

@@ -2,11 +2,11 @@
  * Experiment (d): self-play without data raises held-out accuracy on the same task kind.
  *
  * Task kind `maximum` (a digit list → its largest digit; the runner computes the answer). A
- * 64-wide char-level model from random initialisation gets 20 format-only SFT steps on random
- * well-formed proposals ("?" → "3,8,5"; AZR's seed — no answers, no solutions), then 40 self-play
+ * 64-wide char-level model from random initialisation gets 12 format-only SFT steps on random
+ * well-formed proposals ("?" → "3,8,5"; AZR's seed — no answers, no solutions), then 100 self-play
  * steps: 16 proposals per step, each valid proposal solved 8 times; proposer rewarded for
  * learnability 1 − 2|s − ½|, solver for correctness. No dataset example is ever trained on.
- * Held-out: 256 `maximum` lists of 4 digits (the test split).
+ * Held-out: 256 `maximum` lists of 4 digits (the test split). The solver answers with one token.
  * Arms: selfplay (both roles learn); fixed-proposer (only the solver learns; proposer frozen after the seed).
  *
  *   nice -n 10 npx tsx scripts/experiments/selfplay.ts [--seeds 1,2,3]
@@ -20,9 +20,10 @@ function config(seed: number, arm: string): RunConfigInput {
     model: { init: { hiddenSize: 64, numLayers: 2, numHeads: 4, maxPositionEmbeddings: 24 } },
     tokenizer: { type: "char", alphabet: "0123456789,>?" },
     data: { task: "maximum", difficulty: 4, trainSize: 16, testSize: 256 },
-    rl: { steps: 40, promptsPerStep: 16, groupSize: 8, maxNewTokens: 2, lr: 2e-3, algorithm: { preset: "grpo", kl: { coef: 0 } } },
-    eval: { maxNewTokens: 2 },
-    labelfree: { selfPlay: { kind: "maximum", proposals: 16, solverGroup: 8, maxTasks: 16, seedSteps: 20, minItems: 2, maxItems: 6, proposeMaxTokens: 12, trainProposer: arm === "selfplay" } },
+    // The solver answers with one token (as in the end-to-end GRPO test); the proposer with up to 12.
+    rl: { steps: 100, promptsPerStep: 16, groupSize: 8, maxNewTokens: 1, lr: 2e-3, algorithm: { preset: "grpo", kl: { coef: 0 } } },
+    eval: { maxNewTokens: 1 },
+    labelfree: { selfPlay: { kind: "maximum", proposals: 16, solverGroup: 8, maxTasks: 16, seedSteps: 12, minItems: 2, maxItems: 6, proposeMaxTokens: 12, trainProposer: arm === "selfplay" } },
   };
 }
 
