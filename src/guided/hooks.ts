@@ -26,7 +26,6 @@ export function buildGuidedHooks(ctx: RunContext, g: GuidedConfig | undefined): 
   const r = ctx.cfg.rl!;
   const alg = ctx.cfg.algorithm!;
   const hooks: RlStageHooks = {};
-  const G = r.groupSize;
   let teacher: Engine | null = null;
   const closers: (() => Promise<void>)[] = [];
 
@@ -38,9 +37,9 @@ export function buildGuidedHooks(ctx: RunContext, g: GuidedConfig | undefined): 
   if (g.kd) {
     if (alg.kl.coef > 0 || alg.kl.adaptive) throw new Error("config error at rl.algorithm.kl.coef: guided.kd puts the teacher in the reference slot, so the KL-to-reference penalty must be off; set rl.algorithm.kl.coef to 0 (e.g. {preset: grpo, kl: {coef: 0}})");
     if (r.referenceResetEvery > 0) throw new Error("config error at rl.referenceResetEvery: guided.kd keeps the teacher in the reference slot; set it to 0");
-    const kd = g.kd;
-    hooks.init = async (c) => c.engine.setReference({ dir: kd.teacher });
   }
+  // KDRL's teacher goes into the reference slot before the first step that needs it (also after a resume).
+  let teacherInSlot = false;
 
   // Per-step state shared by the hooks below.
   let relift: ReliftBuffer | null = null;
@@ -96,6 +95,10 @@ export function buildGuidedHooks(ctx: RunContext, g: GuidedConfig | undefined): 
         metrics["luffy/expert_seqs"] = seqs.length;
       }
       if (g.kd) {
+        if (!teacherInSlot) {
+          await ctx.engine.setReference({ dir: g.kd.teacher });
+          teacherInSlot = true;
+        }
         // Teacher log-probs of the student's own tokens (the teacher is in the reference slot).
         const batch = packSequences(s.seqs, ctx.tokenizer.padId);
         const t = await ctx.engine.score(batch, { model: "reference" });
