@@ -89,6 +89,8 @@ const sftSchema = z.strictObject({
   steps: z.number().int().min(0),
   batchSize: posInt.default(64),
   microBatchSize: posInt.optional(),
+  /** Demonstrations: SFT cycles over the first `examples` training examples (default: all of them). */
+  examples: posInt.optional(),
   ...optimSchema,
   lr: z.number().positive().default(3e-3),
   schedule: z.enum(["constant", "cosine"]).default("cosine"),

@@ -14,7 +14,8 @@ export type Progress = (stage: string, step: number, total: number, info: Record
 
 /**
  * State carried across SFT steps (and saved in checkpoints). The example order is a seeded
- * shuffle (hash32(seed, 0x5f7)), so a checkpoint stores only the step and the cursor into it.
+ * shuffle (hash32(seed, 0x5f7)) of the first `sft.examples` training examples (all by default),
+ * so a checkpoint stores only the step and the cursor into it.
  */
 export interface SftState {
   /** Optimizer steps done. */
@@ -26,7 +27,8 @@ export interface SftState {
 
 export function initSftState(ctx: RunContext): SftState {
   const rng = new Rng(hash32(ctx.cfg.seed, 0x5f7));
-  return { step: 0, cursor: 0, order: rng.shuffle(ctx.train.map((_, i) => i)) };
+  const n = Math.min(ctx.train.length, ctx.cfg.sft?.examples ?? ctx.train.length);
+  return { step: 0, cursor: 0, order: rng.shuffle(Array.from({ length: n }, (_, i) => i)) };
 }
 
 /**
