@@ -12,7 +12,7 @@ import { Rng, hash32 } from "../util/rng.ts";
 import type { GuidedConfig } from "./config.ts";
 import { expertSequence } from "./expert.ts";
 import { raftStep } from "./raft.ts";
-import { hardestGroups, reliftSftSteps, ReliftBuffer } from "./relift.ts";
+import { hardestGroups, reliftSftSteps, ReliftBuffer, type SavedReliftBuffer } from "./relift.ts";
 import { scheduleValue } from "./schedule.ts";
 import { demonstration, supervisedStep } from "./sft.ts";
 
@@ -169,6 +169,26 @@ export function buildGuidedHooks(ctx: RunContext, g: GuidedConfig | undefined): 
       m["relift/sft_steps"] = done;
       m["relift/sft_steps_total"] = sftSteps;
       m["relift/added_total"] = reliftAdded;
+    };
+  }
+
+  // Checkpointed state (trainer.json rl.methods): ReLIFT's buffer and counters, CHORD's cursor.
+  // (The step counter `step` is set by every step's reward hook before it is read; KDRL's teacher
+  // goes back into the reference slot lazily; the teacher engine is reloaded on demand.)
+  if (relift || g.expert?.mode === "chord") {
+    hooks.saveState = () => ({
+      ...(relift ? { relift: { buffer: relift.save(), added: reliftAdded, sftSteps } } : {}),
+      ...(g.expert?.mode === "chord" ? { chord: { cursor: chordCursor } } : {}),
+    });
+    hooks.restoreState = (saved) => {
+      const rs = saved["relift"] as { buffer: SavedReliftBuffer; added: number; sftSteps: number } | undefined;
+      if (relift && rs) {
+        relift.restore(rs.buffer);
+        reliftAdded = rs.added;
+        sftSteps = rs.sftSteps;
+      }
+      const cs = saved["chord"] as { cursor: number } | undefined;
+      if (cs) chordCursor = cs.cursor;
     };
   }
 

@@ -46,6 +46,25 @@ export class ReliftBuffer {
   ids(): string[] {
     return this.items.map((x) => x.id);
   }
+  /** JSON-serialisable contents (for checkpoints): each demonstration's id, step and token ids, oldest first. */
+  save(): SavedReliftBuffer {
+    return { evicted: this.evicted, items: this.items.map((d) => ({ id: d.id, step: d.step, prompt: Array.from(d.seq.prompt), response: Array.from(d.seq.response) })) };
+  }
+  /** Replace the contents with a saved buffer (the capacity stays this buffer's). */
+  restore(s: SavedReliftBuffer): void {
+    this.items = s.items.map((d) => ({ id: d.id, step: d.step, seq: { prompt: Int32Array.from(d.prompt), response: Int32Array.from(d.response) } }));
+    this.evicted = s.evicted;
+    while (this.items.length > this.capacity) {
+      this.items.shift();
+      this.evicted++;
+    }
+  }
+}
+
+/** A ReliftBuffer as stored in a checkpoint. */
+export interface SavedReliftBuffer {
+  evicted: number;
+  items: { id: string; step: number; prompt: number[]; response: number[] }[];
 }
 
 /** When ReLIFT takes SFT steps. */

@@ -58,12 +58,20 @@ export interface RlStageHooks extends RlStepHooks {
   afterStep?(ctx: RunContext, st: RlState, m: Record<string, number>, log: RunLogger): Promise<void>;
   /** Release resources (teacher engines). */
   close?(): Promise<void>;
+  /**
+   * State the methods carry across steps (ReLIFT's buffer and counters, CHORD's cursor), as
+   * JSON-serialisable values under method-named keys; written into checkpoints (trainer.json,
+   * rl.methods) so a resumed run continues exactly where the interrupted one stood.
+   */
+  saveState?(): Record<string, unknown>;
+  /** Restore what saveState returned (called once, after the hooks are built, on resume). */
+  restoreState?(saved: Record<string, unknown>): void;
 }
 
 /**
  * Merge hook sets (applied in order): reward hooks chain (each sees the previous one's rewards;
  * extras and metrics accumulate), advantage hooks compose, extra passes, metrics, init, afterStep
- * and close run in order.
+ * and close run in order; saved state is the union of each set's keys (each set restores its own).
  * @throws Error when two sets both replace the step or both override the loss.
  */
 export function mergeHooks(...sets: RlStageHooks[]): RlStageHooks {
@@ -101,6 +109,21 @@ export function mergeHooks(...sets: RlStageHooks[]): RlStageHooks {
   };
   seq("init");
   seq("close");
+  const sv = sets.filter((h) => h.saveState);
+  if (sv.length) {
+    out.saveState = () => {
+      const acc: Record<string, unknown> = {};
+      for (const h of sv) {
+        for (const [k, v] of Object.entries(h.saveState!())) {
+          if (k in acc) throw new Error(`internal error: two method hook sets both save state under "${k}"`);
+          acc[k] = v;
+        }
+      }
+      return acc;
+    };
+  }
+  const rs = sets.filter((h) => h.restoreState);
+  if (rs.length) out.restoreState = (saved) => { for (const h of rs) h.restoreState!(saved); };
   const after = sets.filter((h) => h.afterStep);
   if (after.length) out.afterStep = async (c, st, m, log) => { for (const h of after) await h.afterStep!(c, st, m, log); };
   return out;

@@ -71,6 +71,8 @@ export interface SavedRlState {
   entropyUpdates: (number | null)[];
   /** Data-selection state (curriculum, domain rewards, pool cursors, sampled tokens); absent in older checkpoints. */
   selection?: SavedSelection;
+  /** State of the guided / label-free method hooks (RlStageHooks.saveState); absent when none or in older checkpoints. */
+  methods?: Record<string, unknown>;
 }
 
 export function saveRlState(st: RlState): SavedRlState {

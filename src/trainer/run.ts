@@ -22,6 +22,7 @@ import { dataFingerprint, findResumePoint, logSizes, plainConfig, ResumeError, t
 import { initRlState, restoreRlState, rlStep, saveRlState, type RlState } from "./rl.ts";
 import { initSftState, sftStep, type Progress } from "./sft.ts";
 import { buildMethodHooks } from "../guided/index.ts";
+import type { RlStageHooks } from "./hooks.ts";
 
 export { NonFiniteError, RunInterrupted } from "./faults.ts";
 export { ResumeError } from "./resume.ts";
@@ -143,6 +144,8 @@ export async function train(cfg: RunConfig, opts: TrainOptions = {}): Promise<Ru
     }
   }
 
+  // The guided / label-free method hooks (built when the RL stage starts); their state goes into checkpoints.
+  let methodHooks: RlStageHooks | null = null;
   const globalStep = () => (stage === "sft" ? sft.step : sftTotal + rl!.step);
   const state = (): TrainerState => ({
     format: TRAINER_STATE_FORMAT,
@@ -150,7 +153,7 @@ export async function train(cfg: RunConfig, opts: TrainOptions = {}): Promise<Ru
     stage,
     seed: cfg.seed,
     sft: { step: sft.step, cursor: sft.cursor },
-    rl: rl ? { ...saveRlState(rl), reference: hasReference } : null,
+    rl: rl ? { ...saveRlState(rl), ...(methodHooks?.saveState ? { methods: methodHooks.saveState() } : {}), reference: hasReference } : null,
     evals,
     skippedInARow: skips.inARow,
     logs: logSizes(dir),
@@ -213,8 +216,11 @@ export async function train(cfg: RunConfig, opts: TrainOptions = {}): Promise<Ru
   }
   if (cfg.rl && cfg.rl.steps > 0) {
     const r = cfg.rl;
-    // Guided / label-free methods (src/guided, src/labelfree); their buffers are not checkpointed.
+    // Guided / label-free methods (src/guided, src/labelfree); on resume their state (ReLIFT's
+    // buffer, CHORD's cursor) comes back from the checkpoint.
     const hooks = buildMethodHooks(ctx, cfg);
+    methodHooks = hooks;
+    if (rl && saved?.rl?.methods) hooks.restoreState?.(saved.rl.methods);
     if (!rl) {
       rl = initRlState(ctx, alg);
       stage = "rl";
