@@ -16,7 +16,7 @@ export const labelFreeConfigSchema = z.strictObject({
       tie: z.enum(["first", "none"]).default("first"),
     })
     .optional(),
-  /** ETTRL entropy-based advantage reshaping: A' = A · clamp((H/H̄_group)^alpha, min, max). */
+  /** ETTRL entropy-based advantage reshaping, rlvr's stand-in (the paper's formula was not available): A' = A · clamp((H/H̄_group)^alpha, min, max). */
   ear: z
     .strictObject({
       alpha: z.number().min(0).default(1),
@@ -25,11 +25,17 @@ export const labelFreeConfigSchema = z.strictObject({
     })
     .refine((e) => e.min <= e.max, { message: "need min <= max", path: ["max"] })
     .optional(),
-  /** EVOL-RL: majority anchor + novelty (1 − max char-n-gram Jaccard to group mates). Pair with clip-higher and an entropy bonus. */
+  /**
+   * EVOL-RL: majority anchor + novelty (1 − (meanWeight·mean + (1 − meanWeight)·max) char-n-gram
+   * Jaccard similarity to group mates), in non-overlapping bands. Pair with clip-higher and an entropy bonus.
+   */
   evol: z
     .strictObject({
       ngram: z.number().int().min(1).default(3),
+      /** Band width w: majority rewards in [1 − w, 1], other parsable answers in [−1, −1 + w]. */
       weight: z.number().min(0).max(1).default(0.5),
+      /** Share of the mean (within the response's class) in the similarity; the rest is the max over the group (EVOL-RL: ½). */
+      meanWeight: z.number().min(0).max(1).default(0.5),
     })
     .optional(),
   /** Absolute-Zero-style self-play: the model proposes checkable tasks and solves them (replaces the RL step). */

@@ -1,11 +1,16 @@
 /**
  * Entropy-based advantage reshaping for test-time RL (ETTRL, Liu et al. 2025, arXiv:2508.11356,
- * "EAR"). The paper's exact rule is in its body; rlvr ships a documented stand-in with the same
- * intent — keep early, over-confident pseudo-labels from collapsing diversity — by scaling each
- * response's advantage with its entropy relative to its group:
+ * "EAR") — a STAND-IN. What the source states (abstract): TTRL's early pseudo-labels are biased
+ * and breed over-confidence, which cuts output diversity and stalls training; EAR reshapes the
+ * advantages with an entropy signal to rebalance exploration and exploitation. The paper's formula
+ * is in its body, which was not available to us (nor a released implementation), so every detail
+ * below is rlvr's choice, not the paper's:
  *   A'_i = A_i · clamp((H_i / H̄_g)^α, lo, hi)
- * H_i is the response's mean per-token sampling entropy estimate −(1/T_i) Σ_t lp_t (the sampler's
- * log-probs of its own tokens; its expectation is the mean token entropy), H̄_g the group mean.
+ *   - H_i: the response's mean sampled-token surprisal −(1/T_i) Σ_t lp_t (the sampler's log-probs
+ *     of its own tokens; its expectation is the mean token entropy) — not the full-distribution
+ *     token entropy, and one number per response, not per token;
+ *   - H̄_g: the mean of H over the response's group (relative, not absolute, entropy);
+ *   - a multiplicative, clamped power law with knobs α, lo, hi (defaults 1, 0.5, 2 are ours).
  * Confident (low-entropy) responses move less, uncertain ones more. α = 0 leaves A unchanged.
  */
 

@@ -11,7 +11,7 @@ import type { RewardStageResult, RlStageHooks } from "../trainer/hooks.ts";
 import type { LabelFreeConfig } from "./config.ts";
 import { entropyAdvantageReshape, responseEntropy } from "./ear.ts";
 import { ttrlRewards, type MajorityVote } from "./majority.ts";
-import { evolRewards, noveltyScores } from "./novelty.ts";
+import { evolNovelty, evolRewards } from "./novelty.ts";
 import { selfPlayHooks } from "./selfplay.ts";
 
 /** Hooks for the configured label-free methods (none configured → {}). */
@@ -39,8 +39,8 @@ export function buildLabelFreeHooks(ctx: RunContext, lf: LabelFreeConfig | undef
       if (lf.evol) {
         out = new Float32Array(rewards.length);
         for (const { idx } of votes) {
-          const nov = noveltyScores(idx.map((i) => s.texts[i]!), lf.evol.ngram);
           const inMaj = idx.map((i) => (normalizeVoteAnswer(answers[i]) === null ? null : rewards[i]! > 0 ? 1 : 0) as 0 | 1 | null);
+          const nov = evolNovelty(idx.map((i) => s.texts[i]!), inMaj, lf.evol.ngram, lf.evol.meanWeight);
           const r = evolRewards(inMaj, nov, lf.evol.weight);
           idx.forEach((i, j) => (out[i] = r[j]!));
         }

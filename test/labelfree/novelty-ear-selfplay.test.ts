@@ -3,14 +3,14 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import fc from "fast-check";
-import { charNgrams, evolRewards, jaccard, noveltyScores } from "../../src/labelfree/novelty.ts";
+import { charNgrams, evolNovelty, evolRewards, jaccard, noveltyScores } from "../../src/labelfree/novelty.ts";
 import { entropyAdvantageReshape, responseEntropy } from "../../src/labelfree/ear.ts";
 import { learnability, runProposal, seedProposal } from "../../src/labelfree/selfplay.ts";
 import { Rng } from "../../src/util/rng.ts";
 
 const text = fc.string({ maxLength: 12 });
 
-describe("novelty (1 − max char-n-gram Jaccard to group mates)", () => {
+describe("EVOL-RL novelty (char-n-gram Jaccard to group mates) and reward bands", () => {
   it("Jaccard: symmetric, in [0, 1], 1 on itself", () => {
     fc.assert(
       fc.property(text, text, fc.integer({ min: 1, max: 4 }), (a, b, n) => {
@@ -52,6 +52,29 @@ describe("novelty (1 − max char-n-gram Jaccard to group mates)", () => {
     );
     const r = evolRewards([1, 1], [0.2, 0.8]);
     assert.ok(r[1]! > r[0]!, "within the majority, the more novel response earns more");
+  });
+  it("EVOL-RL bands are min–max normalised per class; equal novelties → midpoint; a class of one → its band's top", () => {
+    const r = evolRewards([1, 1, 1, 0, 0, null], [0.1, 0.3, 0.2, 0.9, 0.4, 0.5]);
+    assert.deepEqual([...r].map((x) => +x.toFixed(6)), [0.5, 1, 0.75, -0.5, -1, -1]);
+    assert.deepEqual([...evolRewards([1, 1, 0, 0], [0.3, 0.3, 0.7, 0.7])], [0.75, 0.75, -0.75, -0.75]);
+    assert.deepEqual([...evolRewards([1, 0], [0, 0])], [1, -0.5]);
+    assert.deepEqual([...evolRewards([1, 1, 0], [0, 1, 0], 0.2)].map((x) => +x.toFixed(6)), [0.8, 1, -0.8]);
+  });
+  it("EVOL-RL novelty: ½·mean over the own class + ½·max over all parsable mates; unparsable responses take no part", () => {
+    // a, b: majority; c: minority; d: unparsable (identical to a, but ignored).
+    const texts = ["abcd", "abce", "xyzw", "abcd"];
+    const cls = [1, 1, 0, null] as const;
+    const u = evolNovelty(texts, cls, 3);
+    const J = (x: string, y: string) => jaccard(charNgrams(x, 3), charNgrams(y, 3));
+    assert.ok(Math.abs(u[0]! - (1 - (0.5 * J("abcd", "abce") + 0.5 * Math.max(J("abcd", "abce"), J("abcd", "xyzw"))))) < 1e-12);
+    // c is alone in its class: its mean runs over every parsable mate.
+    assert.ok(Math.abs(u[2]! - (1 - (0.5 * (J("xyzw", "abcd") + J("xyzw", "abce")) / 2 + 0.5 * Math.max(J("xyzw", "abcd"), J("xyzw", "abce"))))) < 1e-12);
+    assert.ok(Number.isNaN(u[3]!));
+    // meanWeight 0 is 1 − max similarity (noveltyScores) when every response is parsable.
+    const ts = ["12+34=46", "12+34=47", "99*9=891", "1"];
+    const a = evolNovelty(ts, [1, 0, 1, 0], 3, 0);
+    noveltyScores(ts, 3).forEach((x, i) => assert.ok(Math.abs(x - a[i]!) < 1e-12));
+    assert.deepEqual([...evolNovelty(["q", "r"], [1, null])].slice(0, 1), [1], "no parsable mate → novelty 1");
   });
 });
 
