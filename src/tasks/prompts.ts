@@ -14,7 +14,8 @@
  * src/tokenizers/chat.ts) or, without one, as text: `plain` gives the bare prompt (what small
  * character-level models train on), the others a "System:/User:/Assistant:" layout.
  */
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync, statSync } from "node:fs";
+import { join } from "node:path";
 import type { Example } from "./types.ts";
 import { renderChatTemplate, pickChatTemplate, type ChatMessage, type TemplateSpecialTokens } from "../tokenizers/chat.ts";
 
@@ -72,23 +73,49 @@ function tokenText(v: unknown): string | null {
  * @throws Error naming the file when it is unreadable or has no `chat_template`.
  */
 export function loadChatTemplate(path: string): ChatTemplateConfig {
-  let cfg: Record<string, unknown>;
+  const cfg = readTokenizerConfig(path);
+  const template = pickChatTemplate(cfg.chat_template, path);
+  if (template === null) throw new Error(`${path} has no chat_template; use a named prompt template (${PROMPT_TEMPLATES.join(", ")}) instead`);
+  return { template, specials: specialsOf(cfg) };
+}
+
+function readTokenizerConfig(path: string): Record<string, unknown> {
   try {
-    cfg = JSON.parse(readFileSync(path, "utf8")) as Record<string, unknown>;
+    return JSON.parse(readFileSync(path, "utf8")) as Record<string, unknown>;
   } catch (e) {
     throw new Error(`cannot read ${path} as JSON (${(e as Error).message}); point to the model's tokenizer_config.json`);
   }
-  const template = pickChatTemplate(cfg.chat_template, path);
-  if (template === null) throw new Error(`${path} has no chat_template; use a named prompt template (${PROMPT_TEMPLATES.join(", ")}) instead`);
+}
+
+function specialsOf(cfg: Record<string, unknown>): TemplateSpecialTokens {
   return {
-    template,
-    specials: {
-      bos_token: tokenText(cfg.bos_token),
-      eos_token: tokenText(cfg.eos_token),
-      pad_token: tokenText(cfg.pad_token),
-      unk_token: tokenText(cfg.unk_token),
-    },
+    bos_token: tokenText(cfg.bos_token),
+    eos_token: tokenText(cfg.eos_token),
+    pad_token: tokenText(cfg.pad_token),
+    unk_token: tokenText(cfg.unk_token),
   };
+}
+
+/**
+ * The chat template of a model: `path` is its tokenizer directory (tokenizer_config.json, or a
+ * separate chat_template.jinja / chat_template.json next to it) or a tokenizer_config.json file.
+ * @throws Error naming the path when no chat template is found there.
+ */
+export function loadChatTemplateFrom(path: string): ChatTemplateConfig {
+  if (!existsSync(path)) throw new Error(`chat template: ${path} not found; pass a tokenizer directory or its tokenizer_config.json`);
+  if (!statSync(path).isDirectory()) return loadChatTemplate(path);
+  const cfgFile = join(path, "tokenizer_config.json");
+  const jinja = join(path, "chat_template.jinja");
+  const json = join(path, "chat_template.json");
+  const fromCfg = existsSync(cfgFile) ? readTokenizerConfig(cfgFile) : {};
+  // The same order as HfTokenizer.load: tokenizer_config's chat_template, else a separate file.
+  let template = pickChatTemplate(fromCfg.chat_template, cfgFile);
+  if (template === null && existsSync(jinja)) template = readFileSync(jinja, "utf8");
+  if (template === null && existsSync(json)) template = pickChatTemplate(readTokenizerConfig(json).chat_template, json);
+  if (template === null) {
+    throw new Error(`no chat template in ${path} (looked for chat_template.jinja, chat_template.json and tokenizer_config.json's chat_template); use a named prompt template (${PROMPT_TEMPLATES.join(", ")}) instead`);
+  }
+  return { template, specials: specialsOf(fromCfg) };
 }
 
 /** Options for `renderPrompt`. */

@@ -3,11 +3,13 @@
  *   rlvr data gen <task> --n N --difficulty D --seed S [--split train|test] [--out file.jsonl]
  *       Generate N examples of a procedural task as JSONL (stdout when no --out).
  *   rlvr data inspect <file> [--preset P] [--field-prompt F] [--field-answer F] [--show K]
- *       Load a JSONL/Parquet dataset and show counts, fields, skipped rows and a few prompts.
+ *                         [--template plain|r1|boxed] [--chat-template <tokenizer dir | tokenizer_config.json>]
+ *       Load a JSONL/Parquet dataset and show counts, fields, skipped rows and a few prompts,
+ *       rendered as the model sees them (the named template, through the chat template if given).
  */
 import type { Command } from "commander";
-import { getTask, listTasks, generateExamples, examplesToJsonl, writeExamplesJsonl, loadDataset, DATASET_PRESETS } from "../../tasks/index.ts";
-import type { DatasetPreset, LoadOptions } from "../../tasks/index.ts";
+import { getTask, listTasks, generateExamples, examplesToJsonl, writeExamplesJsonl, loadDataset, DATASET_PRESETS, PROMPT_TEMPLATES, renderPrompt, loadChatTemplateFrom } from "../../tasks/index.ts";
+import type { DatasetPreset, LoadOptions, PromptTemplateName, RenderOptions } from "../../tasks/index.ts";
 
 function intOption(name: string, min: number) {
   return (value: string): number => {
@@ -40,8 +42,24 @@ export function runDataGen(taskName: string, opts: DataGenOptions): string | nul
   return examplesToJsonl(examples);
 }
 
-/** Build the text report of `rlvr data inspect`. */
-export async function inspectDataset(path: string, load: LoadOptions, show = 3): Promise<string> {
+/** How `rlvr data inspect` renders the prompts it shows. */
+export interface InspectRenderOptions {
+  /** Named prompt template (default plain). */
+  template?: PromptTemplateName;
+  /** A tokenizer directory or tokenizer_config.json whose chat template the prompts go through. */
+  chatTemplate?: string;
+}
+
+/**
+ * Build the text report of `rlvr data inspect`: counts, fields, skipped rows and the first `show`
+ * prompts rendered as the model sees them (renderPrompt with the named template and, when given,
+ * the chat template). Throws on an unknown template or a path without a chat template.
+ */
+export async function inspectDataset(path: string, load: LoadOptions, show = 3, render: InspectRenderOptions = {}): Promise<string> {
+  const template = render.template ?? "plain";
+  if (!PROMPT_TEMPLATES.includes(template)) throw new Error(`--template: expected one of ${PROMPT_TEMPLATES.join(", ")}, got "${String(template)}"`);
+  const opts: RenderOptions = { template };
+  if (render.chatTemplate !== undefined) opts.chat = loadChatTemplateFrom(render.chatTemplate);
   const res = await loadDataset(path, { ...load, onBadRow: "skip" });
   const lines: string[] = [];
   lines.push(`file: ${path}`);
@@ -54,8 +72,11 @@ export async function inspectDataset(path: string, load: LoadOptions, show = 3):
   }
   for (const [k, v] of [...byTask.entries()].sort()) lines.push(`  ${k}: ${v}`);
   for (const s of res.skippedRows.slice(0, 5)) lines.push(`  skipped line/row ${s.line}: ${s.reason}`);
+  if (show > 0 && res.examples.length > 0) {
+    lines.push(`prompts rendered with template ${template}${render.chatTemplate !== undefined ? ` and the chat template of ${render.chatTemplate}` : ""}:`);
+  }
   for (const ex of res.examples.slice(0, show)) {
-    lines.push("", `--- ${ex.id} ---`, ex.prompt, `answer: ${ex.answer}`);
+    lines.push("", `--- ${ex.id} ---`, renderPrompt(ex, opts), `answer: ${ex.answer}`);
   }
   return lines.join("\n") + "\n";
 }
@@ -86,10 +107,14 @@ export function register(program: Command): void {
     .option("--field-prompt <field>", "field that holds the prompt")
     .option("--field-answer <field>", "field that holds the reference answer")
     .option("--show <k>", "number of prompts to show", intOption("show", 0), 3)
-    .action(async (file: string, o: { preset: string; fieldPrompt?: string; fieldAnswer?: string; show: number }) => {
+    .option("--template <name>", `prompt template the shown prompts are rendered with (${PROMPT_TEMPLATES.join(", ")})`, "plain")
+    .option("--chat-template <path>", "render the shown prompts through the chat template of a tokenizer directory or tokenizer_config.json")
+    .action(async (file: string, o: { preset: string; fieldPrompt?: string; fieldAnswer?: string; show: number; template: string; chatTemplate?: string }) => {
       const fields: LoadOptions["fields"] = {};
       if (o.fieldPrompt) fields.prompt = o.fieldPrompt;
       if (o.fieldAnswer) fields.answer = o.fieldAnswer;
-      process.stdout.write(await inspectDataset(file, { preset: o.preset as DatasetPreset, fields }, o.show));
+      const render: InspectRenderOptions = { template: o.template as PromptTemplateName };
+      if (o.chatTemplate !== undefined) render.chatTemplate = o.chatTemplate;
+      process.stdout.write(await inspectDataset(file, { preset: o.preset as DatasetPreset, fields }, o.show, render));
     });
 }
