@@ -14,7 +14,9 @@
  * Reported: held-out (difficulty 2) greedy accuracy, sampled accuracy (T = 1) and maj@4.
  *
  *   nice -n 10 npx tsx scripts/experiments/relift.ts [--seeds 1,2,3] [--arms grpo,relift,luffy]
- * Env RELIFT_PROMPTS / RELIFT_STEPS change prompts per step and RL steps (the longer variant).
+ * Env RELIFT_PROMPTS / RELIFT_STEPS change prompts per step and RL steps (the longer variant);
+ * RELIFT_BASE_SFT (base SFT steps, default 100) and RELIFT_HARDNESS (ReLIFT's group-accuracy
+ * threshold, default 0 = all wrong) give the stronger-base variant, where GRPO has some signal.
  */
 import type { RunConfigInput } from "../../src/config/schema.ts";
 import { baseModel, report, runOne, seedsFromArgs, type RunResult } from "./methods-lib.ts";
@@ -32,17 +34,23 @@ function config(seed: number, base: string, arm: string): RunConfigInput {
     ...common(seed, 2),
     model: { path: base },
     rl: { steps: Number(process.env["RELIFT_STEPS"] ?? 100), promptsPerStep: Number(process.env["RELIFT_PROMPTS"] ?? 16), groupSize: 8, maxNewTokens: 4, lr: 1e-3, algorithm: { preset: "grpo", kl: { coef: 0 } } },
-    ...(arm === "relift" ? { guided: { relift: { hardness: 0, batchSize: 16, maxSftSteps: 2, lr: 3e-3 } } } : {}),
+    ...(arm === "relift" ? { guided: { relift: { hardness: Number(process.env["RELIFT_HARDNESS"] ?? 0), batchSize: 16, maxSftSteps: 2, lr: 3e-3 } } } : {}),
     ...(arm === "luffy" ? { guided: { expert: { mode: "luffy", perGroup: 1, gamma: 0.1 } } } : {}),
   };
 }
 
 const armsArg = process.argv.indexOf("--arms");
 const arms = armsArg >= 0 ? process.argv[armsArg + 1]!.split(",") : ["grpo", "relift", "luffy"];
-const name = process.env["RELIFT_STEPS"] || process.env["RELIFT_PROMPTS"] ? `relift-${process.env["RELIFT_PROMPTS"] ?? 16}x${process.env["RELIFT_STEPS"] ?? 100}` : "relift";
+const baseSft = Number(process.env["RELIFT_BASE_SFT"] ?? 100);
+const variant = [
+  ...(process.env["RELIFT_STEPS"] || process.env["RELIFT_PROMPTS"] ? [`${process.env["RELIFT_PROMPTS"] ?? 16}x${process.env["RELIFT_STEPS"] ?? 100}`] : []),
+  ...(process.env["RELIFT_BASE_SFT"] ? [`base${baseSft}`] : []),
+  ...(process.env["RELIFT_HARDNESS"] ? [`hard${process.env["RELIFT_HARDNESS"]}`] : []),
+];
+const name = ["relift", ...variant].join("-");
 const results: RunResult[] = [];
 for (const seed of seedsFromArgs()) {
-  const base = await baseModel(name, { ...common(seed, 2), sft: { steps: 100, batchSize: 64, lr: 3e-3, schedule: "cosine" } });
+  const base = await baseModel(name, { ...common(seed, 2), sft: { steps: baseSft, batchSize: 64, lr: 3e-3, schedule: "cosine" } });
   for (const arm of arms) results.push(await runOne(name, arm, config(seed, base, arm), ["accuracy", "groups/zero_std_frac", "relift/hard_frac"]));
 }
 report(name, results, ["accuracy@first10", "accuracy@last10", "groups/zero_std_frac@last10", "relift/hard_frac@last10"]);
