@@ -109,6 +109,14 @@ export function encodeLenient(tokenizer: Tokenizer, text: string): number[] {
   }
 }
 
+/**
+ * The observation text for a tool result: `format` with its first `{}` replaced by `text`, taken
+ * literally (String.replace with a string would expand `$&`, `$'`, `$$`… in a tool's output).
+ */
+export function formatObservation(format: string, text: string): string {
+  return format.replace("{}", () => text);
+}
+
 async function runTool(tools: ToolRegistry, name: string, input: string, defaultTimeout: number): Promise<{ text: string; error: boolean }> {
   const tool = tools.get(name)!;
   const ms = tool.timeoutMs ?? defaultTimeout;
@@ -123,6 +131,39 @@ async function runTool(tools: ToolRegistry, name: string, input: string, default
   } finally {
     clearTimeout(timer);
   }
+}
+
+/**
+ * An SFT demonstration in the exact token layout the agent loop produces (token-in/token-out): each
+ * segment is text the model writes, encoded with `tokenizer.encode` (loss mask 1); every segment but
+ * the last must end with a complete call of a registered tool, which is run here as the loop runs it,
+ * and its observation ids (`encodeLenient` of the observation format) follow with mask 0. The last
+ * segment (the final answer) is followed by end-of-sequence unless `eos` is false.
+ *
+ * With a character tokenizer the result equals, id for id and mask for mask, the trajectory of a
+ * model that samples exactly these characters through `agentRollouts` with the same tools and
+ * observation format (test/rollout/agent.test.ts checks this), so SFT on it trains what RL samples.
+ * @throws when a non-final segment does not end with a call of a registered tool.
+ */
+export async function toolDemonstration(
+  tokenizer: Tokenizer,
+  tools: ToolRegistry,
+  segments: readonly string[],
+  opts: { observation?: string; toolTimeoutMs?: number; eos?: boolean } = {},
+): Promise<{ response: number[]; mask: number[] }> {
+  const response: number[] = [];
+  const mask: number[] = [];
+  for (let i = 0; i < segments.length; i++) {
+    const ids = tokenizer.encode(segments[i]!);
+    for (const id of ids) response.push(id), mask.push(1);
+    if (i === segments.length - 1) break;
+    const call = parseToolCall(segments[i]!, tools);
+    if (!call) throw new Error(`toolDemonstration: segment ${i} (${JSON.stringify(segments[i])}) must end with a call <name>input</name> of a registered tool (${tools.names().join(", ")})`);
+    const out = await runTool(tools, call.name, call.input, opts.toolTimeoutMs ?? 10_000);
+    for (const id of encodeLenient(tokenizer, formatObservation(opts.observation ?? "<out>{}</out>", out.text))) response.push(id), mask.push(0);
+  }
+  if (opts.eos !== false) response.push(tokenizer.eosId), mask.push(1);
+  return { response, mask };
 }
 
 interface Row {
@@ -200,7 +241,7 @@ export async function agentRollouts(engine: Engine, tokenizer: Tokenizer, prompt
       const out = outs[i]!;
       r.calls++;
       if (out.error) toolErrors++;
-      const ids = encodeLenient(tokenizer, obsFormat.replace("{}", out.text));
+      const ids = encodeLenient(tokenizer, formatObservation(obsFormat, out.text));
       if (ids.length > remaining(r)) {
         r.done = true;
         r.stop = "max_tokens";

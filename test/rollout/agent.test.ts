@@ -1,10 +1,11 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { agentRollouts, closeTokenIds, parseToolCall } from "../../src/rollout/agent.ts";
+import { agentRollouts, closeTokenIds, formatObservation, parseToolCall, toolDemonstration } from "../../src/rollout/agent.ts";
 import { calculatorTool, defaultTools, ToolRegistry } from "../../src/rollout/tools/registry.ts";
 import { runCodeTool } from "../../src/rollout/tools/code.ts";
 import { sandboxSupport } from "../../src/rewards/code/probe.ts";
 import { packSequences } from "../../src/trainer/batch.ts";
+import { CharTokenizer } from "../../src/tokenizers/char.ts";
 import { ScriptedEngine, tok } from "./fake-engine.ts";
 
 const prompts = ["2*3=", "12+30="].map((s) => Int32Array.from([tok.bosId!, ...tok.encode(s)]));
@@ -106,4 +107,44 @@ test("tool registry: user tools, name checks, unknown names; the code runner too
   if (!sandboxSupport().python) return t.skip("no python3 for the sandbox");
   assert.equal(await runCodeTool("print(6*7)", "python"), "42");
   assert.match(await runCodeTool("raise ValueError('boom')", "python"), /^error: .*boom/);
+});
+
+test("toolDemonstration: SFT demonstrations have exactly the agent loop's token layout (ids and loss mask)", async () => {
+  for (const [p, segments] of [
+    [0, ["<calc>2*3</calc>", "6"]],
+    [1, ["<calc>12+30</calc>", "<calc>42*2</calc>", "84"]],
+    [0, ["<calc>1/0</calc>", "0"]],
+  ] as const) {
+    const demo = await toolDemonstration(tok, calcOnly, segments);
+    assert.equal(demo.response.at(-1), tok.eosId);
+    // A model that writes the demonstration's sampled characters (mask 1), one at a time.
+    const written = tok.decode(demo.response.filter((_, i) => demo.mask[i] === 1));
+    const engine = new ScriptedEngine((prefix) => {
+      const resp = prefix.slice(promptLen(prefix));
+      const sampledSoFar = tok.decode(resp.filter((_, i) => i >= demo.mask.length || demo.mask[i] === 1));
+      return sampledSoFar.length < written.length ? tok.encode(written[sampledSoFar.length]!)[0]! : tok.eosId;
+    });
+    const res = await agentRollouts(engine, tok, [prompts[p]!], { tools: calcOnly, groupSize: 1, maxTurns: 3, maxTokens: 80, temperature: 0, seed: 1 });
+    const t = res.trajectories[0]!;
+    assert.equal(t.stopReason, "completed");
+    assert.deepEqual(Array.from(t.tokens), demo.response, segments.join(" | "));
+    assert.deepEqual(Array.from(t.mask!), demo.mask);
+  }
+  assert.deepEqual(await toolDemonstration(tok, calcOnly, ["42"], { eos: false }), { response: tok.encode("42"), mask: [1, 1] });
+  await assert.rejects(toolDemonstration(tok, calcOnly, ["<calc>2*3", "6"]), /must end with a call/);
+});
+
+test("observations are inserted literally: $-patterns in a tool's output are not expanded", async () => {
+  assert.equal(formatObservation("<out>{}</out>", "a$&b$'c$$"), "<out>a$&b$'c$$</out>");
+  const t2 = new CharTokenizer({ alphabet: "0123456789=<>/aceholtu$&'" });
+  const tools = new ToolRegistry().register({ name: "echo", description: "echo", run: () => "$&$'" });
+  const written = "<echo>1</echo>";
+  const p = Int32Array.from([t2.bosId!, ...t2.encode("1=")]);
+  const engine = new ScriptedEngine((prefix) => {
+    const resp = t2.decode(prefix.slice(p.length));
+    const k = resp.indexOf("</out>");
+    return k < 0 && resp.length < written.length ? t2.encode(written[resp.length]!)[0]! : t2.eosId;
+  });
+  const res = await agentRollouts(engine, t2, [p], { tools, groupSize: 1, maxTurns: 1, maxTokens: 60, temperature: 0, seed: 1 });
+  assert.equal(t2.decode(res.trajectories[0]!.tokens), "<echo>1</echo><out>$&$'</out>");
 });
