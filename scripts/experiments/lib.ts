@@ -10,6 +10,7 @@
  *
  * Output: one line per run on stderr, a JSON summary and a Markdown table in scratch/experiments/<name>/.
  */
+import { argNumbers } from "./strategies-lib.ts";
 import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { cpus } from "node:os";
 import { join } from "node:path";
@@ -126,6 +127,5 @@ export async function runExperiment(
 
 /** Seeds from argv (`--seeds 1,2,3`) or the default. */
 export function seedsFromArgs(def: number[]): number[] {
-  const i = process.argv.indexOf("--seeds");
-  return i >= 0 ? process.argv[i + 1]!.split(",").map(Number) : def;
+  return argNumbers("--seeds", def);
 }

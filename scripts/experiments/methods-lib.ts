@@ -4,6 +4,8 @@
  * engine; results are held-out greedy accuracy after the warm-up ("before") and after the RL stage
  * ("after"), over seeds, written to scratch/experiments/<name>/ as JSON and a Markdown table.
  */
+import { argNumbers, meanSd } from "./strategies-lib.ts";
+export { meanSd };
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseRunConfig, type RunConfigInput } from "../../src/config/schema.ts";
@@ -84,13 +86,6 @@ export async function runOne(name: string, arm: string, cfgIn: RunConfigInput, k
   return r;
 }
 
-/** mean and sample standard deviation. */
-export function meanSd(xs: number[]): { mean: number; sd: number } {
-  const m = xs.reduce((a, b) => a + b, 0) / xs.length;
-  const v = xs.length > 1 ? xs.reduce((a, b) => a + (b - m) ** 2, 0) / (xs.length - 1) : 0;
-  return { mean: m, sd: Math.sqrt(v) };
-}
-
 const pct = (x: { mean: number; sd: number }) => `${(x.mean * 100).toFixed(1)} ± ${(x.sd * 100).toFixed(1)}`;
 
 /** Write results.json and table.md; print the table. Columns: before, after, gain (per-seed differences), extra keys. */
@@ -120,6 +115,5 @@ export function report(name: string, results: RunResult[], extraKeys: string[] =
 
 /** Seeds from argv (`--seeds 1,2,3`), default [1, 2, 3]. */
 export function seedsFromArgs(): number[] {
-  const i = process.argv.indexOf("--seeds");
-  return i >= 0 ? process.argv[i + 1]!.split(",").map(Number) : [1, 2, 3];
+  return argNumbers("--seeds", [1, 2, 3]);
 }
