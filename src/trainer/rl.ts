@@ -103,16 +103,17 @@ export function restoreRlState(ctx: RunContext, alg: AlgorithmConfig, saved: Sav
   return st;
 }
 
-/** Group statistics of one step's rewards: fraction of groups whose rewards are all equal. */
-function zeroStdFraction(rewards: Float32Array, G: number): number {
-  const groups = rewards.length / G;
-  let zero = 0;
-  for (let g = 0; g < groups; g++) {
-    let same = true;
-    for (let j = 1; j < G; j++) if (rewards[g * G + j] !== rewards[g * G]) same = false;
-    if (same) zero++;
-  }
-  return zero / Math.max(1, groups);
+/** Fraction of groups (by group id; any size, any order) whose rewards are all equal. */
+function zeroStdFraction(rewards: Float32Array, groupIds: Int32Array): number {
+  const first = new Map<number, number>();
+  const mixed = new Set<number>();
+  rewards.forEach((r, i) => {
+    const g = groupIds[i]!;
+    const f = first.get(g);
+    if (f === undefined) first.set(g, r);
+    else if (f !== r) mixed.add(g);
+  });
+  return first.size ? (first.size - mixed.size) / first.size : 0;
 }
 
 /**
@@ -122,7 +123,6 @@ function zeroStdFraction(rewards: Float32Array, G: number): number {
  */
 export async function rlStep(ctx: RunContext, alg: AlgorithmConfig, st: RlState, log: RunLogger, hooks: RlStepHooks = {}): Promise<Record<string, number>> {
   const r = ctx.cfg.rl!;
-  const G = r.groupSize;
   const tStart = performance.now();
   const sel = st.selection;
 
@@ -305,7 +305,7 @@ export async function rlStep(ctx: RunContext, alg: AlgorithmConfig, st: RlState,
     "verifier/crashes": events["verifier/crashes"] ?? 0,
     "verifier/errors": events["verifier/errors"] ?? 0,
     accuracy,
-    "groups/zero_std_frac": zeroStdFraction(rewards, G),
+    "groups/zero_std_frac": zeroStdFraction(rewards, groupIds),
     "groups/trained_seqs": trainSeqs.length,
     "rollout/gen_batches": filled.genBatches,
     "rollout/groups_kept": kept.length,
