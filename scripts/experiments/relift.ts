@@ -17,6 +17,8 @@
  * Env RELIFT_PROMPTS / RELIFT_STEPS change prompts per step and RL steps (the longer variant);
  * RELIFT_BASE_SFT (base SFT steps, default 100) and RELIFT_HARDNESS (ReLIFT's group-accuracy
  * threshold, default 0 = all wrong) give the stronger-base variant, where GRPO has some signal.
+ * RELIFT_G (group size), RELIFT_RL_LR (RL learning rate, both arms) and RELIFT_SFT_BATCH (ReLIFT's
+ * SFT batch) give the stable-RL variant, where GRPO at a stable lr stays flat instead of decaying.
  */
 import type { RunConfigInput } from "../../src/config/schema.ts";
 import { baseModel, report, runOne, seedsFromArgs, type RunResult } from "./methods-lib.ts";
@@ -33,8 +35,8 @@ function config(seed: number, base: string, arm: string): RunConfigInput {
   return {
     ...common(seed, 2),
     model: { path: base },
-    rl: { steps: Number(process.env["RELIFT_STEPS"] ?? 100), promptsPerStep: Number(process.env["RELIFT_PROMPTS"] ?? 16), groupSize: 8, maxNewTokens: 4, lr: 1e-3, algorithm: { preset: "grpo", kl: { coef: 0 } } },
-    ...(arm === "relift" ? { guided: { relift: { hardness: Number(process.env["RELIFT_HARDNESS"] ?? 0), batchSize: 16, maxSftSteps: 2, lr: 3e-3 } } } : {}),
+    rl: { steps: Number(process.env["RELIFT_STEPS"] ?? 100), promptsPerStep: Number(process.env["RELIFT_PROMPTS"] ?? 16), groupSize: Number(process.env["RELIFT_G"] ?? 8), maxNewTokens: 4, lr: Number(process.env["RELIFT_RL_LR"] ?? 1e-3), algorithm: { preset: "grpo", kl: { coef: 0 } } },
+    ...(arm === "relift" ? { guided: { relift: { hardness: Number(process.env["RELIFT_HARDNESS"] ?? 0), batchSize: Number(process.env["RELIFT_SFT_BATCH"] ?? 16), maxSftSteps: 2, lr: 3e-3 } } } : {}),
     ...(arm === "luffy" ? { guided: { expert: { mode: "luffy", perGroup: 1, gamma: 0.1 } } } : {}),
   };
 }
@@ -46,6 +48,9 @@ const variant = [
   ...(process.env["RELIFT_STEPS"] || process.env["RELIFT_PROMPTS"] ? [`${process.env["RELIFT_PROMPTS"] ?? 16}x${process.env["RELIFT_STEPS"] ?? 100}`] : []),
   ...(process.env["RELIFT_BASE_SFT"] ? [`base${baseSft}`] : []),
   ...(process.env["RELIFT_HARDNESS"] ? [`hard${process.env["RELIFT_HARDNESS"]}`] : []),
+  ...(process.env["RELIFT_G"] ? [`g${process.env["RELIFT_G"]}`] : []),
+  ...(process.env["RELIFT_RL_LR"] ? [`lr${process.env["RELIFT_RL_LR"]}`] : []),
+  ...(process.env["RELIFT_SFT_BATCH"] ? [`sb${process.env["RELIFT_SFT_BATCH"]}`] : []),
 ];
 const name = ["relift", ...variant].join("-");
 const results: RunResult[] = [];
