@@ -10,7 +10,7 @@
  *
  * Output: one line per run on stderr, a JSON summary and a Markdown table in scratch/experiments/<name>/.
  */
-import { argNumbers } from "./strategies-lib.ts";
+import { argNumbers, meanSd } from "./strategies-lib.ts";
 import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { cpus } from "node:os";
 import { join } from "node:path";
@@ -77,12 +77,6 @@ export async function runArm(name: string, arm: string, cfgIn: RunConfigInput, b
   }
 }
 
-function meanSpread(xs: number[]): { mean: number; sd: number; min: number; max: number } {
-  const mean = xs.reduce((a, b) => a + b, 0) / xs.length;
-  const sd = xs.length > 1 ? Math.sqrt(xs.reduce((a, b) => a + (b - mean) ** 2, 0) / (xs.length - 1)) : 0;
-  return { mean, sd, min: Math.min(...xs), max: Math.max(...xs) };
-}
-
 /**
  * Run every arm on every seed (arms interleaved per seed) and write summary.json and table.md
  * under scratch/experiments/<name>/.
@@ -98,14 +92,14 @@ export async function runExperiment(
   const pct = (x: number) => (x * 100).toFixed(1);
   const rows = arms.map((a) => {
     const rs = results.filter((r) => r.arm === a.arm);
-    const acc = meanSpread(rs.map((r) => r.after));
-    const b = meanSpread(rs.map((r) => r.before));
-    const tok = meanSpread(rs.map((r) => r.tokens));
-    const steps = meanSpread(rs.map((r) => r.steps));
-    const sec = meanSpread(rs.map((r) => r.seconds));
+    const acc = meanSd(rs.map((r) => r.after));
+    const b = meanSd(rs.map((r) => r.before));
+    const tok = meanSd(rs.map((r) => r.tokens));
+    const steps = meanSd(rs.map((r) => r.steps));
+    const sec = meanSd(rs.map((r) => r.seconds));
     const extras = Object.keys(rs[0]?.extra ?? {})
       .filter((k) => !k.endsWith("@last"))
-      .map((k) => `${k} ${meanSpread(rs.map((r) => r.extra[k] ?? 0)).mean.toFixed(2)}`)
+      .map((k) => `${k} ${meanSd(rs.map((r) => r.extra[k] ?? 0)).mean.toFixed(2)}`)
       .join(", ");
     return (
       `| ${a.arm} | ${pct(acc.mean)} ± ${pct(acc.sd)} (${pct(acc.min)}–${pct(acc.max)}) | ${pct(b.mean)} | ` +

@@ -10,6 +10,7 @@
 import { existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { cpus } from "node:os";
 import { join } from "node:path";
+import type { ArmResult } from "./lib.ts";
 import { parseRunConfig, type RunConfigInput } from "../../src/config/schema.ts";
 import { buildContext } from "../../src/trainer/context.ts";
 import { RunLogger } from "../../src/trainer/logger.ts";
@@ -22,16 +23,8 @@ export interface StrategyArm {
   rl: Record<string, unknown>;
 }
 
-export interface StrategyResult {
-  arm: string;
-  seed: number;
-  before: number;
-  after: number;
-  tokens: number;
-  steps: number;
-  seconds: number;
-  extra: Record<string, number>;
-}
+/** One arm's result on one seed (the same record as the data-selection driver's). */
+export type StrategyResult = ArmResult;
 
 /** SFT warm-up checkpoint for a seed (cached under scratch/experiments/<name>/sft-seed<seed>). */
 export async function warmup(name: string, base: RunConfigInput): Promise<string> {
