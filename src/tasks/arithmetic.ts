@@ -30,6 +30,13 @@ export interface ArithmeticOptions {
    * (exact match only, the default). `correct` stays exact match either way.
    */
   partialCredit?: number;
+  /**
+   * Fixed-width layout (addition only): every operand is zero-padded to d digits and the answer
+   * to the width of the largest possible sum, e.g. d = 2: `"07+45="` → `"052"`. Each digit then
+   * sits at the same position in every prompt, which small models learn far faster than the
+   * variable-width layout. The verifier still compares integers, so `"52"` is also correct.
+   */
+  pad?: boolean;
 }
 
 /** Fraction of digit positions (right-aligned over the longer number) where two integers agree. */
@@ -92,6 +99,9 @@ export function createArithmeticTask(opts: ArithmeticOptions = {}): Task {
   const name = opts.name ?? (isAddition ? "addition" : "arithmetic");
   const terms = opts.terms ?? (isAddition ? 2 : 3);
   if (!Number.isInteger(terms) || terms < 2) throw new RangeError(`${name} task: terms must be an integer >= 2, got ${terms}`);
+  if (opts.pad && !isAddition) throw new RangeError(`${name} task: pad (fixed-width layout) is only defined for addition (ops ["+"])`);
+  // Width of the largest possible sum of `terms` d-digit operands: digits of terms · (10^d − 1).
+  const sumWidth = (d: number) => String(BigInt(terms) * (10n ** BigInt(d) - 1n)).length;
 
   const make = (rng: Rng, d: number) => {
     const operands: bigint[] = [];
@@ -103,10 +113,12 @@ export function createArithmeticTask(opts: ArithmeticOptions = {}): Task {
       operands.push(BigInt(s));
       if (i > 0) chosen.push(rng.pick(ops));
     }
-    let prompt = String(operands[0]);
-    for (let i = 0; i < chosen.length; i++) prompt += chosen[i]! + String(operands[i + 1]);
+    const show = (x: bigint) => (opts.pad ? String(x).padStart(d, "0") : String(x));
+    let prompt = show(operands[0]!);
+    for (let i = 0; i < chosen.length; i++) prompt += chosen[i]! + show(operands[i + 1]!);
     prompt += "=";
-    const answer = String(evaluateTerms(operands, chosen));
+    const value = String(evaluateTerms(operands, chosen));
+    const answer = opts.pad ? value.padStart(sumWidth(d), "0") : value;
     return { prompt, answer, solution: answer, meta: { operands: operands.map(String), ops: chosen } };
   };
 
@@ -118,7 +130,9 @@ export function createArithmeticTask(opts: ArithmeticOptions = {}): Task {
       default: 3,
       description:
         `maximum digits per operand (each of the ${terms} operands is uniform in [0, 10^d - 1]); ` +
-        `operators ${ops.join(" ")}; prompt like "123+45=" and the answer is the integer`,
+        (opts.pad
+          ? `operands zero-padded to d digits and the answer to the widest sum; prompt like "045+007=" and the answer "052"`
+          : `operators ${ops.join(" ")}; prompt like "123+45=" and the answer is the integer`),
     },
     generate(g: GenerateOptions): Example {
       checkDifficulty(name, g.difficulty, 1, MAX_DIGITS);
@@ -136,6 +150,9 @@ export function createArithmeticTask(opts: ArithmeticOptions = {}): Task {
 
 /** Multi-digit addition: `"123+45="` → `"168"`; difficulty = max digits per operand. */
 export const additionTask: Task = createArithmeticTask();
+
+/** Fixed-width addition: `"123+045="` → `"0168"` (operands padded to d digits, the answer to d + 1). */
+export const paddedAdditionTask: Task = createArithmeticTask({ name: "addition-padded", pad: true });
 
 /** Mixed + − × arithmetic with 3 terms: `"12*7-30="` → `"54"`; difficulty = max digits per operand. */
 export const arithmeticTask: Task = createArithmeticTask({ ops: ["+", "-", "*"] });

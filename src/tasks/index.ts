@@ -3,12 +3,12 @@
  * dataset I/O. Importing this module registers the built-in tasks.
  */
 import { registerTask, hasTask } from "./registry.ts";
-import { additionTask, arithmeticTask } from "./arithmetic.ts";
+import { additionTask, arithmeticTask, paddedAdditionTask } from "./arithmetic.ts";
 import { countdownTask } from "./countdown.ts";
 import { knightsKnavesTask } from "./knights-knaves.ts";
 import { satTask } from "./sat.ts";
 import { sudokuTask } from "./sudoku.ts";
-import { jigsawTask } from "./jigsaw.ts";
+import { compactJigsawTask, jigsawTask } from "./jigsaw.ts";
 import { graphTask } from "./graph.ts";
 import { datesTask } from "./dates.ts";
 import { ifevalTask } from "./ifeval.ts";
@@ -34,6 +34,6 @@ export * from "./prompts.ts";
 export * from "./ifeval.ts";
 export * from "./maximum.ts";
 
-for (const t of [additionTask, arithmeticTask, countdownTask, knightsKnavesTask, satTask, sudokuTask, jigsawTask, graphTask, datesTask, ifevalTask, maximumTask]) {
+for (const t of [additionTask, paddedAdditionTask, arithmeticTask, countdownTask, knightsKnavesTask, satTask, sudokuTask, jigsawTask, compactJigsawTask, graphTask, datesTask, ifevalTask, maximumTask]) {
   if (!hasTask(t.name)) registerTask(t);
 }

@@ -38,9 +38,18 @@ export function verifyJigsaw(response: string, meta: JigsawMeta): Verdict {
   return pass(order);
 }
 
+/** Options for the jigsaw task. */
+export interface JigsawOptions {
+  /**
+   * Compact prompts for small character-level models: only the pieces, e.g. `A=[7 10] B=[1 4]`
+   * (answer `BA`), without the instruction sentence. Registered as `jigsaw-compact`.
+   */
+  compact?: boolean;
+}
+
 /** Build the jigsaw task. */
-export function createJigsawTask(): Task {
-  const name = "jigsaw";
+export function createJigsawTask(opts: JigsawOptions = {}): Task {
+  const name = opts.compact ? "jigsaw-compact" : "jigsaw";
   const make = (rng: Rng, k: number) => {
     const length = k + rng.int(0, k);
     const seq: number[] = [];
@@ -61,7 +70,7 @@ export function createJigsawTask(): Task {
     const pieces = perm.map((p) => inOrder[p]!);
     const order = Array.from({ length: k }, (_, pos) => LABELS[perm.indexOf(pos)]!).join("");
     const shown = pieces.map((p, i) => `${LABELS[i]}=[${p.join(" ")}]`).join(" ");
-    const prompt = `Put the pieces in order so the numbers increase: ${shown}. Answer with the letters.`;
+    const prompt = opts.compact ? shown : `Put the pieces in order so the numbers increase: ${shown}. Answer with the letters.`;
     const meta: JigsawMeta = { pieces };
     return { prompt, answer: order, solution: order, meta };
   };
@@ -82,3 +91,6 @@ export function createJigsawTask(): Task {
 
 /** Jigsaw ordering; difficulty = number of pieces. */
 export const jigsawTask: Task = createJigsawTask();
+
+/** Jigsaw ordering with compact prompts (`A=[7 10] B=[1 4]` → `BA`); difficulty = number of pieces. */
+export const compactJigsawTask: Task = createJigsawTask({ compact: true });

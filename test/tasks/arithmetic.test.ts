@@ -1,6 +1,6 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { getTask, generateExamples, additionTask, arithmeticTask, createArithmeticTask, evaluateTerms } from "../../src/tasks/index.ts";
+import { getTask, generateExamples, additionTask, arithmeticTask, createArithmeticTask, evaluateTerms, paddedAdditionTask } from "../../src/tasks/index.ts";
 
 test("addition prompts are short and regular; answer is the sum", () => {
   for (const ex of generateExamples(additionTask, { n: 200, seed: 3, difficulty: 4 })) {
@@ -11,6 +11,28 @@ test("addition prompts are short and regular; answer is the sum", () => {
     assert.equal(ex.task, "addition");
     assert.equal(ex.difficulty, 4);
   }
+});
+
+test("addition-padded: fixed-width operands and answer; the verifier compares integers", () => {
+  for (const d of [1, 2, 5]) {
+    for (const ex of generateExamples(paddedAdditionTask, { n: 100, seed: 2, difficulty: d })) {
+      assert.match(ex.prompt, new RegExp(`^\\d{${d}}\\+\\d{${d}}=$`));
+      assert.equal(ex.answer.length, d + 1);
+      const [a, b] = ex.prompt.slice(0, -1).split("+").map(Number);
+      assert.equal(Number(ex.answer), a! + b!);
+      assert.equal(ex.task, "addition-padded");
+      assert.ok(paddedAdditionTask.verify(ex.answer, ex).correct);
+      assert.ok(paddedAdditionTask.verify(String(a! + b!), ex).correct, "the unpadded integer is the same answer");
+      assert.ok(!paddedAdditionTask.verify(String(a! + b! + 1).padStart(d + 1, "0"), ex).correct);
+    }
+  }
+  // three terms of 2 digits: the largest sum 297 has 3 digits
+  const three = createArithmeticTask({ name: "add3", terms: 3, pad: true }).generate({ seed: 1, index: 0, difficulty: 2, split: "train" });
+  assert.match(three.prompt, /^\d\d\+\d\d\+\d\d=$/);
+  assert.equal(three.answer.length, 3);
+  assert.throws(() => createArithmeticTask({ ops: ["+", "*"], pad: true }), /only defined for addition/);
+  const test = new Set(generateExamples(paddedAdditionTask, { n: 200, seed: 1, difficulty: 2, split: "test" }).map((e) => e.prompt));
+  for (const e of generateExamples(paddedAdditionTask, { n: 2000, seed: 1, difficulty: 2, split: "train" })) assert.ok(!test.has(e.prompt));
 });
 
 test("addition is deterministic in the seed and differs across seeds", () => {

@@ -14,6 +14,7 @@ import {
   countSudokuSolutions,
   verifySudoku,
   jigsawTask,
+  compactJigsawTask,
   graphTask,
   shortestPath,
   verifyGraph,
@@ -104,6 +105,15 @@ test("sudoku: givens leave exactly one solution; verifier checks rules, not the 
   assert.equal(verifySudoku("<answer>3214\n1432\n2143\n4321</answer>", meta).correct, true);
   assert.equal(verifySudoku("<answer>1214\n3432\n2143\n4321</answer>", meta).reason, "row 1 repeats a digit");
   assert.equal(verifySudoku("<answer>1234\n3412\n2143\n4312</answer>", meta).reason, "changes the given 2 at row 4, column 3");
+});
+
+test("jigsaw-compact: the same instances' pieces without the instruction; the same verifier", () => {
+  for (const ex of generateExamples(compactJigsawTask, { n: 50, seed: 4, difficulty: 3 })) {
+    assert.match(ex.prompt, /^A=\[[\d ]+\] B=\[[\d ]+\] C=\[[\d ]+\]$/);
+    assert.equal(ex.task, "jigsaw-compact");
+    assert.ok(compactJigsawTask.verify(ex.answer, ex).correct);
+    assert.ok(!compactJigsawTask.verify([...ex.answer].reverse().join(""), ex).correct);
+  }
 });
 
 test("jigsaw: order labels in any layout; wrong, repeated or missing labels fail", () => {
