@@ -150,7 +150,12 @@ const evalSchema = z.strictObject({
   every: z.number().int().min(0).default(0),
   /** Held-out examples per evaluation (<= data.testSize). */
   n: posInt.optional(),
+  /** Sampling temperature (0 = greedy decoding). */
   temperature: z.number().min(0).default(0),
+  /** Samples per prompt (pass@k, maj@k and mean@n use them; with temperature 0 keep 1). */
+  samples: posInt.default(1),
+  /** With temperature > 0, also decode greedily and report greedy accuracy alongside. */
+  greedy: z.boolean().default(false),
   maxNewTokens: posInt.optional(),
 });
 

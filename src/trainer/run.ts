@@ -66,6 +66,8 @@ export async function evalHeldOut(ctx: RunContext, dir: string, label: string, s
   const res = await evaluate(ctx, examples, {
     maxNewTokens: e.maxNewTokens ?? ctx.cfg.rl?.maxNewTokens ?? 16,
     temperature: e.temperature,
+    n: e.temperature > 0 ? e.samples : 1,
+    greedy: e.greedy,
     seed: ctx.cfg.seed,
   });
   appendFileSync(join(dir, "eval.jsonl"), JSON.stringify({ label, step, ...res }) + "\n");
