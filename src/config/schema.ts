@@ -91,6 +91,15 @@ const sftSchema = z.strictObject({
   microBatchSize: posInt.optional(),
   /** Demonstrations: SFT cycles over the first `examples` training examples (default: all of them). */
   examples: posInt.optional(),
+  /**
+   * Stop the warm-up early once greedy accuracy on a check set reaches `accuracy` (checked every
+   * `every` steps; `steps` stays the cap and the schedule's length). The check set is the last
+   * `prompts` training examples, held out from SFT's demonstrations (never the test split). Use it
+   * to start RL from a model that is right on some fraction of prompts, whatever the seed.
+   */
+  stopAt: z
+    .strictObject({ accuracy: z.number().gt(0).max(1), every: posInt.default(5), prompts: posInt.default(256) })
+    .optional(),
   ...optimSchema,
   lr: z.number().positive().default(3e-3),
   schedule: z.enum(["constant", "cosine"]).default("cosine"),

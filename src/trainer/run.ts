@@ -20,7 +20,7 @@ import { RunInterrupted, SkipCounter } from "./faults.ts";
 import { RunLogger } from "./logger.ts";
 import { dataFingerprint, findResumePoint, logSizes, plainConfig, ResumeError, truncateLogs, TRAINER_STATE_FORMAT, type ResumePoint, type TrainerState } from "./resume.ts";
 import { initRlState, restoreRlState, rlStep, saveRlState, type RlState } from "./rl.ts";
-import { initSftState, sftStep, type Progress } from "./sft.ts";
+import { initSftState, sftCheckAccuracy, sftStep, type Progress } from "./sft.ts";
 import { buildMethodHooks } from "../guided/index.ts";
 import type { RlStageHooks } from "./hooks.ts";
 
@@ -209,6 +209,17 @@ export async function train(cfg: RunConfig, opts: TrainOptions = {}): Promise<Ru
       const m = await sftStep(ctx, sft, log);
       opts.progress?.("sft", sft.step, sftTotal, { loss: m["loss"]! });
       await boundary("sft", sft.step, m);
+      // sft.stopAt: end the warm-up once greedy accuracy on the held-back check set is reached.
+      const stopAt = cfg.sft.stopAt;
+      if (stopAt && sft.step % stopAt.every === 0 && sft.step < sftTotal) {
+        const acc = await sftCheckAccuracy(ctx, cfg.eval.maxNewTokens ?? cfg.rl?.maxNewTokens ?? 16);
+        const stop = acc >= stopAt.accuracy;
+        log.metrics({ stage: "sft", step: sft.step, "check/accuracy": acc, "check/stopped": stop ? 1 : 0 });
+        if (stop) {
+          opts.stage?.("sft", `stopped at step ${sft.step}: check-set accuracy ${(acc * 100).toFixed(1)}% ≥ ${(stopAt.accuracy * 100).toFixed(1)}%`);
+          break;
+        }
+      }
     }
   }
   const before = sftTotal > 0 ? "sft" : "init";

@@ -7,6 +7,8 @@ import { learningRate } from "../engines/embedded/optimizer.ts";
 import { Rng, hash32 } from "../util/rng.ts";
 import { chunkBySize, packSequences, type Sequence } from "./batch.ts";
 import type { RunContext } from "./context.ts";
+import type { Example } from "../tasks/types.ts";
+import { evaluate } from "../eval/accuracy.ts";
 import type { RunLogger } from "./logger.ts";
 import { dropGradients } from "./faults.ts";
 
@@ -27,8 +29,32 @@ export interface SftState {
 
 export function initSftState(ctx: RunContext): SftState {
   const rng = new Rng(hash32(ctx.cfg.seed, 0x5f7));
-  const n = Math.min(ctx.train.length, ctx.cfg.sft?.examples ?? ctx.train.length);
+  const pool = ctx.train.length - sftCheckSet(ctx).length;
+  const n = Math.min(pool, ctx.cfg.sft?.examples ?? pool);
   return { step: 0, cursor: 0, order: rng.shuffle(Array.from({ length: n }, (_, i) => i)) };
+}
+
+/**
+ * The examples `sft.stopAt` checks greedy accuracy on: the last `stopAt.prompts` training
+ * examples, which SFT then never trains on. Empty without `sft.stopAt`.
+ * @throws Error when the check set would leave no training example for SFT.
+ */
+export function sftCheckSet(ctx: RunContext): readonly Example[] {
+  const stop = ctx.cfg.sft?.stopAt;
+  if (!stop) return [];
+  if (stop.prompts >= ctx.train.length) {
+    throw new Error(`config error at sft.stopAt.prompts: ${stop.prompts} check prompts would leave none of the ${ctx.train.length} training examples for SFT; lower it`);
+  }
+  return ctx.train.slice(ctx.train.length - stop.prompts);
+}
+
+/**
+ * Greedy accuracy on the SFT check set (see sftCheckSet), for `sft.stopAt`.
+ * @returns accuracy in [0, 1]
+ */
+export async function sftCheckAccuracy(ctx: RunContext, maxNewTokens: number): Promise<number> {
+  const r = await evaluate(ctx, sftCheckSet(ctx), { temperature: 0, maxNewTokens, seed: ctx.cfg.seed, bootstrap: 0, breakdown: false });
+  return r.accuracy;
 }
 
 /**
