@@ -5,7 +5,7 @@
  * The warm-up has a fixed length here instead of the quickstart's 50% accuracy stop: with two
  * possible answers, 50% is chance. RL must raise held-out pass@1 at temperature 1 (4 samples per
  * prompt) and greedy accuracy over the checkpoint it started from. Measured on the 2-core CI
- * machine: pass@1 50.3% → 63.8%, greedy 59.0% → 65.2% (~70 s alone).
+ * machine: pass@1 50.3% → 63.8%, greedy 59.0% → 65.2%.
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
