@@ -30,7 +30,7 @@ async function measure(): Promise<Record<string, number>> {
   const { join } = await import("node:path");
   const dir = mkdtempSync(join(tmpdir(), "rlvr-bench-"));
   const base = quickstartConfig({ out: dir, digits: 2, sftSteps: 0, rlSteps: 3, seed: 1 }, "", "");
-  const cfg = parseRunConfig({ ...base, data: { task: "addition", difficulty: 2, trainSize: 2000, testSize: 64 } });
+  const cfg = parseRunConfig({ ...base, data: { task: "addition-padded", difficulty: 2, trainSize: 2000, testSize: 64 } });
   const ctx = await buildContext(cfg);
   const prompts = ctx.train.slice(0, 32).map(ctx.encodePrompt);
   const time = async (f: () => Promise<unknown>, reps: number) => {
