@@ -203,23 +203,26 @@ export async function train(cfg: RunConfig, opts: TrainOptions = {}): Promise<Ru
   };
 
   if (stage === "sft" && cfg.sft && sft.step < sftTotal) {
+    // sft.stopAt: end the warm-up once greedy accuracy on the held-back check set reaches the
+    // target. The check runs after a step's checkpoint, so a run resumed from that checkpoint
+    // repeats it (its log line was truncated away) before training on.
+    const stopAt = cfg.sft.stopAt;
+    const reachedTarget = async (): Promise<boolean> => {
+      if (!stopAt || sft.step === 0 || sft.step % stopAt.every !== 0 || sft.step >= sftTotal) return false;
+      const acc = await sftCheckAccuracy(ctx, cfg.eval.maxNewTokens ?? cfg.rl?.maxNewTokens ?? 16);
+      const stop = acc >= stopAt.accuracy;
+      log.metrics({ stage: "sft", step: sft.step, "check/accuracy": acc, "check/stopped": stop ? 1 : 0 });
+      if (stop) opts.stage?.("sft", `stopped at step ${sft.step}: check-set accuracy ${(acc * 100).toFixed(1)}% ≥ ${(stopAt.accuracy * 100).toFixed(1)}%`);
+      return stop;
+    };
     opts.stage?.("sft", sft.step > 0 ? `steps ${sft.step + 1}–${sftTotal}` : `${sftTotal} steps`);
-    while (sft.step < sftTotal) {
+    let stopped = await reachedTarget(); // only on resume (sft.step > 0)
+    while (!stopped && sft.step < sftTotal) {
       if (opts.signal?.aborted) await interrupt();
       const m = await sftStep(ctx, sft, log);
       opts.progress?.("sft", sft.step, sftTotal, { loss: m["loss"]! });
       await boundary("sft", sft.step, m);
-      // sft.stopAt: end the warm-up once greedy accuracy on the held-back check set is reached.
-      const stopAt = cfg.sft.stopAt;
-      if (stopAt && sft.step % stopAt.every === 0 && sft.step < sftTotal) {
-        const acc = await sftCheckAccuracy(ctx, cfg.eval.maxNewTokens ?? cfg.rl?.maxNewTokens ?? 16);
-        const stop = acc >= stopAt.accuracy;
-        log.metrics({ stage: "sft", step: sft.step, "check/accuracy": acc, "check/stopped": stop ? 1 : 0 });
-        if (stop) {
-          opts.stage?.("sft", `stopped at step ${sft.step}: check-set accuracy ${(acc * 100).toFixed(1)}% ≥ ${(stopAt.accuracy * 100).toFixed(1)}%`);
-          break;
-        }
-      }
+      stopped = await reachedTarget();
     }
   }
   const before = sftTotal > 0 ? "sft" : "init";

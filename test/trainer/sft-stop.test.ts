@@ -4,7 +4,7 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseRunConfig, type RunConfigInput } from "../../src/config/schema.ts";
@@ -64,5 +64,31 @@ test("sft.stopAt with an unreachable target runs to the cap, checking on schedul
     assert.throws(() => parseRunConfig({ ...config(dir, 0), out: dir }), /sft\.stopAt\.accuracy/);
   } finally {
     rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test("sft.stopAt on resume: a run resumed from the checkpoint of the stopping step stops there too", { timeout: 240_000 }, async () => {
+  const root = mkdtempSync(join(tmpdir(), "rlvr-sftstop-"));
+  try {
+    const A = join(root, "a");
+    const B = join(root, "b");
+    const withCkpt = (out: string): RunConfigInput => ({ ...config(out, 0.3), checkpoint: { every: 4, keepLast: 100 } });
+    await train(parseRunConfig(withCkpt(A)), { quiet: true });
+    const strip = (ls: Record<string, unknown>[]) => ls.map((l) => Object.fromEntries(Object.entries(l).filter(([k]) => k !== "time" && k !== "step_time")));
+    const linesA = sftLines(A);
+    const stopStep = linesA.find((l) => l["check/stopped"] === 1)!.step as number;
+    // B: the run as it was when killed right after the stopping step's checkpoint, before its check.
+    cpSync(A, B, { recursive: true });
+    for (const d of readdirSync(join(B, "checkpoints"))) {
+      if (d !== `step-${stopStep}`) rmSync(join(B, "checkpoints", d), { recursive: true, force: true });
+    }
+    rmSync(join(B, "eval.jsonl"), { force: true });
+    const s = await train(parseRunConfig(withCkpt(B)), { quiet: true, resume: B });
+    assert.ok(s.resumedFrom, "resumed");
+    const linesB = sftLines(B);
+    assert.deepEqual(strip(linesB), strip(linesA), "the resumed run logs the same SFT steps and the same stopping check");
+    assert.equal(linesB.filter((l) => l["loss"] !== undefined).length, stopStep, "no SFT step after the stop");
+  } finally {
+    rmSync(root, { recursive: true, force: true });
   }
 });
