@@ -18,6 +18,7 @@ import { parseArgs } from "node:util";
 import { parseRunConfig } from "../../src/config/schema.ts";
 import { buildContext } from "../../src/trainer/context.ts";
 import { packSequences } from "../../src/trainer/batch.ts";
+import { grpoAdvantages } from "../../src/algorithms/index.ts";
 import type { EmbeddedEngine } from "../../src/engines/embedded/engine.ts";
 import type { TokenBatch, TokenLossFn } from "../../src/engines/engine.ts";
 
@@ -87,13 +88,7 @@ const mean = new Float64Array(gJ.length);
 for (let k = 1; k <= K; k++) {
   const ro = await engine.sample({ prompts, n: G, maxNewTokens: digits + 2, temperature: 1, stopTokens: [eos], seed: 1000 + k });
   const reward = ro.map((o) => ctx.verify(ctx.tokenizer.decode(Array.from(o.tokens).filter((t) => t !== eos)), examples[o.promptIndex]!).reward);
-  const adv = new Float32Array(reward.length);
-  for (let p = 0; p < N; p++) {
-    const rs = reward.slice(p * G, p * G + G);
-    const m = rs.reduce((a, b) => a + b, 0) / G;
-    const sd = Math.sqrt(rs.reduce((a, b) => a + (b - m) ** 2, 0) / (G - 1));
-    for (let j = 0; j < G; j++) adv[p * G + j] = (rs[j]! - m) / (sd + 1e-6);
-  }
+  const adv = grpoAdvantages({ rewards: Float32Array.from(reward), groupIds: Int32Array.from(ro.map((o) => o.promptIndex)) });
   const batch = packSequences(ro.map((o) => ({ prompt: prompts[o.promptIndex]!, response: o.tokens })));
   await engine.forwardBackward(batch, perSequence((b) => -adv[b]! / (N * G)));
   const g = await takeGrad();
