@@ -6,7 +6,7 @@
  */
 import { argNumbers, meanSd } from "./strategies-lib.ts";
 export { meanSd };
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseRunConfig, type RunConfigInput } from "../../src/config/schema.ts";
 import { evaluate } from "../../src/eval/accuracy.ts";
@@ -116,4 +116,25 @@ export function report(name: string, results: RunResult[], extraKeys: string[] =
 /** Seeds from argv (`--seeds 1,2,3`), default [1, 2, 3]. */
 export function seedsFromArgs(): number[] {
   return argNumbers("--seeds", [1, 2, 3]);
+}
+
+/**
+ * Keep a per-process result file (scratch/experiments/<name>/results-<seeds>.json), so that seeds
+ * can run as separate processes (e.g. two at once on two cores) and be merged by `reportMerged`.
+ */
+export function saveSeedResults(name: string, seeds: number[], results: RunResult[]): void {
+  const out = join("scratch", "experiments", name);
+  mkdirSync(out, { recursive: true });
+  writeFileSync(join(out, `results-${seeds.join("_")}.json`), JSON.stringify(results, null, 2) + "\n");
+}
+
+/** Merge every results-*.json of an experiment (written by `saveSeedResults`) into one `report`. */
+export function reportMerged(name: string, extraKeys: string[] = []): string {
+  const out = join("scratch", "experiments", name);
+  const results = readdirSync(out)
+    .filter((f) => /^results-.*\.json$/.test(f))
+    .flatMap((f) => JSON.parse(readFileSync(join(out, f), "utf8")) as RunResult[])
+    .sort((a, b) => a.arm.localeCompare(b.arm) || a.seed - b.seed);
+  if (!results.length) throw new Error(`${out}: no results-*.json to merge; run the experiment first (without --report)`);
+  return report(name, results, extraKeys);
 }

@@ -156,19 +156,14 @@ export function buildGuidedHooks(ctx: RunContext, g: GuidedConfig | undefined): 
 
   if (relift && g.relift) {
     const rc = g.relift;
-    hooks.afterStep = async (c, st, m, log) => {
+    hooks.afterStep = async (c, st, _m, log) => {
       const n = reliftSftSteps(st.step, relift!.size, { batchSize: rc.batchSize, every: rc.every, maxSftSteps: rc.maxSftSteps });
-      let done = 0;
       for (let k = 0; k < n; k++) {
         const demos = relift!.take(rc.batchSize);
         const sm = await supervisedStep(c.engine, demos.map((d) => d.seq), { lr: rc.lr, maxGradNorm: r.maxGradNorm, weightDecay: r.weightDecay, microBatchSize: r.microBatchSize, padId: c.tokenizer.padId });
         sftSteps++;
-        done++;
         log.metrics({ stage: "relift-sft", step: st.step, sft_step: sftSteps, demos: demos.length, buffer: relift!.size, ...sm });
       }
-      m["relift/sft_steps"] = done;
-      m["relift/sft_steps_total"] = sftSteps;
-      m["relift/added_total"] = reliftAdded;
     };
   }
 

@@ -54,7 +54,10 @@ export interface RlStageHooks extends RlStepHooks {
   init?(ctx: RunContext): Promise<void>;
   /** Replace the whole RL step (RAFT, self-play); must advance st.step and log its metrics. */
   step?(ctx: RunContext, alg: AlgorithmConfig, st: RlState, log: RunLogger): Promise<Record<string, number>>;
-  /** After each RL step (ReLIFT's interleaved SFT steps). May add metrics to `m`. */
+  /**
+   * After each RL step (ReLIFT's interleaved SFT steps). The step's metrics row `m` is already in
+   * metrics.jsonl: write what this hook does as rows of its own (`log.metrics`).
+   */
   afterStep?(ctx: RunContext, st: RlState, m: Record<string, number>, log: RunLogger): Promise<void>;
   /** Release resources (teacher engines). */
   close?(): Promise<void>;
