@@ -14,6 +14,8 @@ export const labelFreeConfigSchema = z.strictObject({
       trainOn: z.number().int().min(2).optional(),
       /** Tie for the most votes: "first" (earliest answer wins, as maj@k) or "none" (no pseudo-label, rewards 0). */
       tie: z.enum(["first", "none"]).default("first"),
+      /** Confidence filter: groups whose majority holds less than this share of the votes get no pseudo-label (reward 0, no gradient). 0 = plain TTRL. */
+      minShare: z.number().min(0).max(1).default(0),
     })
     .optional(),
   /** ETTRL entropy-based advantage reshaping, rlvr's stand-in (the paper's formula was not available): A' = A · clamp((H/H̄_group)^alpha, min, max). */

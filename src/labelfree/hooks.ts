@@ -22,6 +22,7 @@ export function buildLabelFreeHooks(ctx: RunContext, lf: LabelFreeConfig | undef
   const G = ctx.cfg.rl!.groupSize;
   const ttrl = lf.ttrl?.enabled ? lf.ttrl : undefined;
   if (ttrl?.trainOn !== undefined && ttrl.trainOn > G) throw new Error(`config error at labelfree.ttrl.trainOn: ${ttrl.trainOn} exceeds rl.groupSize ${G} (the number of votes); lower it or raise rl.groupSize`);
+  if (lf.evol && (ttrl?.minShare ?? 0) > 0) throw new Error("config error at labelfree.ttrl.minShare: EVOL-RL needs every group's majority as its anchor; set minShare to 0 or drop labelfree.evol");
   if (ttrl || lf.evol) {
     hooks.rewards = (s): RewardStageResult => {
       const answers = s.verdicts.map((v) => v.extracted);
@@ -31,7 +32,7 @@ export function buildLabelFreeHooks(ctx: RunContext, lf: LabelFreeConfig | undef
       const rewards = new Float32Array(answers.length);
       const votes: { v: MajorityVote; idx: number[] }[] = [];
       for (const idx of groups.values()) {
-        const t = ttrlRewards(idx.map((i) => answers[i]!), idx.length, { tie: ttrl?.tie ?? "first" });
+        const t = ttrlRewards(idx.map((i) => answers[i]!), idx.length, { tie: ttrl?.tie ?? "first", minShare: ttrl?.minShare ?? 0 });
         idx.forEach((i, j) => (rewards[i] = t.rewards[j]!));
         votes.push({ v: t.votes[0]!, idx });
       }
@@ -60,6 +61,7 @@ export function buildLabelFreeHooks(ctx: RunContext, lf: LabelFreeConfig | undef
         "ttrl/maj_at_k": labelAcc / Math.max(1, votes.length),
         "ttrl/reward_acc": agree / Math.max(1, rewards.length),
         "ttrl/no_label_frac": 1 - labelled.length / Math.max(1, votes.length),
+        "ttrl/low_share_frac": votes.filter(({ v }) => v.lowShare).length / Math.max(1, votes.length),
         "ttrl/tie_frac": votes.filter(({ v }) => v.tied).length / Math.max(1, votes.length),
         "ttrl/vote_share": votes.reduce((a, { v }) => a + v.share, 0) / Math.max(1, votes.length),
         "ttrl/unparsable_frac": votes.reduce((a, { v }) => a + v.unparsable, 0) / Math.max(1, answers.length),

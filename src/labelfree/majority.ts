@@ -16,10 +16,12 @@ export interface MajorityVote {
   index: number;
   /** Votes for the label. */
   count: number;
-  /** count / number of responses (parsable or not); 0 when no label. */
+  /** count / number of responses (parsable or not); 0 when the vote found no label (a `lowShare` vote keeps its share). */
   share: number;
   /** Whether two or more answers shared the top count. */
   tied: boolean;
+  /** Set by `ttrlRewards` when the label was dropped for a share below `minShare` (label null, share kept). */
+  lowShare?: boolean;
   /** Responses without a parsable answer. */
   unparsable: number;
 }
@@ -54,6 +56,12 @@ export function majorityVote(answers: readonly (string | null)[], tie: TieRule =
 /** Options of `ttrlRewards`. */
 export interface TtrlOptions {
   tie?: TieRule;
+  /**
+   * Confidence filter: a vote whose winning share (votes for the label / responses) is below this
+   * gets no pseudo-label, so its group is rewarded 0 throughout and carries no gradient. Default 0
+   * (plain TTRL). In [0, 1].
+   */
+  minShare?: number;
 }
 
 /** TTRL rewards of one step. */
@@ -66,6 +74,9 @@ export interface TtrlRewards {
 
 /**
  * TTRL rewards for prompt-major groups of `groupSize` responses.
+ * `opts.minShare` > 0 keeps only confident votes (a share below it: no label, rewards 0) — a
+ * filter in the spirit of TTRL's observation that the majority is more often right when it is
+ * large; not part of TTRL's own recipe.
  * @param answers extracted answers [B], B a multiple of groupSize (null = unparsable).
  * @throws RangeError when B is not a multiple of groupSize.
  */
@@ -75,7 +86,8 @@ export function ttrlRewards(answers: readonly (string | null)[], groupSize: numb
   const votes: MajorityVote[] = [];
   for (let g = 0; g < answers.length; g += groupSize) {
     const group = answers.slice(g, g + groupSize);
-    const v = majorityVote(group, opts.tie ?? "first");
+    const m = majorityVote(group, opts.tie ?? "first");
+    const v = m.label !== null && m.share < (opts.minShare ?? 0) ? { ...m, label: null, index: -1, lowShare: true } : m;
     votes.push(v);
     if (v.label === null) continue;
     group.forEach((a, j) => (rewards[g + j] = normalizeVoteAnswer(a) === v.label ? 1 : 0));

@@ -59,6 +59,34 @@ describe("TTRL rewards", () => {
     assert.throws(() => ttrlRewards(["1", "2", "3"], 2), /groups of 2/);
   });
 
+  it("minShare: a majority below the share gets no label and rewards 0; at or above it, plain TTRL", () => {
+    // Shares: 3/4, 2/4 (tie broken by "first"), 1/4 (all different).
+    const answers = ["5", "5", "5", "1", /**/ "2", "2", "3", "3", /**/ "1", "2", "3", "4"];
+    const plain = ttrlRewards(answers, 4);
+    assert.deepEqual([...plain.rewards], [1, 1, 1, 0, 1, 1, 0, 0, 1, 0, 0, 0]);
+    const half = ttrlRewards(answers, 4, { minShare: 0.5 });
+    assert.deepEqual([...half.rewards], [1, 1, 1, 0, 1, 1, 0, 0, 0, 0, 0, 0]);
+    assert.deepEqual(half.votes.map((v) => [v.label, v.share, v.lowShare ?? false]), [["5", 0.75, false], ["2", 0.5, false], [null, 0.25, true]]);
+    const strict = ttrlRewards(answers, 4, { minShare: 0.75 });
+    assert.deepEqual([...strict.rewards], [1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0]);
+    // Property: raising minShare never adds a reward, and every surviving reward is plain TTRL's.
+    for (const m of [0, 0.3, 0.5, 0.6, 0.9, 1]) {
+      const r = ttrlRewards(answers, 4, { minShare: m }).rewards;
+      r.forEach((x, i) => assert.ok(x <= plain.rewards[i]!, `minShare ${m}, response ${i}`));
+    }
+  });
+
+  it("config: minShare with EVOL-RL is an error naming the field", () => {
+    const cfg = parseRunConfig({
+      model: { init: { hiddenSize: 16, numLayers: 1, numHeads: 2 } },
+      tokenizer: { type: "char", alphabet: "0123456789" },
+      data: { task: "maximum" },
+      rl: { steps: 1, groupSize: 4 },
+      labelfree: { ttrl: { minShare: 0.5 }, evol: {} },
+    });
+    assert.throws(() => buildLabelFreeHooks({ cfg } as unknown as RunContext, cfg.labelfree), /labelfree\.ttrl\.minShare/);
+  });
+
   it("the reward hook never reads the labels; pseudo-label accuracy uses them for logging only", async () => {
     const cfg = parseRunConfig({
       model: { init: { hiddenSize: 16, numLayers: 1, numHeads: 2 } },
