@@ -9,6 +9,7 @@
  * GRPO group is all wrong, so RL alone has almost no signal. All RL arms sample 128 prompts × 4
  * responses per step for the same number of steps (the same rollouts budget):
  *   grpo:   RL alone;
+ *   grpo-slow: RL alone at 3e-4 (run with --arms grpo-slow): is RL alone's decay at 1e-3 only its step size?
  *   relift: + ReLIFT — the dataset's solution of every all-wrong question goes to the buffer
  *           (capacity 1024); after each RL step, one SFT step on the 128 oldest buffered
  *           demonstrations at 1e-3 (the SFT stage's final rate);
@@ -55,7 +56,7 @@ function config(seed: number, base: string, arm: string, sftSteps = 0): RunConfi
   return {
     ...common(seed),
     model: { path: base },
-    rl: { steps: RL_STEPS, promptsPerStep: PROMPTS, groupSize: 4, maxNewTokens: 4, temperature: 1, lr: 1e-3, warmupSteps: 20, algorithm: { preset: "grpo", kl: { coef: 0 } } },
+    rl: { steps: RL_STEPS, promptsPerStep: PROMPTS, groupSize: 4, maxNewTokens: 4, temperature: 1, lr: arm === "grpo-slow" ? 3e-4 : 1e-3, warmupSteps: 20, algorithm: { preset: "grpo", kl: { coef: 0 } } },
     ...(arm === "relift" ? { guided: { relift: { hardness: 0, bufferSize: 1024, batchSize: BATCH, maxSftSteps: 1, lr: 1e-3 } } } : {}),
     ...(arm === "luffy" ? { guided: { expert: { mode: "luffy", perGroup: 1, gamma: 0.1 } } } : {}),
   };
