@@ -1,12 +1,12 @@
 /**
  * The run config: one YAML file validated by this schema at load time. Every error names the
  * field and what was expected (zod paths), e.g.
- *   config error at rl.groupSize: expected a number >= 2, got 1
+ *   config error in run.yaml at rl.groupSize: Too small: expected number to be >0, got 0
  */
 import { readFileSync } from "node:fs";
 import { parse as parseYaml, YAMLParseError } from "yaml";
 import { z } from "zod";
-import { resolveAlgorithm, type AlgorithmConfig } from "../algorithms/index.ts";
+import { getAdvantage, resolveAlgorithm, type AlgorithmConfig } from "../algorithms/index.ts";
 import { guidedConfigSchema } from "../guided/config.ts";
 import { labelFreeConfigSchema } from "../labelfree/config.ts";
 import { rolloutSelectionFields } from "../rollout/config.ts";
@@ -109,7 +109,11 @@ const rlSchema = z.strictObject({
   steps: z.number().int().min(0),
   /** Prompts per step (each gets a group of groupSize responses). */
   promptsPerStep: posInt.default(16),
-  groupSize: z.number().int().min(2).default(8),
+  /**
+   * Responses per prompt. 1 only with an advantage estimator that needs no group
+   * (`SINGLE_SAMPLE_ADVANTAGES`: REINFORCE++, whitened over the batch); checked in parseRunConfig.
+   */
+  groupSize: posInt.default(8),
   maxNewTokens: posInt.default(16),
   temperature: z.number().min(0).default(1),
   topP: z.number().gt(0).max(1).default(1),
@@ -286,7 +290,39 @@ export function parseRunConfig(raw: unknown, where = "config"): RunConfig {
       throw new ConfigError(msg.startsWith("config error at ") ? `config error in ${where} at ${msg.slice("config error at ".length)}` : `config error in ${where}: ${msg}`);
     }
   }
+  if (cfg.rl && getAdvantage(cfg.algorithm!.advantage.name).level === "token") {
+    // Token-level estimators (REINFORCE++) run in the RL step only.
+    const adv = cfg.algorithm!.advantage.name;
+    if (cfg.labelfree?.ear) throw new ConfigError(`config error in ${where} at labelfree.ear: EAR reshapes sequence advantages; "${adv}" gives per-token advantages. Use a sequence-level estimator (e.g. grpo) or drop labelfree.ear`);
+    if (cfg.labelfree?.selfPlay) throw new ConfigError(`config error in ${where} at labelfree.selfPlay: self-play's step uses sequence advantages; "${adv}" gives per-token advantages. Use a sequence-level estimator (e.g. grpo)`);
+  }
+  if (cfg.rl?.groupSize === 1) checkSingleSample(cfg, where);
   return cfg;
+}
+
+/**
+ * Advantage estimators that work with one response per prompt: they normalise over the whole batch
+ * instead of within a prompt's group (REINFORCE++, arXiv:2501.03262). Every other estimator
+ * compares a response with its group mates, so a group of one gives it no signal.
+ */
+export const SINGLE_SAMPLE_ADVANTAGES: readonly string[] = ["reinforce_pp"];
+
+/** `rl.groupSize: 1` needs a batch-level advantage and none of the features that read a group. @throws ConfigError naming the field. */
+function checkSingleSample(cfg: RunConfig, where: string): void {
+  const fail = (path: string, why: string) => {
+    throw new ConfigError(`config error in ${where} at ${path}: ${why}`);
+  };
+  const adv = cfg.algorithm!.advantage.name;
+  if (!SINGLE_SAMPLE_ADVANTAGES.includes(adv)) {
+    fail("rl.groupSize", `1 response per prompt needs an advantage that normalises over the batch (${SINGLE_SAMPLE_ADVANTAGES.join(", ")}, e.g. rl.algorithm: reinforce_pp); "${adv}" compares responses within a prompt's group, which a group of 1 does not have. Set rl.groupSize >= 2 or change the algorithm`);
+  }
+  // Features defined on groups of responses.
+  const rl = cfg.rl!;
+  if (rl.dynamicSampling) fail("rl.dynamicSampling", "dynamic sampling drops groups whose responses all score the same, which every group of 1 does; set rl.groupSize >= 2 or remove it");
+  if (rl.difficultyFilter) fail("rl.difficultyFilter", "the filter keeps groups by their pass rate, which a group of 1 cannot estimate; set rl.groupSize >= 2 or remove it");
+  if (rl.tree) fail("rl.tree", "tree rollouts fork a group from shared roots; set rl.groupSize >= 2 or remove it");
+  if (cfg.labelfree?.ttrl || cfg.labelfree?.evol) fail(cfg.labelfree.ttrl ? "labelfree.ttrl" : "labelfree.evol", "the majority vote needs several responses per prompt; set rl.groupSize >= 2");
+  if (cfg.labelfree?.selfPlay) fail("labelfree.selfPlay", "self-play's learnability reward needs several solve attempts per proposal; set rl.groupSize >= 2");
 }
 
 /** Read and validate a YAML config file. @throws ConfigError naming the file, line (YAML syntax) or field. */

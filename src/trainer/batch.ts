@@ -14,6 +14,8 @@ export interface Sequence {
   refLogprobs?: ArrayLike<number>;
   /** Advantage of the whole sequence (broadcast over its response tokens). */
   advantage?: number;
+  /** Per-response-token advantages, [response.length] (token-level estimators, e.g. REINFORCE++); take precedence over `advantage`. */
+  tokenAdvantages?: ArrayLike<number>;
   /** Loss-mask per response token (default 1; e.g. 0 for tool outputs or hint tokens). */
   mask?: ArrayLike<number>;
   /** Per-response-token supervised weights (e.g. > 0 on expert demonstration tokens), packed into batch.weights. */
@@ -33,7 +35,7 @@ export function packSequences(seqs: readonly Sequence[], padId = 0): TokenBatch 
   const lossMask = new Float32Array(B * T);
   const withOld = seqs.some((s) => s.oldLogprobs);
   const withRef = seqs.some((s) => s.refLogprobs);
-  const withAdv = seqs.some((s) => s.advantage !== undefined);
+  const withAdv = seqs.some((s) => s.advantage !== undefined || s.tokenAdvantages !== undefined);
   const oldLogprobs = withOld ? new Float32Array(B * T) : undefined;
   const refLogprobs = withRef ? new Float32Array(B * T) : undefined;
   const advantages = withAdv ? new Float32Array(B * T) : undefined;
@@ -50,7 +52,7 @@ export function packSequences(seqs: readonly Sequence[], padId = 0): TokenBatch 
       lossMask[i] = s.mask ? s.mask[t]! : 1;
       if (oldLogprobs && s.oldLogprobs) oldLogprobs[i] = s.oldLogprobs[t]!;
       if (refLogprobs && s.refLogprobs) refLogprobs[i] = s.refLogprobs[t]!;
-      if (advantages) advantages[i] = s.advantage ?? 0;
+      if (advantages) advantages[i] = s.tokenAdvantages ? s.tokenAdvantages[t]! : s.advantage ?? 0;
       if (weights && s.weights) weights[i] = s.weights[t]!;
     }
   });

@@ -11,6 +11,8 @@ import {
   FixedEntropyController,
   combineMetrics,
   computeAdvantages,
+  computeTokenAdvantages,
+  getAdvantage,
   klPenaltyPerToken,
   makePolicyLoss,
   stepCounts,
@@ -104,6 +106,42 @@ export function restoreRlState(ctx: RunContext, alg: AlgorithmConfig, saved: Sav
 }
 
 /** Fraction of groups (by group id; any size, any order) whose rewards are all equal. */
+/**
+ * Token-level advantages (REINFORCE++) for `seqs`, in their order: the sequences are packed to get
+ * the loss mask [B*T]; with KL in the reward, token rewards are −β·kl_t on the first `kl`-covered
+ * sequences (the rollouts; extra sequences such as LUFFY's experts get none).
+ * @returns per sequence its response tokens' advantages, and `adv` [B] = their mean over masked
+ *          tokens (for hooks' metrics and the samples log).
+ */
+export function sequenceTokenAdvantages(
+  name: string,
+  options: Record<string, unknown>,
+  seqs: readonly Sequence[],
+  input: { rewards: Float32Array; groupIds: Int32Array; lengths: Int32Array },
+  kl: { kl: Float32Array; seqLen: number; coef: number } | null,
+  padId: number,
+): { adv: Float32Array; tokenAdv: Float32Array[] } {
+  const packed = packSequences(seqs, padId);
+  const T = packed.seqLen;
+  let tokenRewards: Float32Array | undefined;
+  if (kl) {
+    tokenRewards = new Float32Array(seqs.length * T);
+    for (let b = 0; b * kl.seqLen < kl.kl.length && b < seqs.length; b++) {
+      const P = seqs[b]!.prompt.length;
+      for (let t = 0; t < seqs[b]!.response.length; t++) tokenRewards[b * T + P + t] = -kl.coef * kl.kl[b * kl.seqLen + P + t]!;
+    }
+  }
+  const tok = computeTokenAdvantages(name, { ...input, mask: packed.lossMask, seqLen: T, ...(tokenRewards ? { tokenRewards } : {}) }, options);
+  const tokenAdv = seqs.map((s, b) => tok.slice(b * T + s.prompt.length, b * T + s.prompt.length + s.response.length));
+  const adv = Float32Array.from(seqs.map((s, b) => {
+    let sum = 0;
+    let n = 0;
+    for (let t = 0; t < s.response.length; t++) if (packed.lossMask[b * T + s.prompt.length + t]! > 0) (sum += tokenAdv[b]![t]!), n++;
+    return n ? sum / n : 0;
+  }));
+  return { adv, tokenAdv };
+}
+
 function zeroStdFraction(rewards: Float32Array, groupIds: Int32Array): number {
   const first = new Map<number, number>();
   const mixed = new Set<number>();
@@ -204,6 +242,10 @@ export async function rlStep(ctx: RunContext, alg: AlgorithmConfig, st: RlState,
     return s;
   });
   const needRef = st.kl.coef > 0 || alg.kl.adaptive !== undefined;
+  // Token-level estimators (REINFORCE++) take the KL penalty as per-token rewards −β·kl_t instead
+  // of a sequence sum subtracted from the outcome reward.
+  const tokenLevel = getAdvantage(alg.advantage.name).level === "token";
+  let klTokens: Float32Array | null = null;
   let refBatch: TokenBatch | null = null;
   let klMean = 0;
   if (needRef && seqs.length > 0) {
@@ -215,7 +257,9 @@ export async function rlStep(ctx: RunContext, alg: AlgorithmConfig, st: RlState,
     let n = 0;
     for (let i = 0; i < kl.length; i++) if (refBatch.lossMask[i]) (s += kl[i]!), n++;
     klMean = n ? s / n : 0;
-    if (alg.kl.placement === "reward") {
+    if (alg.kl.placement === "reward" && tokenLevel) {
+      klTokens = klPenaltyPerToken(refBatch.oldLogprobs!, ref.logprobs, refBatch.lossMask, alg.kl.estimator === "k3+" ? "k3" : alg.kl.estimator);
+    } else if (alg.kl.placement === "reward") {
       rewards = applyKlToRewards(rewards, refBatch.oldLogprobs!, ref.logprobs, refBatch.lossMask, st.kl.coef, alg.kl.estimator === "k3+" ? "k3" : alg.kl.estimator);
     }
   }
@@ -229,17 +273,25 @@ export async function rlStep(ctx: RunContext, alg: AlgorithmConfig, st: RlState,
   // 4. Advantages per group, over the kept groups only (extra sequences join the groups they name).
   const { name: advName, ...advOpts } = alg.advantage;
   const cat = <A extends Float32Array | Int32Array>(a: A, more: number[]): A => { const o = new (a.constructor as new (n: number) => A)(a.length + more.length); o.set(a); o.set(more, a.length); return o; };
-  let adv = seqs.length + extra.seqs.length === 0
-    ? new Float32Array(0)
-    : extra.seqs.length === 0
-    ? computeAdvantages(advName, { rewards, groupIds, lengths }, advOpts)
-    : computeAdvantages(advName, { rewards: cat(rewards, extra.rewards), groupIds: cat(groupIds, extra.seqs.map((q) => q.groupId ?? -1)), lengths: cat(lengths, extra.seqs.map((q) => q.response.length)) }, advOpts);
-  if (hooks.advantages) adv = hooks.advantages(adv, stage);
+  const advInput = extra.seqs.length === 0
+    ? { rewards, groupIds, lengths }
+    : { rewards: cat(rewards, extra.rewards), groupIds: cat(groupIds, extra.seqs.map((q) => q.groupId ?? -1)), lengths: cat(lengths, extra.seqs.map((q) => q.response.length)) };
+  let adv: Float32Array;
+  let tokenAdv: Float32Array[] | null = null;
+  if (seqs.length + extra.seqs.length === 0) adv = new Float32Array(0);
+  else if (tokenLevel) {
+    ({ adv, tokenAdv } = sequenceTokenAdvantages(advName, advOpts, [...seqs, ...extra.seqs], advInput, klTokens && refBatch ? { kl: klTokens, seqLen: refBatch.seqLen, coef: st.kl.coef } : null, ctx.tokenizer.padId));
+  } else adv = computeAdvantages(advName, advInput, advOpts);
+  if (hooks.advantages) {
+    if (tokenAdv) throw new Error(`advantage estimator "${advName}" is token-level; an advantage hook (e.g. labelfree.ear) reshapes sequence advantages and cannot be combined with it`);
+    adv = hooks.advantages(adv, stage);
+  }
   seqs.forEach((s, i) => {
     s.advantage = adv[i]!;
+    if (tokenAdv) s.tokenAdvantages = tokenAdv[i]!;
     if (refBatch) s.refLogprobs = refBatch.refLogprobs!.subarray(i * refBatch.seqLen + s.prompt.length, i * refBatch.seqLen + s.prompt.length + s.response.length);
   });
-  extra.seqs.forEach((q, j) => seqs.push({ ...q, advantage: adv[rollouts.length + j]! }));
+  extra.seqs.forEach((q, j) => seqs.push({ ...q, advantage: adv[rollouts.length + j]!, ...(tokenAdv ? { tokenAdvantages: tokenAdv[rollouts.length + j]! } : {}) }));
   const trainSeqs = seqs;
 
   // 5. Policy optimisation: epochs × mini-batches, micro-batches accumulate.

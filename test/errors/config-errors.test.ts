@@ -24,8 +24,25 @@ function message(raw: unknown): string {
 
 test("wrong type, out of range and non-integer rl.groupSize", () => {
   assert.equal(message({ ...base, rl: { steps: 1, groupSize: "8" } }), 'config error in run.yaml at rl.groupSize: Invalid input: expected number, received string, got "8"');
-  assert.equal(message({ ...base, rl: { steps: 1, groupSize: 1 } }), "config error in run.yaml at rl.groupSize: Too small: expected number to be >=2, got 1");
+  assert.equal(message({ ...base, rl: { steps: 1, groupSize: 0 } }), "config error in run.yaml at rl.groupSize: Too small: expected number to be >0, got 0");
   assert.equal(message({ ...base, rl: { steps: 1, groupSize: 2.5 } }), "config error in run.yaml at rl.groupSize: Invalid input: expected int, received number, got 2.5");
+});
+
+test("rl.groupSize 1: only with a batch-normalised advantage (REINFORCE++) and no group-based feature", () => {
+  assert.equal(
+    message({ ...base, rl: { steps: 1, groupSize: 1 } }),
+    'config error in run.yaml at rl.groupSize: 1 response per prompt needs an advantage that normalises over the batch (reinforce_pp, e.g. rl.algorithm: reinforce_pp); "grpo" compares responses within a prompt\'s group, which a group of 1 does not have. Set rl.groupSize >= 2 or change the algorithm',
+  );
+  assert.equal(parseRunConfig({ ...base, rl: { steps: 1, groupSize: 1, algorithm: "reinforce_pp" } }).rl!.groupSize, 1);
+  const rpp = { steps: 1, groupSize: 1, algorithm: "reinforce_pp" };
+  assert.match(message({ ...base, rl: { ...rpp, dynamicSampling: {} } }), /^config error in run\.yaml at rl\.dynamicSampling: dynamic sampling drops groups/);
+  assert.match(message({ ...base, rl: { ...rpp, difficultyFilter: {} } }), /^config error in run\.yaml at rl\.difficultyFilter: /);
+  assert.match(message({ ...base, rl: { ...rpp, tree: {} } }), /^config error in run\.yaml at rl\.tree: /);
+  assert.match(message({ ...base, rl: rpp, labelfree: { ttrl: {} } }), /^config error in run\.yaml at labelfree\.ttrl: the majority vote needs several responses/);
+  assert.match(message({ ...base, rl: rpp, labelfree: { selfPlay: {} } }), /^config error in run\.yaml at labelfree\.selfPlay: /);
+  assert.match(message({ ...base, rl: { steps: 1, algorithm: "reinforce_pp" }, labelfree: { selfPlay: {} } }), /^config error in run\.yaml at labelfree\.selfPlay: self-play's step uses sequence advantages/);
+  // EAR reshapes sequence advantages; REINFORCE++'s are per token (any group size).
+  assert.match(message({ ...base, rl: { steps: 1, algorithm: "reinforce_pp" }, labelfree: { ttrl: {}, ear: {} } }), /^config error in run\.yaml at labelfree\.ear: EAR reshapes sequence advantages; "reinforce_pp" gives per-token advantages/);
 });
 
 test("unknown fields, nested and top level", () => {
@@ -39,8 +56,8 @@ test("missing choices, enum values, numbers out of range; several problems liste
   assert.equal(message({ ...base, data: { task: "addition", template: "chatml" } }), 'config error in run.yaml at data.template: Invalid option: expected one of "plain"|"r1"|"boxed", got "chatml"');
   assert.equal(message({ ...base, rl: { steps: 1, lr: -1 } }), "config error in run.yaml at rl.lr: Too small: expected number to be >0, got -1");
   assert.equal(
-    message({ ...base, rl: { steps: 1, lr: -1, groupSize: 1 } }),
-    ["config error in run.yaml at rl.groupSize: Too small: expected number to be >=2, got 1", "config error in run.yaml at rl.lr: Too small: expected number to be >0, got -1"].join("\n"),
+    message({ ...base, rl: { steps: 1, lr: -1, groupSize: 0 } }),
+    ["config error in run.yaml at rl.groupSize: Too small: expected number to be >0, got 0", "config error in run.yaml at rl.lr: Too small: expected number to be >0, got -1"].join("\n"),
   );
 });
 
