@@ -24,6 +24,7 @@ import { learningRate } from "../engines/embedded/optimizer.ts";
 import type { SampleResult, TokenBatch } from "../engines/engine.ts";
 import { dapoOverlongPenalty } from "../algorithms/shaping.ts";
 import { collectRollouts, responseMask, sampledTokenCount } from "../rollout/collect.ts";
+import type { Trajectory } from "../rollout/types.ts";
 import { fillBatch } from "../rollout/dynamic-sampling.ts";
 import { truncationMask } from "../rollout/overlong.ts";
 import { DataSelection, type SavedSelection } from "../rollout/selection.ts";
@@ -117,7 +118,7 @@ export function sequenceTokenAdvantages(
   name: string,
   options: Record<string, unknown>,
   seqs: readonly Sequence[],
-  input: { rewards: Float32Array; groupIds: Int32Array; lengths: Int32Array },
+  input: { rewards: Float32Array; groupIds: Int32Array; lengths: Int32Array; strata?: Int32Array },
   kl: { kl: Float32Array; seqLen: number; coef: number } | null,
   padId: number,
 ): { adv: Float32Array; tokenAdv: Float32Array[] } {
@@ -216,6 +217,8 @@ export async function rlStep(ctx: RunContext, alg: AlgorithmConfig, st: RlState,
   let rewards: Float32Array = Float32Array.from(verdicts.map((v) => v.reward));
   const groupIds = Int32Array.from(rollouts.map((o) => o.promptIndex));
   const lengths = Int32Array.from(rollouts.map((o) => o.tokens.length));
+  // Strata for stratified_grpo: the number of tool calls (agent loop; 0 otherwise).
+  const strata = Int32Array.from(rollouts.map((o) => (o as Partial<Trajectory>).toolCalls ?? 0));
   // DAPO soft overlong punishment (algorithm block `overlong`), added to the verifier reward.
   let overlongPenalty = 0;
   if (alg.overlong?.enabled) {
@@ -274,8 +277,8 @@ export async function rlStep(ctx: RunContext, alg: AlgorithmConfig, st: RlState,
   const { name: advName, ...advOpts } = alg.advantage;
   const cat = <A extends Float32Array | Int32Array>(a: A, more: number[]): A => { const o = new (a.constructor as new (n: number) => A)(a.length + more.length); o.set(a); o.set(more, a.length); return o; };
   const advInput = extra.seqs.length === 0
-    ? { rewards, groupIds, lengths }
-    : { rewards: cat(rewards, extra.rewards), groupIds: cat(groupIds, extra.seqs.map((q) => q.groupId ?? -1)), lengths: cat(lengths, extra.seqs.map((q) => q.response.length)) };
+    ? { rewards, groupIds, lengths, strata }
+    : { rewards: cat(rewards, extra.rewards), groupIds: cat(groupIds, extra.seqs.map((q) => q.groupId ?? -1)), lengths: cat(lengths, extra.seqs.map((q) => q.response.length)), strata: cat(strata, extra.seqs.map(() => 0)) };
   let adv: Float32Array;
   let tokenAdv: Float32Array[] | null = null;
   if (seqs.length + extra.seqs.length === 0) adv = new Float32Array(0);
