@@ -106,7 +106,6 @@ export function restoreRlState(ctx: RunContext, alg: AlgorithmConfig, saved: Sav
   return st;
 }
 
-/** Fraction of groups (by group id; any size, any order) whose rewards are all equal. */
 /**
  * Token-level advantages (REINFORCE++) for `seqs`, in their order: the sequences are packed to get
  * the loss mask [B*T]; with KL in the reward, token rewards are −β·kl_t on the first `kl`-covered
@@ -143,6 +142,7 @@ export function sequenceTokenAdvantages(
   return { adv, tokenAdv };
 }
 
+/** Fraction of groups (by group id; any size, any order) whose rewards are all equal. */
 function zeroStdFraction(rewards: Float32Array, groupIds: Int32Array): number {
   const first = new Map<number, number>();
   const mixed = new Set<number>();
