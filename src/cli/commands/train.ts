@@ -50,7 +50,7 @@ export function register(program: Command): void {
       try {
         const s = await train(cfg, { ...hooks, resume: opts.resume, signal: ac.signal });
         hooks.stop();
-        for (const [k, v] of Object.entries(s.evals)) process.stdout.write(`held-out accuracy after ${k}: ${(v.accuracy * 100).toFixed(1)}%\n`);
+        for (const [k, v] of Object.entries(s.evals)) process.stdout.write(`held-out after ${k}: ${heldOutLine(v)}\n`);
         process.stdout.write(`run directory: ${s.dir} (${s.seconds.toFixed(0)} s)\n`);
       } catch (e) {
         hooks.stop();
@@ -64,4 +64,14 @@ export function register(program: Command): void {
         process.off("SIGINT", onSigint);
       }
     });
+}
+
+/**
+ * One eval summary as the line `rlvr train` prints: with several samples per prompt, pass@1 (their
+ * mean accuracy) and, when taken, greedy accuracy; with one sample, its accuracy.
+ */
+export function heldOutLine(v: { accuracy: number; meanAtN: number; samples: number; greedy?: number }): string {
+  const pct = (x: number) => `${(x * 100).toFixed(1)}%`;
+  const head = v.samples > 1 ? `pass@1 ${pct(v.meanAtN)} (mean of ${v.samples} samples)` : `accuracy ${pct(v.accuracy)}`;
+  return v.greedy !== undefined && v.samples > 1 ? `${head}, greedy ${pct(v.greedy)}` : head;
 }
