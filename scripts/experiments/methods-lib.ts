@@ -138,3 +138,17 @@ export function reportMerged(name: string, extraKeys: string[] = []): string {
   if (!results.length) throw new Error(`${out}: no results-*.json to merge; run the experiment first (without --report)`);
   return report(name, results, extraKeys);
 }
+
+/**
+ * The quickstart's task and model for a seed: `addition-padded` at difficulty 2 (`07+45=` → `052`),
+ * a 128-wide 2-layer char model, 20,000 training and 256 test prompts, answers of ≤ 4 tokens.
+ */
+export function paddedAdditionSetup(seed: number): RunConfigInput {
+  return {
+    seed,
+    model: { init: { hiddenSize: 128, numLayers: 2, numHeads: 4, maxPositionEmbeddings: 32 } },
+    tokenizer: { type: "char", alphabet: "0123456789+=" },
+    data: { task: "addition-padded", difficulty: 2, trainSize: 20000, testSize: 256 },
+    eval: { maxNewTokens: 4 },
+  };
+}

@@ -28,7 +28,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { RunConfigInput } from "../../src/config/schema.ts";
-import { baseModel, report, reportMerged, runOne, saveSeedResults, seedsFromArgs, type RunResult } from "./methods-lib.ts";
+import { baseModel, paddedAdditionSetup, report, reportMerged, runOne, saveSeedResults, seedsFromArgs, type RunResult } from "./methods-lib.ts";
 
 const RL_STEPS = Number(process.env["RELIFT_STEPS"] ?? 100);
 const BASE_SFT = Number(process.env["RELIFT_BASE_SFT"] ?? 100);
@@ -43,13 +43,7 @@ function reliftSftSteps(seed: number): number {
   return readFileSync(file, "utf8").split("\n").filter((l) => l.includes('"stage":"relift-sft"')).length;
 }
 
-const common = (seed: number): RunConfigInput => ({
-  seed,
-  model: { init: { hiddenSize: 128, numLayers: 2, numHeads: 4, maxPositionEmbeddings: 32 } },
-  tokenizer: { type: "char", alphabet: "0123456789+=" },
-  data: { task: "addition-padded", difficulty: 2, trainSize: 20000, testSize: 256 },
-  eval: { maxNewTokens: 4 },
-});
+const common = paddedAdditionSetup;
 
 function config(seed: number, base: string, arm: string, sftSteps = 0): RunConfigInput {
   if (arm === "sft") return { ...common(seed), model: { path: base }, sft: { steps: sftSteps, batchSize: BATCH, lr: 1e-3, schedule: "constant", weightDecay: 0.01 } };

@@ -23,7 +23,7 @@
  * scratch/experiments/ttrl-addition/, so seeds may run as separate processes; `--report` merges them.
  */
 import type { RunConfigInput } from "../../src/config/schema.ts";
-import { baseModel, report, reportMerged, runOne, saveSeedResults, seedsFromArgs, type RunResult } from "./methods-lib.ts";
+import { baseModel, paddedAdditionSetup, report, reportMerged, runOne, saveSeedResults, seedsFromArgs, type RunResult } from "./methods-lib.ts";
 
 const STEPS = Number(process.env["TTRL_STEPS"] ?? 60);
 const STOP = Number(process.env["TTRL_STOP"] ?? 0.3);
@@ -31,13 +31,7 @@ const LR = Number(process.env["TTRL_LR"] ?? 1e-3);
 const name = ["ttrl-addition", ...(process.env["TTRL_STEPS"] ? [`rl${STEPS}`] : []), ...(process.env["TTRL_STOP"] ? [`stop${STOP}`] : []), ...(process.env["TTRL_LR"] ? [`lr${LR}`] : [])].join("-");
 const keys = ["ttrl/label_acc@first10", "ttrl/label_acc@last10", "accuracy@first10", "accuracy@last10"];
 
-const common = (seed: number): RunConfigInput => ({
-  seed,
-  model: { init: { hiddenSize: 128, numLayers: 2, numHeads: 4, maxPositionEmbeddings: 32 } },
-  tokenizer: { type: "char", alphabet: "0123456789+=" },
-  data: { task: "addition-padded", difficulty: 2, trainSize: 20000, testSize: 256 },
-  eval: { maxNewTokens: 4 },
-});
+const common = paddedAdditionSetup;
 
 function config(seed: number, base: string, arm: string): RunConfigInput {
   return {
