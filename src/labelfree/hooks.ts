@@ -54,11 +54,14 @@ export function buildLabelFreeHooks(ctx: RunContext, lf: LabelFreeConfig | undef
       const labelled = votes.filter(({ v }) => v.label !== null);
       let labelAcc = 0;
       for (const { v, idx } of labelled) if (s.verdicts[idx[v.index]!]!.correct) labelAcc++;
+      // maj@k counts every group's majority, including those the minShare filter left unlabelled.
+      let majRight = 0;
+      for (const { v, idx } of votes) if ((v.label !== null || v.lowShare) && s.verdicts[idx[v.index]!]!.correct) majRight++;
       let agree = 0;
       rewards.forEach((r, i) => ((r > 0) === s.verdicts[i]!.correct ? agree++ : 0));
       const metrics: Record<string, number> = {
         "ttrl/label_acc": labelled.length ? labelAcc / labelled.length : 0,
-        "ttrl/maj_at_k": labelAcc / Math.max(1, votes.length),
+        "ttrl/maj_at_k": majRight / Math.max(1, votes.length),
         "ttrl/reward_acc": agree / Math.max(1, rewards.length),
         "ttrl/no_label_frac": 1 - labelled.length / Math.max(1, votes.length),
         "ttrl/low_share_frac": votes.filter(({ v }) => v.lowShare).length / Math.max(1, votes.length),

@@ -12,7 +12,7 @@ export type TieRule = "first" | "none";
 export interface MajorityVote {
   /** The winning normalised answer, or null (no parsable answer, or a tie under tie: "none"). */
   label: string | null;
-  /** Index of the earliest response holding the label (-1 when none). */
+  /** Index of the earliest response holding the label (-1 when none; a `lowShare` vote keeps its majority's). */
   index: number;
   /** Votes for the label. */
   count: number;
@@ -20,7 +20,7 @@ export interface MajorityVote {
   share: number;
   /** Whether two or more answers shared the top count. */
   tied: boolean;
-  /** Set by `ttrlRewards` when the label was dropped for a share below `minShare` (label null, share kept). */
+  /** Set by `ttrlRewards` when the label was dropped for a share below `minShare` (label null; index and share kept). */
   lowShare?: boolean;
   /** Responses without a parsable answer. */
   unparsable: number;
@@ -87,7 +87,7 @@ export function ttrlRewards(answers: readonly (string | null)[], groupSize: numb
   for (let g = 0; g < answers.length; g += groupSize) {
     const group = answers.slice(g, g + groupSize);
     const m = majorityVote(group, opts.tie ?? "first");
-    const v = m.label !== null && m.share < (opts.minShare ?? 0) ? { ...m, label: null, index: -1, lowShare: true } : m;
+    const v = m.label !== null && m.share < (opts.minShare ?? 0) ? { ...m, label: null, lowShare: true } : m;
     votes.push(v);
     if (v.label === null) continue;
     group.forEach((a, j) => (rewards[g + j] = normalizeVoteAnswer(a) === v.label ? 1 : 0));

@@ -66,7 +66,7 @@ describe("TTRL rewards", () => {
     assert.deepEqual([...plain.rewards], [1, 1, 1, 0, 1, 1, 0, 0, 1, 0, 0, 0]);
     const half = ttrlRewards(answers, 4, { minShare: 0.5 });
     assert.deepEqual([...half.rewards], [1, 1, 1, 0, 1, 1, 0, 0, 0, 0, 0, 0]);
-    assert.deepEqual(half.votes.map((v) => [v.label, v.share, v.lowShare ?? false]), [["5", 0.75, false], ["2", 0.5, false], [null, 0.25, true]]);
+    assert.deepEqual(half.votes.map((v) => [v.label, v.share, v.index, v.lowShare ?? false]), [["5", 0.75, 0, false], ["2", 0.5, 0, false], [null, 0.25, 0, true]]);
     const strict = ttrlRewards(answers, 4, { minShare: 0.75 });
     assert.deepEqual([...strict.rewards], [1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0]);
     // Property: raising minShare never adds a reward, and every surviving reward is plain TTRL's.
@@ -117,6 +117,14 @@ describe("TTRL rewards", () => {
     assert.equal(b.metrics!["ttrl/label_acc"], 0);
     // Train on the first 2 of each group of 4: the rest are masked out (they still voted).
     assert.deepEqual(right.seqs.map((q) => (q.mask ? Array.from(q.mask) : null)), [null, null, [0], [0], null, null, [0], [0]]);
+    // minShare 0.75: both majorities hold 2 of 4 votes, so neither group is rewarded, but maj@k
+    // still counts their majorities (label accuracy has no labelled group to average).
+    const strict = buildLabelFreeHooks(ctx, { ...cfg.labelfree!, ttrl: { ...cfg.labelfree!.ttrl!, minShare: 0.75 } });
+    const c = (await strict.rewards!(stage(["7", "9"])))!;
+    assert.deepEqual([...c.rewards!], [0, 0, 0, 0, 0, 0, 0, 0]);
+    assert.equal(c.metrics!["ttrl/low_share_frac"], 1);
+    assert.equal(c.metrics!["ttrl/maj_at_k"], 1);
+    assert.equal(a.metrics!["ttrl/maj_at_k"], 1);
   });
 
   it("config: trainOn above the group size is an error naming the field", () => {
