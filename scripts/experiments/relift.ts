@@ -5,8 +5,8 @@
  * 2 layers) and the quickstart's recipe, whose rules come from docs/training.md ("Third round"):
  * RL at the rate SFT ended on (1e-3), 128 prompts a step. The base per seed is SFT stopped *before*
  * its phase change (100 steps × 128 demonstrations, cosine 3e-3 → 1e-3), where the model is right
- * greedily on almost nothing and samples a right answer a few times in a thousand: nearly every
- * GRPO group is all wrong, so RL alone has almost no signal. All RL arms sample 128 prompts × 4
+ * greedily on about 10% of prompts and samples a right answer about 4 times in 100: most
+ * GRPO groups (86% at first) are all wrong, so RL alone has little signal. All RL arms sample 128 prompts × 4
  * responses per step for the same number of steps (the same rollouts budget):
  *   grpo:   RL alone;
  *   grpo-slow: RL alone at 3e-4 (run with --arms grpo-slow): is RL alone's decay at 1e-3 only its step size?
