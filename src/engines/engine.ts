@@ -171,3 +171,31 @@ export interface Engine {
   /** Release all resources. */
   close(): Promise<void>;
 }
+
+/**
+ * A rollout sampler apart from the trainer (round 2): vLLM (colocated or servers), an
+ * OpenAI-compatible endpoint, or the trainer engine itself. The RL step's collect stage samples
+ * through `RunContext.sampler` when one is set, else through the engine.
+ *
+ * Every result's `logprobs` are the sampler's own (its numerics may differ from the trainer's);
+ * the trainer re-scores the tokens when the sampler is not the trainer (mismatch correction uses
+ * both). `policyVersion` counts the optimizer updates whose weights the sampler held when it
+ * sampled (0 = the initial weights).
+ */
+export interface Sampler {
+  /** Short name for logs and metrics, e.g. "vllm-colocated", "vllm-server", "openai". */
+  readonly name: string;
+  /** Sample `n` responses per prompt; prompt-major results, as `Engine.sample`. */
+  sample(req: SampleRequest): Promise<SampleResult[]>;
+  /**
+   * Bring the sampler's weights up to the trainer's after an optimizer update.
+   * @param engine the trainer engine holding the new weights
+   * @param policyVersion the version those weights are (number of optimizer updates so far)
+   * @returns seconds spent syncing
+   */
+  syncWeights?(engine: Engine, policyVersion: number): Promise<number>;
+  /** The policy version of the weights the sampler holds now. */
+  version?(): number;
+  /** Release servers, processes and memory. */
+  close?(): Promise<void>;
+}

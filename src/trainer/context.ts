@@ -3,7 +3,7 @@
  * verifier and prompt encoding.
  */
 import { existsSync } from "node:fs";
-import type { Engine } from "../engines/engine.ts";
+import type { Engine, Sampler } from "../engines/engine.ts";
 import { EmbeddedEngine } from "../engines/embedded/engine.ts";
 import { TorchEngine } from "../engines/torch/engine.ts";
 import type { ModelConfig } from "../engines/embedded/hf-config.ts";
@@ -19,6 +19,8 @@ export interface RunContext {
   cfg: RunConfig;
   tokenizer: Tokenizer;
   engine: Engine;
+  /** Where rollouts are sampled when not by `engine` (vLLM, an OpenAI-compatible server). */
+  sampler?: Sampler;
   train: Example[];
   test: Example[];
   /** Score one response; never throws. */
