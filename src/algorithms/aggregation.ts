@@ -1,6 +1,6 @@
 /**
  * Loss aggregation: how per-token losses ℓ[b,t] become the scalar of an optimizer step.
- * Formulas: ../../../shared/reference/ALGORITHMS.md ("Aggregation"). Every mode divides by the
+ * Formulas: docs/reference/formulas.md ("Aggregation"). Every mode divides by the
  * GLOBAL counts of the step (`StepCounts`), never by the micro-batch's own, so the losses and
  * gradients of the micro-batches sum exactly to those of the whole batch.
  *

@@ -1,6 +1,6 @@
 /**
  * KL to the reference policy: per-token estimators, KL-in-reward, and the KL coefficient
- * controllers. Formulas: ../../../shared/reference/ALGORITHMS.md ("KL to the reference policy");
+ * controllers. Formulas: docs/reference/formulas.md ("KL to the reference policy");
  * estimators from Schulman, "Approximating KL Divergence" (2020 note), as used by verl/TRL/OpenRLHF.
  * All estimate KL(π‖π_ref) from samples of π; x = lp_ref − lp.
  */

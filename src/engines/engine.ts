@@ -3,7 +3,7 @@
  *
  * TypeScript owns every formula; an engine owns the tensors. An engine samples tokens, scores
  * tokens (per-token log-probs and entropy), back-propagates cotangents that a TypeScript loss
- * computed, and steps an optimizer. See ../../../shared/DESIGN.md ("The engine contract").
+ * computed, and steps an optimizer. See docs/architecture.md ("The engine contract").
  *
  * Layout conventions used by every field below:
  * - A `TokenBatch` holds B sequences padded to a common length T, stored row-major as flat

@@ -1,4 +1,4 @@
-// Golden vectors: every case of ../shared/reference/golden.json (or the file named by RLVR_GOLDEN)
+// Golden vectors: every case of test/fixtures/golden.json (or the file named by RLVR_GOLDEN)
 // reproduced to 1e-6 relative from float64 inputs, and to 1e-5 from float32 inputs (the
 // engines' dtype; ALGORITHMS.md allows 1e-5 there).
 import { readFileSync } from "node:fs";
@@ -16,7 +16,7 @@ import {
 } from "../../src/algorithms/index.ts";
 import { assertAllClose, assertClose, tokenLoss } from "./helpers.ts";
 
-const goldenPath = process.env["RLVR_GOLDEN"] ?? new URL("../../../shared/reference/golden.json", import.meta.url);
+const goldenPath = process.env["RLVR_GOLDEN"] ?? new URL("../fixtures/golden.json", import.meta.url);
 const golden = JSON.parse(readFileSync(goldenPath, "utf8")) as { cases: Record<string, unknown> };
 const cases = golden.cases as {
   advantages: { groups: number[][] } & Record<string, number[][]>;

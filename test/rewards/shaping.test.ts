@@ -5,7 +5,7 @@ import { dapoOverlongPenalty, softOverlongPunishment } from "../../src/rewards/s
 import { cosineLengthReward, cosFn } from "../../src/rewards/shaping/cosine.ts";
 import { grpoLambdaRewards, grpoLambdaSelect, kimiLengthReward } from "../../src/rewards/shaping/grpo-lambda.ts";
 
-const goldenPath = process.env["RLVR_GOLDEN"] ?? new URL("../../../shared/reference/golden.json", import.meta.url);
+const goldenPath = process.env["RLVR_GOLDEN"] ?? new URL("../fixtures/golden.json", import.meta.url);
 const golden = JSON.parse(readFileSync(goldenPath, "utf8")) as {
   cases: { dapo_overlong: { length: number; max_len: number; buffer: number; penalty: number; factor?: number }[] };
 };

@@ -1,7 +1,7 @@
 /**
  * Group-relative advantage estimators (outcome reward per sequence → one advantage per
- * sequence, broadcast over its tokens by the caller). Formulas: ../../../../shared/reference/
- * ALGORITHMS.md ("Advantage estimators"); each docstring names its paper.
+ * sequence, broadcast over its tokens by the caller). Formulas: docs/reference/formulas.md
+ * ("Advantage estimators"); each docstring names its paper.
  *
  * Common conventions: groups come from explicit ids; NaN rewards get advantage 0 and are left out
  * of every statistic; statistics are float64; results are Float32Array[B].
