@@ -26,6 +26,11 @@ export interface MathModule {
   verifyMath(response: string, reference: string, opts?: unknown): MathVerdictLike;
 }
 
+// Relative specifiers typed as string: tsc rewrites ".ts" to ".js" at run time in the compiled
+// package (rewriteRelativeImportExtensions), and the module still loads lazily.
+const MATH_INDEX: string = "./math/index.ts";
+const MATH_AUDIT: string = "./math/audit.ts";
+
 let mathModule: Promise<MathModule> | undefined;
 let auditModule: Promise<{ auditMath(cases: unknown[]): MathAuditLike | Promise<MathAuditLike> }> | undefined;
 
@@ -34,7 +39,7 @@ let auditModule: Promise<{ auditMath(cases: unknown[]): MathAuditLike | Promise<
  * @throws Error (on the returned promise) when the module cannot be loaded
  */
 export function loadMath(): Promise<MathModule> {
-  mathModule ??= import(new URL("./math/index.ts", import.meta.url).href).then(
+  mathModule ??= import(MATH_INDEX).then(
     (m: Partial<MathModule>) => {
       if (typeof m.verifyMath !== "function") throw new Error("src/rewards/math/index.ts does not export verifyMath");
       return m as MathModule;
@@ -49,7 +54,7 @@ export function loadMath(): Promise<MathModule> {
 
 /** Import src/rewards/math/audit.ts once (exports auditMath(cases)). */
 export function loadMathAudit(): Promise<{ auditMath(cases: unknown[]): MathAuditLike | Promise<MathAuditLike> }> {
-  auditModule ??= import(new URL("./math/audit.ts", import.meta.url).href).then(
+  auditModule ??= import(MATH_AUDIT).then(
     (m: { auditMath?: unknown }) => {
       if (typeof m.auditMath !== "function") throw new Error("src/rewards/math/audit.ts does not export auditMath");
       return m as { auditMath(cases: unknown[]): MathAuditLike };

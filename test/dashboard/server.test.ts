@@ -4,7 +4,7 @@ import { spawn } from "node:child_process";
 import { appendFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { findRuns, readJsonlFrom, startDashboardServer } from "../../dashboard/server.ts";
+import { findRuns, readJsonlFrom, startDashboardServer } from "../../src/dashboard/server.ts";
 import { writeFixtureRun } from "./fixtures.ts";
 
 function tmp(): string {

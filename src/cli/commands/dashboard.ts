@@ -4,8 +4,8 @@
  * --port) and prints the URL; builds the page with Vite on first use.
  */
 import type { Command } from "commander";
-import { ensureDashboardBuilt } from "../../../dashboard/build.ts";
-import { findRuns, startDashboardServer, type DashboardServer } from "../../../dashboard/server.ts";
+import { ensureDashboardBuilt } from "../../dashboard/build.ts";
+import { findRuns, startDashboardServer, type DashboardServer } from "../../dashboard/server.ts";
 
 export interface DashboardOptions {
   port?: number;

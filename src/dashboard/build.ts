@@ -1,8 +1,10 @@
 /**
- * Builds the dashboard page with Vite into dashboard/dist on first use (and again whenever its
- * sources change), so a fresh clone needs no separate build step and nothing built is committed.
+ * Builds the dashboard page (the repository's dashboard/ folder: index.html, src/) with Vite into
+ * dashboard/dist on first use (and again whenever its sources change), so a fresh clone needs no
+ * separate build step and nothing built is committed. `npm run build` builds it too, and the npm
+ * package ships dashboard/dist, so an installed rlvr serves the page without Vite (a devDependency).
  *
- *   node --import tsx dashboard/build.ts     # build now (prints the output directory)
+ *   node --import tsx src/dashboard/build.ts     # build now (prints the output directory)
  */
 import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
@@ -10,8 +12,8 @@ import { tmpdir } from "node:os";
 import { dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 
-/** The dashboard source folder (this file's folder). */
-export const DASHBOARD_ROOT = dirname(fileURLToPath(import.meta.url));
+/** The dashboard page's folder: <package>/dashboard (the same from src/dashboard/ and dist/dashboard/). */
+export const DASHBOARD_ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "dashboard");
 const STAMP = ".source-hash";
 
 function sourceFiles(dir: string, out: string[] = []): string[] {
@@ -23,10 +25,13 @@ function sourceFiles(dir: string, out: string[] = []): string[] {
   return out;
 }
 
-/** Hash of everything the page is built from (index.html, src/**, this file's Vite settings). */
+/** Version of the Vite settings below: bump it when they change, so existing builds are redone. */
+const BUILD_SETTINGS = "vite base=./ v1";
+
+/** Hash of everything the page is built from (index.html, src/**, the Vite settings' version). */
 export function sourceHash(root = DASHBOARD_ROOT): string {
-  const h = createHash("sha256");
-  for (const f of [join(root, "index.html"), join(root, "build.ts"), ...sourceFiles(join(root, "src"))]) {
+  const h = createHash("sha256").update(BUILD_SETTINGS).update("\0");
+  for (const f of [join(root, "index.html"), ...sourceFiles(join(root, "src"))]) {
     h.update(relative(root, f)).update("\0").update(readFileSync(f)).update("\0");
   }
   return h.digest("hex").slice(0, 16);
@@ -87,7 +92,7 @@ export async function ensureDashboardBuilt(o: { log?: (msg: string) => void } = 
       lastError = e;
     }
   }
-  throw new Error(`dashboard: the page build failed (${(lastError as Error)?.message}); try "node --import tsx dashboard/build.ts"`);
+  throw new Error(`dashboard: the page build failed (${(lastError as Error)?.message}); try "node --import tsx src/dashboard/build.ts"`);
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
