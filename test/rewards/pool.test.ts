@@ -86,3 +86,73 @@ test("close() settles pending calls and later calls", async () => {
   assert.equal((r as { kind: string }).kind, "closed");
   assert.equal(((await p2.run("test/echo", [1])) as { kind: string }).kind, "closed");
 });
+
+// Load failures: each of these hung forever before the pool failed every call on a load error
+// (pump() resolved one queued call per worker) and had a load timeout (a looping module kept
+// the calls waiting; an exiting one was respawned about twice a second).
+const fixture = (name: string) => new URL(`./fixtures/${name}`, import.meta.url).href;
+
+async function allFailFast(modules: string[], opts: { size: number; loadTimeoutMs?: number }, pattern: RegExp): Promise<void> {
+  const p = createVerifierPool({ size: opts.size, timeoutMs: 5000, modules, preloadMath: false, loadTimeoutMs: opts.loadTimeoutMs });
+  try {
+    const outs = await Promise.all([0, 1, 2, 3, 4].map((i) => p.run("test/echo", [i])));
+    for (const o of outs) {
+      assert.equal(o.ok, false);
+      assert.equal((o as { kind: string }).kind, "error");
+      assert.match((o as { message: string }).message, pattern);
+    }
+    assert.match(p.loadError ?? "", pattern);
+    // Later calls fail at once, and no worker is respawned.
+    const later = await p.run("test/echo", [9]);
+    assert.match((later as { message: string }).message, pattern);
+    assert.equal(p.stats.restarts, 0);
+    await p.ready(); // settles instead of waiting for workers that will never be ready
+  } finally {
+    await p.close();
+  }
+}
+
+test("a module that cannot be found fails every queued call, naming it", { timeout: 30_000 }, async () => {
+  const missing = fixture("no-such-module.ts");
+  await allFailFast([missing], { size: 1 }, /cannot load verifier module .*no-such-module\.ts/);
+  await allFailFast([missing], { size: 2 }, /no-such-module\.ts/);
+});
+
+test("a module that throws while loading fails every call with its error", { timeout: 30_000 }, async () => {
+  await allFailFast([fixture("throws-at-load.ts")], { size: 2 }, /throws-at-load\.ts: this module refuses to load/);
+});
+
+test("a module that never finishes loading fails every call at the load timeout, naming it", { timeout: 30_000 }, async () => {
+  const t0 = performance.now();
+  await allFailFast([hostile, fixture("loops-at-load.ts")], { size: 2, loadTimeoutMs: 3000 }, /loops-at-load\.ts did not finish loading within 3000 ms/);
+  assert.ok(performance.now() - t0 < 20_000);
+});
+
+test("a module that exits while loading fails every call; its worker is not respawned", { timeout: 30_000 }, async () => {
+  await allFailFast([fixture("exits-at-load.ts")], { size: 2 }, /died while loading .*exits-at-load\.ts \(worker exited with code 7\)/);
+});
+
+test("loadVerifierModules: imports the modules here; refuses bad ones with one line naming them", { timeout: 60_000 }, async () => {
+  const { loadVerifierModules } = await import("../../src/rewards/pool/modules.ts");
+  const { hasTask } = await import("../../src/tasks/index.ts");
+  const { UserError } = await import("../../src/util/errors.ts");
+  const { fileURLToPath } = await import("node:url");
+  const { relative } = await import("node:path");
+  // A relative path resolves against the working directory.
+  const rel = relative(process.cwd(), fileURLToPath(new URL("../trainer/fixtures/hanging-task.ts", import.meta.url)));
+  assert.equal(hasTask("hanging-maximum"), false);
+  await loadVerifierModules([`./${rel}`]);
+  assert.equal(hasTask("hanging-maximum"), true, "the task the module registers exists in the main process");
+  for (const [name, pattern] of [
+    ["no-such-module.ts", /^config error at rl\.verifierPool\.modules: cannot load verifier module .*no-such-module\.ts/],
+    ["exits-at-load.ts", /^config error at rl\.verifierPool\.modules: a verifier pool worker died while loading .*exits-at-load\.ts/],
+    ["loops-at-load.ts", /^config error at rl\.verifierPool\.modules: verifier module .*loops-at-load\.ts did not finish loading within 2000 ms/],
+  ] as const) {
+    await assert.rejects(loadVerifierModules([fixture(name)], { loadTimeoutMs: 2000 }), (e: Error) => {
+      assert.ok(e instanceof UserError);
+      assert.match(e.message, pattern);
+      assert.equal(e.message.includes("\n"), false);
+      return true;
+    });
+  }
+});

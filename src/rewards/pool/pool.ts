@@ -6,22 +6,29 @@
  * - A worker that dies during a call (uncaught async error, out of memory, process.exit) resolves
  *   that call `{ok: false, kind: "crash"}` and is replaced.
  * - A verifier that throws resolves `{ok: false, kind: "error"}`; the worker lives on.
+ * - A worker that cannot load its verifier modules (an import that throws, a module that exits
+ *   while loading, or one still loading after `loadTimeoutMs`) fails the pool: every queued and
+ *   later call resolves `{ok: false, kind: "error"}` at once with a message naming the module,
+ *   and no worker is respawned (`loadError` holds the message).
  * Nothing here rejects or throws for what a verifier does, so a bad verifier cannot stall or crash
  * a training run. `callScore()` turns outcomes into rewards with configurable fallbacks.
  * Call close() when done: it terminates every worker so the process can exit.
  */
 import { Worker } from "node:worker_threads";
 import { availableParallelism } from "node:os";
+import { moduleSpecifier } from "./specifier.ts";
 
 export interface PoolOptions {
   /** Number of worker threads (default: available cores − 1, at least 1). */
   size?: number;
   /** Default hard per-call timeout, ms (default 10 000). Counted from dispatch to a worker. */
   timeoutMs?: number;
-  /** Extra modules (file URLs or absolute paths) each worker imports to register verifiers. */
+  /** Extra modules each worker imports to register verifiers: URLs, paths (relative ones against the working directory) or package names. */
   modules?: string[];
   /** Per-worker V8 heap cap, MiB (worker dies → crash outcome). Default 512. */
   maxHeapMb?: number;
+  /** Most time a worker may take to load its modules before the pool fails, ms (default 60 000). */
+  loadTimeoutMs?: number;
   /** Load the math verifier in each worker before it reports ready (default true), so the
    *  first math call is not charged the module's load time. */
   preloadMath?: boolean;
@@ -56,6 +63,9 @@ interface Slot {
   task: Task | null;
   timer: NodeJS.Timeout | null;
   dead: boolean;
+  /** The module the worker reported it is importing (until ready). */
+  loading: string;
+  loadTimer: NodeJS.Timeout | null;
 }
 
 const BOOT = new URL("./worker-boot.mjs", import.meta.url);
@@ -64,6 +74,7 @@ const ENTRY = new URL("./worker.ts", import.meta.url).href;
 export class VerifierPool {
   readonly size: number;
   readonly timeoutMs: number;
+  readonly loadTimeoutMs: number;
   private readonly modules: string[];
   private readonly maxHeapMb: number;
   private readonly preloadMath: boolean;
@@ -79,7 +90,8 @@ export class VerifierPool {
   constructor(opts: PoolOptions = {}) {
     this.size = Math.max(1, Math.floor(opts.size ?? Math.max(1, availableParallelism() - 1)));
     this.timeoutMs = opts.timeoutMs ?? 10_000;
-    this.modules = (opts.modules ?? []).map((m) => (m.startsWith("/") ? new URL(`file://${m}`).href : m));
+    this.loadTimeoutMs = opts.loadTimeoutMs ?? 60_000;
+    this.modules = (opts.modules ?? []).map((m) => moduleSpecifier(m));
     this.maxHeapMb = opts.maxHeapMb ?? 512;
     this.preloadMath = opts.preloadMath ?? true;
     for (let i = 0; i < this.size; i++) this.slots.push(this.spawn());
@@ -92,10 +104,23 @@ export class VerifierPool {
       stdout: false,
       stderr: false,
     });
-    const slot: Slot = { worker, ready: false, task: null, timer: null, dead: false };
-    worker.on("message", (m: { ready?: boolean; error?: string; id?: number; ok?: boolean; value?: unknown }) => {
+    const slot: Slot = { worker, ready: false, task: null, timer: null, dead: false, loading: "the worker entry", loadTimer: null };
+    slot.loadTimer = setTimeout(() => {
+      if (slot.ready || slot.dead) return;
+      this.failLoad(`verifier module ${slot.loading} did not finish loading within ${this.loadTimeoutMs} ms (does it loop or wait at import?); fix or remove it from rl.verifierPool.modules`);
+    }, this.loadTimeoutMs);
+    worker.on("message", (m: { ready?: boolean; loading?: string; error?: string; id?: number; ok?: boolean; value?: unknown }) => {
+      if (m.loading !== undefined && m.id === undefined) {
+        slot.loading = m.loading;
+        return;
+      }
       if (m.ready !== undefined && m.id === undefined) {
-        if (m.ready === false) this.loadError = m.error ?? "worker failed to load";
+        if (slot.loadTimer) clearTimeout(slot.loadTimer);
+        slot.loadTimer = null;
+        if (m.ready === false) {
+          this.failLoad(`${m.error ?? "a verifier pool worker failed to load"}; check rl.verifierPool.modules`);
+          return;
+        }
         slot.ready = true;
         this.readyWaiters.splice(0).forEach((r) => r());
         this.pump();
@@ -108,6 +133,13 @@ export class VerifierPool {
     const onDeath = (why: string) => {
       if (slot.dead) return;
       slot.dead = true;
+      if (slot.loadTimer) clearTimeout(slot.loadTimer);
+      slot.loadTimer = null;
+      if (!slot.ready) {
+        // Died before it could serve: respawning would repeat the same death forever.
+        this.failLoad(`a verifier pool worker died while loading ${slot.loading} (${why}); fix or remove it from rl.verifierPool.modules`);
+        return;
+      }
       const t = slot.task;
       if (t) this.finish(slot, { ok: false, kind: "crash", message: why, ms: performance.now() - t.started });
       this.replace(slot);
@@ -122,7 +154,7 @@ export class VerifierPool {
     slot.timer = null;
     const i = this.slots.indexOf(slot);
     if (i < 0) return;
-    if (this.closed) {
+    if (this.closed || this.loadError) {
       this.slots.splice(i, 1);
       return;
     }
@@ -144,17 +176,38 @@ export class VerifierPool {
     this.pump();
   }
 
+  /**
+   * The pool cannot load its modules: remember why, fail every queued and running call with that
+   * message, and stop every worker (none is respawned; later calls fail at once).
+   */
+  private failLoad(message: string): void {
+    if (this.loadError || this.closed) return;
+    this.loadError = message;
+    const failed = (started: number): PoolOutcome => ({ ok: false, kind: "error", message, ms: started ? performance.now() - started : 0 });
+    for (const t of this.queue.splice(0)) {
+      this.stats.errors++;
+      t.resolve(failed(0));
+    }
+    const slots = this.slots.splice(0);
+    for (const s of slots) {
+      s.dead = true;
+      for (const timer of [s.timer, s.loadTimer]) if (timer) clearTimeout(timer);
+      if (s.task) {
+        const t = s.task;
+        s.task = null;
+        this.stats.errors++;
+        t.resolve(failed(t.started));
+      }
+      void s.worker.terminate().catch(() => 0);
+    }
+    this.readyWaiters.splice(0).forEach((r) => r());
+  }
+
   private pump(): void {
     if (this.closed) return;
     for (const slot of this.slots) {
       if (!this.queue.length) return;
       if (!slot.ready || slot.task || slot.dead) continue;
-      if (this.loadError) {
-        const t = this.queue.shift()!;
-        this.stats.errors++;
-        t.resolve({ ok: false, kind: "error", message: this.loadError, ms: 0 });
-        continue;
-      }
       const t = this.queue.shift()!;
       slot.task = t;
       t.started = performance.now();
@@ -173,9 +226,9 @@ export class VerifierPool {
     }
   }
 
-  /** Resolves once every worker has loaded its verifiers (or reported failing to). */
+  /** Resolves once every worker has loaded its verifiers, or the pool failed to load them (see `loadError`). */
   async ready(): Promise<void> {
-    while (!this.closed && this.slots.some((s) => !s.ready)) await new Promise<void>((r) => this.readyWaiters.push(r));
+    while (!this.closed && !this.loadError && this.slots.some((s) => !s.ready)) await new Promise<void>((r) => this.readyWaiters.push(r));
   }
 
   /**
@@ -185,6 +238,10 @@ export class VerifierPool {
   run(name: string, args: unknown[], opts: { timeoutMs?: number } = {}): Promise<PoolOutcome> {
     this.stats.calls++;
     if (this.closed) return Promise.resolve({ ok: false, kind: "closed", message: "pool is closed", ms: 0 });
+    if (this.loadError) {
+      this.stats.errors++;
+      return Promise.resolve({ ok: false, kind: "error", message: this.loadError, ms: 0 });
+    }
     return new Promise<PoolOutcome>((resolve) => {
       this.queue.push({ id: this.nextId++, name, args, timeoutMs: opts.timeoutMs ?? this.timeoutMs, resolve, started: 0 });
       this.pump();
@@ -220,7 +277,7 @@ export class VerifierPool {
     for (const t of this.queue.splice(0)) t.resolve({ ok: false, kind: "closed", message: "pool closed", ms: 0 });
     const slots = this.slots.splice(0);
     for (const s of slots) {
-      if (s.timer) clearTimeout(s.timer);
+      for (const timer of [s.timer, s.loadTimer]) if (timer) clearTimeout(timer);
       if (s.task) {
         const t = s.task;
         s.task = null;

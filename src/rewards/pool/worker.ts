@@ -2,7 +2,9 @@
  * Body of a verifier-pool worker thread. Loads the built-in verifiers and the extra modules named
  * in workerData.modules (each registers verifiers on import), then answers
  * `{id, name, args}` messages with `{id, ok: true, value}` or `{id, ok: false, error}`.
- * Uncaught errors end the thread; the pool counts that as a crash and replaces the worker.
+ * Before each import it posts `{loading: module}`; a module that fails to import is reported as
+ * `{ready: false, error}` naming it. Uncaught errors end the thread; the pool counts that as a
+ * crash and replaces the worker (or, before the worker was ready, fails every call).
  */
 import { parentPort, workerData } from "node:worker_threads";
 import { getVerifier, verifierNames } from "./registry.ts";
@@ -17,14 +19,23 @@ interface Job {
 const data = workerData as { modules: string[]; preloadMath: boolean };
 const port = parentPort!;
 
+// Report each module before importing it, so that a module that loops or exits while loading
+// can be named by the pool (which enforces the load timeout).
+let loading = "the built-in verifiers";
 try {
+  port.postMessage({ loading });
   await import("./builtins.ts");
-  for (const m of data.modules) await import(m);
+  for (const m of data.modules) {
+    loading = m;
+    port.postMessage({ loading });
+    await import(m);
+  }
   // Load the math verifier (and its CAS) now, so its first call is not charged the load time.
   if (data.preloadMath) await loadMath().catch(() => undefined);
   port.postMessage({ ready: true, names: verifierNames() });
 } catch (e) {
-  port.postMessage({ ready: false, error: `worker failed to load verifiers: ${(e as Error).message}` });
+  const msg = e instanceof Error ? e.message.split("\n")[0] : String(e);
+  port.postMessage({ ready: false, error: `cannot load verifier module ${loading}: ${msg}` });
 }
 
 port.on("message", async (job: Job) => {
