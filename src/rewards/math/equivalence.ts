@@ -5,7 +5,7 @@
  */
 import type { CasBackend, Complex, CompiledExpr } from "./cas.ts";
 import { evalExact, isTerminating, ratEq, ratToNumber, type Rational } from "./exact.ts";
-import { normalizeText, type Answer, type Node } from "./parse.ts";
+import { isLabelNode, normalizeText, type Answer, type Node } from "./parse.ts";
 import type { ResolvedMathOptions } from "./types.ts";
 
 /** A comparison outcome: equal or not, and the rule that decided. */
@@ -217,8 +217,17 @@ function compareScalar(a: Node, b: Node, ctx: CompareContext): Decision {
 
 /** An unknown (or a tuple of unknowns) that an equation can define: `x`, `(p, q, r)`. */
 function isUnknown(a: Answer): boolean {
-  // x, (p, q, r), and function definitions f(x), f^{-1}(x), g'(t)
-  return isSymAnswer(a) || (a.k === "tuple" && a.items.every(isSymAnswer)) || /^[a-zA-Z](?:\^\{?-1\}?|')?\s*\(\s*[a-zA-Z](?:\s*,\s*[a-zA-Z])*\s*\)$/.test(a.src.trim());
+  // x, (p, q, r), labels (AB, |AB|, V_1:V_2, \frac{NO}{BO}), and function definitions f(x), f^{-1}(x), g'(t)
+  return (
+    isLabel(a) ||
+    (a.k === "tuple" && a.items.every(isLabel)) ||
+    /^[a-zA-Z](?:\^\{?-1\}?|')?\s*\(\s*[a-zA-Z](?:\s*,\s*[a-zA-Z])*\s*\)$/.test(a.src.trim())
+  );
+}
+
+/** A name rather than a value (see {@link isLabelNode}). */
+function isLabel(a: Answer): boolean {
+  return a.k === "expr" && isLabelNode(a.node);
 }
 
 function isSymAnswer(a: Answer): a is Extract<Answer, { k: "expr" }> & { node: { k: "sym" } } {
@@ -265,6 +274,7 @@ function compareEquations(a: Extract<Answer, { k: "eq" }>, b: Extract<Answer, { 
   if (a.rel !== "=" || b.rel !== "=") return no("relations differ");
   // same variable on the left: compare right-hand sides
   if (isSymAnswer(a.lhs) && isSymAnswer(b.lhs) && a.lhs.node.name === b.lhs.node.name) return compareAnswers(a.rhs, b.rhs, ctx);
+  if (isLabel(a.lhs) && isLabel(b.lhs) && normalizeText(a.lhs.src) === normalizeText(b.lhs.src)) return compareAnswers(a.rhs, b.rhs, ctx);
   if (a.lhs.k === "expr" && a.rhs.k === "expr" && b.lhs.k === "expr" && b.rhs.k === "expr")
     return proportional(sub(a.lhs.node, a.rhs.node), sub(b.lhs.node, b.rhs.node), ctx);
   return no("equations differ");
@@ -304,7 +314,7 @@ function equationValues(a: Answer): Answer[] | null {
   if (a.k !== "list") return null;
   const out: Answer[] = [];
   for (const it of a.items) {
-    if (it.k !== "eq" || it.rel !== "=" || !isSymAnswer(it.lhs)) return null;
+    if (it.k !== "eq" || it.rel !== "=" || !isLabel(it.lhs)) return null;
     out.push(it.rhs);
   }
   return out;
@@ -409,9 +419,10 @@ function compareInner(a: Answer, b: Answer, ctx: CompareContext): Decision {
         const va = equationValues(a);
         const vb = equationValues(b);
         if (!ctx.o.unorderedLists) return matchOrdered(a.items, b.items, ctx) ? yes("same list (ordered)") : no("lists differ");
+        // multiple answers are a set: order and repeats do not matter ("(1,2),(1,2),(3,4)" is {(1,2),(3,4)})
         if ((va && !vb) || (vb && !va))
-          return matchUnordered(va ?? a.items, vb ?? b.items, ctx) ? yes("equation values (order-insensitive)") : no("lists differ");
-        return matchUnordered(a.items, b.items, ctx) ? yes("same list (order-insensitive)") : no("lists differ");
+          return sameSet(va ?? a.items, vb ?? b.items, ctx) ? yes("equation values (order-insensitive)") : no("lists differ");
+        return sameSet(a.items, b.items, ctx) ? yes("same list (order-insensitive)") : no("lists differ");
       }
       if (b.k === "set") return sameSet(a.items, b.items, ctx) ? yes("list vs set") : no("list vs set differ");
       if (b.k === "tuple") {

@@ -27,28 +27,144 @@ export function readBraceGroup(s: string, open: number, limit: number = s.length
   return null;
 }
 
-/** Content of the last well-formed `\boxed{...}` / `\fbox{...}` (or `\boxed 5`) in `text`, or null. */
-export function lastBoxed(text: string): string | null {
+/** A `\boxed{…}` / `\fbox{…}` found in a text: its content and where the command starts and the group ends. */
+export interface BoxSpan {
+  content: string;
+  start: number;
+  end: number;
+}
+
+/**
+ * Every well-formed `\boxed{...}` / `\fbox{...}` (or `\boxed 5`) in `text`, outermost only, in text order.
+ * Linear in the text length: an unclosed group stops the scan of every earlier group at its start.
+ */
+export function allBoxed(text: string): BoxSpan[] {
   const re = /\\(?:boxed|fbox)(?![A-Za-z])/g;
   const starts: number[] = [];
-  for (let m = re.exec(text); m !== null; m = re.exec(text)) starts.push(m.index + m[0].length);
-  // If the group opened at a later \boxed never closes, no earlier group can close after that point either,
-  // so each earlier scan stops at the next start: linear time even for "\boxed{" repeated.
+  for (let m = re.exec(text); m !== null; m = re.exec(text)) starts.push(m.index);
+  const found: BoxSpan[] = [];
   let limit = text.length;
   for (let k = starts.length - 1; k >= 0; k--) {
-    let i = starts[k]!;
+    const at = starts[k]!;
+    let i = at + (text[at + 1] === "b" ? 6 : 5);
     while (i < text.length && (text[i] === " " || text[i] === "\t")) i++;
     if (text[i] === "{") {
       const g = readBraceGroup(text, i, limit);
-      if (g !== null) return g.content.trim();
-      limit = starts[k]!;
-    } else if (i > starts[k]!) {
+      if (g !== null) found.push({ content: g.content.trim(), start: at, end: g.end });
+      else limit = at;
+    } else if (i > at + 4) {
       // "\boxed 5": the next run of non-space characters, minus closing math delimiters
       const m = /^[^\s$]+/.exec(text.slice(i, i + 200));
-      if (m) return m[0].replace(/[.,;]$/, "");
+      if (m) found.push({ content: m[0].replace(/[.,;]$/, ""), start: at, end: i + m[0].length });
     }
   }
-  return null;
+  found.reverse();
+  // drop boxes nested inside an earlier (outer) box
+  const out: BoxSpan[] = [];
+  for (const b of found) if (!out.some((o) => o.start < b.start && b.end <= o.end)) out.push(b);
+  return out;
+}
+
+/** Content of the last well-formed `\boxed{...}` / `\fbox{...}` (or `\boxed 5`) in `text`, or null. */
+export function lastBoxed(text: string): string | null {
+  const all = allBoxed(text);
+  return all.length > 0 ? all[all.length - 1]!.content : null;
+}
+
+/**
+ * Text that may stand between two answers of one list: spaces, math delimiters, commas, "and"/"or"
+ * (plain or in `\text{}`), spacing commands, row breaks, and a short label such as `x_2 =`.
+ */
+const CONNECTOR_RE =
+  /^(?:\s|\$|\\[()[\]]|\\(?:quad|qquad|,|;|:|!|enspace)(?![a-zA-Z])|\\\\|&|[,;]|\\text\s*\{\s*(?:,?\s*(?:and|or)\s*)?,?\s*\}|\b(?:and|or)\b|[a-zA-Z](?:_\{?[\w]+\}?)?\s*=)*$/;
+
+/** True when `gap` only joins two answers (see {@link CONNECTOR_RE}); bounded length. */
+export function isConnector(gap: string): boolean {
+  return gap.length <= 80 && CONNECTOR_RE.test(gap);
+}
+
+/**
+ * The last group of `\boxed{}` answers: the last box and every box before it that is separated from the next
+ * only by connectors (`$\boxed{1}\boxed{2}$`, `\boxed{-2} \text{ and } \boxed{1}`), joined as a list.
+ * A box earlier in the text with prose in between (a corrected first attempt) is not part of the group.
+ * @returns the joined contents, the start of the group, or null.
+ */
+export function lastBoxedGroup(text: string): { answer: string; start: number } | null {
+  const all = allBoxed(text);
+  if (all.length === 0) return null;
+  let k = all.length - 1;
+  const parts = [all[k]!.content];
+  while (k > 0 && isConnector(text.slice(all[k - 1]!.end, all[k]!.start))) {
+    k--;
+    parts.unshift(all[k]!.content);
+  }
+  const nonEmpty = parts.filter((p) => p.length > 0);
+  if (nonEmpty.length === 0) return null;
+  return { answer: nonEmpty.join(", "), start: all[k]!.start };
+}
+
+/** A math span of a text: `$…$` (one line), `$$…$$`, `\(…\)`, `\[…\]`; content without the delimiters. */
+export interface MathSpan {
+  content: string;
+  start: number;
+  end: number;
+}
+
+/** Prose inside a `$…$` pair means the dollars were currency signs ("costs $5 and the pen $3"). */
+function looksLikeProse(content: string): boolean {
+  const bare = content.replace(/\\[a-zA-Z]+\s*(?:\{[^{}]*\})?/g, " ");
+  return (bare.match(/[a-zA-Z]{3,}/g) ?? []).length >= 2 && /[a-zA-Z]{3,}\s+[a-zA-Z]{3,}/.test(bare);
+}
+
+/** Every math span of `text` in order (linear scan; spans longer than 4,000 characters are skipped). */
+export function mathSpans(text: string): MathSpan[] {
+  const out: MathSpan[] = [];
+  let i = 0;
+  const n = text.length;
+  while (i < n) {
+    const c = text[i]!;
+    if (c === "\\" && (text[i + 1] === "(" || text[i + 1] === "[")) {
+      const close = text.indexOf(text[i + 1] === "(" ? "\\)" : "\\]", i + 2);
+      if (close < 0) {
+        i += 2;
+        continue;
+      }
+      if (close - i < 4000) out.push({ content: text.slice(i + 2, close), start: i, end: close + 2 });
+      i = close + 2;
+      continue;
+    }
+    if (c === "\\") {
+      i += 2; // escaped character, e.g. \$
+      continue;
+    }
+    if (c === "$") {
+      if (text[i + 1] === "$") {
+        const close = text.indexOf("$$", i + 2);
+        if (close < 0) {
+          i += 2;
+          continue;
+        }
+        if (close - i < 4000) out.push({ content: text.slice(i + 2, close), start: i, end: close + 2 });
+        i = close + 2;
+        continue;
+      }
+      // inline: the next unescaped $ on the same line
+      let j = i + 1;
+      while (j < n && text[j] !== "$" && text[j] !== "\n") j += text[j] === "\\" ? 2 : 1;
+      if (j < n && text[j] === "$") {
+        const content = text.slice(i + 1, j);
+        if (content.trim().length > 0 && !looksLikeProse(content)) {
+          out.push({ content, start: i, end: j + 1 });
+          i = j + 1;
+        } else i = j; // the closing $ may open the next span
+        continue;
+      }
+      i = j;
+      continue;
+    }
+    i++;
+  }
+  return out;
 }
 
 /** Rest of the line after the last `#### ` marker (GSM8K), or null. */
@@ -67,40 +183,160 @@ export function lastAnswerTag(text: string): string | null {
   const close = lower.indexOf("</answer>", open);
   const inner = text.slice(open + 8, close < 0 ? text.length : close).trim();
   if (inner.length === 0) return null;
-  return lastBoxed(inner) ?? lastAnswerIs(inner) ?? inner;
+  return lastBoxedGroup(inner)?.answer ?? lastAnswerIs(inner) ?? inner;
 }
 
-/** Text after the last "the (final) answer is" / "Answer:" up to the end of that sentence, or null. */
+/**
+ * The sentence that starts at `text[0]`: up to a sentence end (`.`, `!`, `?` followed by a space or the end,
+ * outside math spans), a blank line, "I hope", or 400 characters.
+ */
+export function firstSentence(text: string): string {
+  const t = text.slice(0, 600);
+  const spans = mathSpans(t);
+  let cut = Math.min(t.length, 400);
+  const blank = t.search(/\n\s*\n|I hope/);
+  if (blank >= 0) cut = Math.min(cut, blank);
+  const re = /[.!?](?=\s|$)|\n(?=\s*[-*#]|\s*\*\*)/g;
+  for (let m = re.exec(t); m !== null; m = re.exec(t)) {
+    if (m.index >= cut) break;
+    if (spans.some((s) => s.start < m!.index && m!.index < s.end)) continue;
+    // "e.g." / "i.e." / "vs." are not sentence ends; a period after a lone digit with more math after is
+    if (/\b(?:e\.g|i\.e|vs|approx)$/i.test(t.slice(Math.max(0, m.index - 6), m.index))) continue;
+    cut = m.index;
+    break;
+  }
+  return t.slice(0, cut);
+}
+
+/** Join the contents of consecutive math spans separated only by connectors; the last such group of `spans`. */
+function lastSpanGroup(text: string, spans: MathSpan[]): { answer: string; start: number; end: number } | null {
+  if (spans.length === 0) return null;
+  let k = spans.length - 1;
+  const parts = [spans[k]!.content.trim()];
+  while (k > 0 && /^\s*(?:,|,?\s*(?:and|or)|;)?\s*$/.test(text.slice(spans[k - 1]!.end, spans[k]!.start))) {
+    k--;
+    parts.unshift(spans[k]!.content.trim());
+  }
+  const answer = parts.filter((p) => p.length > 0).join(", ");
+  return answer.length > 0 ? { answer, start: spans[k]!.start, end: spans[spans.length - 1]!.end } : null;
+}
+
+/** A math span that only names a variable (`$n$`, `$x_1$`, `$AB$`), never an answer on its own. */
+function isBareVariable(content: string): boolean {
+  return /^\s*(?:[a-zA-Z]{1,2}|\\[a-zA-Z]+)(?:_\{?\w+\}?)?\s*$/.test(content) && !/^\s*\\(?:pi|infty|emptyset|varnothing)\s*$/.test(content);
+}
+
+/** A lead-in word that is not part of the value ("The largest $n$ is 34": value after "is"). */
+const VERB_RE = /\s(?:is|are|was|equals|be|becomes|gives|yields)\s+|\s*=\s*|:\s+/g;
+
+/**
+ * The value stated by a short sentence (the text after "final answer", "the answer is", "Answer:").
+ * A sentence that starts with a value keeps that value (`5 because x = 3` → `5`); one that starts with words
+ * takes what follows its last verb or `=` (`The largest $n$ is 34` → `34`); math spans joined by connectors
+ * become one list (`$1$ and $-2$` → `1, -2`); a `\boxed{}` group inside wins.
+ * @returns the value text, or null for an empty sentence.
+ */
+export function statementValue(raw: string, depth = 0): string | null {
+  let s = firstSentence(raw.replace(/^\s*(?:\*\*|:|is\b|are\b|=)+\s*/i, "").replace(/^\s*(?:\*\*|:)+\s*/, ""));
+  const boxed = lastBoxedGroup(s);
+  if (boxed !== null) return boxed.answer;
+  s = s.replace(/\*\*/g, "").replace(/^["'“]+|["'”]+$/g, "").trim();
+  if (s.length === 0) return null;
+  const spans = mathSpans(s);
+  const startsWithValue = !/^[A-Za-z]{2,}/.test(s) || /^(?:and|or)\b/i.test(s);
+  if (!startsWithValue && depth < 2) {
+    // "The largest $n$ is 34", "the integers are $1$ and $-2$": the value follows the last verb outside math
+    let cut = -1;
+    VERB_RE.lastIndex = 0;
+    for (let m = VERB_RE.exec(s); m !== null; m = VERB_RE.exec(s)) {
+      const at = m.index;
+      if (spans.some((sp) => sp.start <= at && at < sp.end)) continue;
+      cut = at + m[0].length;
+    }
+    if (cut > 0 && cut < s.length) return statementValue(s.slice(cut), depth + 1);
+  }
+  if (spans.length > 0) {
+    if (spans[0]!.start === 0 || /^[\s"'(]*$/.test(s.slice(0, spans[0]!.start))) {
+      // a leading span (group): the value, even when words follow ("$5$ cm", "$\frac12$, i.e. one half")
+      const first = lastSpanGroup(s, spans.slice(0, leadingGroupLength(s, spans)));
+      if (first) return first.answer;
+    }
+    const group = lastSpanGroup(s, spans);
+    if (group && !startsWithValue) return group.answer;
+  }
+  // a plain value at the start: cut at the first prose word (3+ letters, not a command, not and/or)
+  const word = /(?<![\\a-zA-Z])(?!(?:and|or|pi|sqrt|frac|infty|i|e)\b)[a-zA-Z]{3,}/.exec(s);
+  let value = word && startsWithValue ? s.slice(0, word.index) : s;
+  value = value.replace(/[\s,;:]+$/, "").trim();
+  if (value.length === 0) value = s;
+  return stripMathDelimiters(value.replace(/[.]$/, "").trim()) || null;
+}
+
+/** How many spans from the first are joined by connectors (the leading group). */
+function leadingGroupLength(s: string, spans: MathSpan[]): number {
+  let k = 1;
+  while (k < spans.length && /^\s*(?:,|,?\s*(?:and|or)|;)?\s*$/.test(s.slice(spans[k - 1]!.end, spans[k]!.start))) k++;
+  return k;
+}
+
+/** Text after the last "the (final) answer is" / "Answer:" (see {@link statementValue}), or null. */
 export function lastAnswerIs(text: string): string | null {
-  const re = /(?:final answer|answer)\s*(?:is|:|=)\s*:?\s*/gi;
+  const re = /answer\s*(?:\*\*)?\s*(?:is|:|=)/gi;
   let last = -1;
   for (let m = re.exec(text); m !== null; m = re.exec(text)) last = m.index + m[0].length;
   if (last < 0) return null;
-  let rest = text.slice(last, last + 600).trimStart();
-  // "the answer is $\frac{1}{2}$, i.e. one half": a leading math span is the answer
-  const span = /^(\$\$?)([^$]+)\1|^\\\(([\s\S]*?)\\\)/.exec(rest);
-  if (span) {
-    const inner = (span[2] ?? span[3] ?? "").trim();
-    if (inner.length > 0) return lastBoxed(inner) ?? inner;
-  }
-  rest = rest.split("\n", 1)[0]!;
-  // end of sentence: a period followed by a space or the end (a decimal point is followed by a digit)
-  const stop = /\.(?=\s|$)/.exec(rest);
-  if (stop) rest = rest.slice(0, stop.index);
-  const boxed = lastBoxed(rest);
-  if (boxed !== null) return boxed;
-  rest = rest.replace(/\*\*/g, "").trim();
-  rest = stripMathDelimiters(rest);
-  return rest.length > 0 ? rest : null;
+  return statementValue(text.slice(last, last + 800));
 }
 
-/** The last number in the text (integer with separators, decimal, simple fraction a/b or \frac{a}{b}), or null. */
-export function lastNumber(text: string): string | null {
+/**
+ * "Final answer" statement: the text after the last "final answer" (`The final answer is $x$. I hope…`,
+ * `Final Answer: The largest $n$ is 34.`, `**Final Answer** …`), read by {@link statementValue}.
+ * Returns null when the last `\boxed{}` group comes after it (then the box is the final word).
+ */
+export function lastFinalAnswer(text: string): string | null {
+  const re = /final\s+answer/gi;
+  let last = -1;
+  for (let m = re.exec(text); m !== null; m = re.exec(text)) last = m.index + m[0].length;
+  if (last < 0) return null;
+  const box = lastBoxedGroup(text);
+  if (box !== null && box.start >= last) return null;
+  return statementValue(text.slice(last, last + 800));
+}
+
+/**
+ * The last math span group of the text, unless a stand-alone number comes after it (then the number is the
+ * answer, see {@link lastNumber}). Spans that only name a variable (`$n$`) are skipped.
+ */
+export function lastMathSpan(text: string): string | null {
+  const spans = mathSpans(text).filter((s) => !isBareVariable(s.content));
+  const group = lastSpanGroup(text, spans);
+  if (group === null) return null;
+  if (numberMatches(text.slice(group.end)).length > 0) return null;
+  return stripMathDelimiters(group.answer) || null;
+}
+
+/** Numbers outside math spans and words: integers with separators, decimals, decimal commas, a/b, \frac{a}{b}. */
+function numberMatches(text: string): string[] {
   const t = text.replace(/[\u2212\u2013]/g, "-");
-  const re = /\\[dt]?frac\{-?\d+\}\{-?\d+\}|-?\d{1,3}(?:,\d{3})+(?:\.\d+)?|-?\d+(?:\.\d+)?(?:\s*\/\s*\d+(?:\.\d+)?)?|-?\.\d+/g;
-  let last: string | null = null;
-  for (let m = re.exec(t); m !== null; m = re.exec(t)) last = m[0];
-  return last;
+  const spans = mathSpans(t);
+  const re = /(?<![\w\\.,])(?:\\[dt]?frac\{-?\d+\}\{-?\d+\}|-?\d{1,3}(?:,\d{3})+(?:\.\d+)?|-?\d+,\d+(?![\d,])|-?\d+(?:\.\d+)?(?:\s*\/\s*\d+(?:\.\d+)?)?|-?\.\d+)(?![a-zA-Z]*\d)/g;
+  const out: string[] = [];
+  for (let m = re.exec(t); m !== null; m = re.exec(t)) {
+    const at = m.index;
+    if (spans.some((s) => s.start <= at && at < s.end)) continue;
+    // a digit glued to letters on the left is part of a word or a name (AZYUK2A, x2, H2O)
+    if (at > 0 && /[a-zA-Z_]/.test(t[at - 1]!)) continue;
+    out.push(m[0]);
+  }
+  return out;
+}
+
+/** The last number outside math spans and words (integer with separators, decimal, `a/b`, `\frac{a}{b}`), or null. */
+export function lastNumber(text: string): string | null {
+  const all = numberMatches(text);
+  if (all.length > 0) return all[all.length - 1]!;
+  // a response made of one math span with a number in it only ("$5$" is handled by lastMath)
+  return null;
 }
 
 /** The whole text when it is short (≤ 120 characters, one line) and has no prose word (4+ letters outside LaTeX commands). */
@@ -109,6 +345,8 @@ export function bareAnswer(text: string): string | null {
   if (t.length === 0 || t.length > 120 || t.includes("\n")) return null;
   const withoutCommands = t.replace(/\\[a-zA-Z]+(\{[^{}]*\})?/g, " ");
   if (/[a-zA-Z]{4,}/.test(withoutCommands)) return null;
+  // a lone "$...$" pair around prose is currency, not math
+  if ((t.match(/\$/g) ?? []).length % 2 === 1) return null;
   return stripMathDelimiters(t);
 }
 
@@ -147,7 +385,11 @@ function runMode(mode: ExtractionMode, text: string): string | null {
     case "answerTag":
       return lastAnswerTag(text);
     case "boxed":
-      return lastBoxed(text);
+      return lastBoxedGroup(text)?.answer ?? null;
+    case "finalAnswer":
+      return lastFinalAnswer(text);
+    case "lastMath":
+      return lastMathSpan(text);
     case "gsm8k":
       return lastGsm8k(text);
     case "answerIs":

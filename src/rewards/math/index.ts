@@ -9,7 +9,7 @@ import { normalizeAnswer } from "./normalize.ts";
 import { normalizeText, parseAnswer } from "./parse.ts";
 import { resolveOptions, type Equivalence, type MathVerdict, type MathVerifyOptions } from "./types.ts";
 
-export type { Equivalence, ExtractedAnswer, ExtractionMode, MathVerdict, MathVerifyOptions, PercentMode } from "./types.ts";
+export type { DecimalCommaMode, Equivalence, ExtractedAnswer, ExtractionMode, MathVerdict, MathVerifyOptions, PercentMode } from "./types.ts";
 export type { CasBackend, CompiledExpr, Complex } from "./cas.ts";
 export type { Node } from "./parse.ts";
 export { extractAnswer, extractReference } from "./extract.ts";
@@ -18,6 +18,26 @@ export { normalizeAnswer } from "./normalize.ts";
 
 /** Most CAS compilations one comparison may spend (lists and matrices of many items). */
 const COMPILE_BUDGET = 400;
+
+const LONE_COMMA_NUMBER = /^(-?\d+),(\d+)(%?)$/;
+
+/**
+ * The decimal-comma reading of `s` under `decimalComma: "auto"`: `s` is one number `a,b` (a comma that
+ * normalisation did not take as a thousands separator, and not `d,d` between two short integers, which stays
+ * a list) and `other` is a single number, not a list.
+ * @returns `a.b`, or null when the rule does not apply.
+ */
+function decimalCommaReading(s: string, other: string): string | null {
+  const m = LONE_COMMA_NUMBER.exec(s);
+  if (!m || LONE_COMMA_NUMBER.test(other)) return null;
+  const int = m[1]!.replace("-", "");
+  // "1,5" could as well be the two answers 1 and 5: only a comma that is neither a thousands separator nor
+  // between two short integers is read as decimal (two or 4+ digits after it, or 0 or 4+ digits before it)
+  if (m[2]!.length === 1 && int !== "0" && int.length < 4) return null;
+  const po = parseAnswer(other);
+  if (po.k !== "expr") return null;
+  return `${m[1]}.${m[2]}${m[3]}`;
+}
 
 /**
  * Decide whether two answers (already extracted) are mathematically equivalent.
@@ -35,8 +55,18 @@ export function mathEquivalent(a: string, b: string, opts: MathVerifyOptions = {
   try {
     const o = resolveOptions(opts);
     if (typeof a !== "string" || typeof b !== "string") return { equivalent: false, reason: "answer is not a string", normalizedA, normalizedB };
-    normalizedA = normalizeAnswer(a.slice(0, o.maxAnswerLength * 4), o.stripUnits);
-    normalizedB = normalizeAnswer(b.slice(0, o.maxAnswerLength * 4), o.stripUnits);
+    normalizedA = normalizeAnswer(a.slice(0, o.maxAnswerLength * 4), o.stripUnits, o.decimalComma);
+    normalizedB = normalizeAnswer(b.slice(0, o.maxAnswerLength * 4), o.stripUnits, o.decimalComma);
+    let note = "";
+    if (o.decimalComma === "auto") {
+      // one lone number with a comma that cannot be a thousands separator (normalisation already removed
+      // those), against a single number: the comma is a decimal comma
+      const da = decimalCommaReading(normalizedA, normalizedB);
+      const db = decimalCommaReading(normalizedB, normalizedA);
+      if (da !== null || db !== null) note = " (decimal comma)";
+      normalizedA = da ?? normalizedA;
+      normalizedB = db ?? normalizedB;
+    }
     if (normalizedA.length === 0 || normalizedB.length === 0) return { equivalent: false, reason: "empty answer after normalisation", normalizedA, normalizedB };
     if (normalizedA.replace(/\s+/g, "") === normalizedB.replace(/\s+/g, "")) return { equivalent: true, reason: "identical after normalisation", normalizedA, normalizedB };
     if (normalizedA.length > o.maxAnswerLength || normalizedB.length > o.maxAnswerLength) {
@@ -46,7 +76,7 @@ export function mathEquivalent(a: string, b: string, opts: MathVerifyOptions = {
     const pa = parseAnswer(normalizedA);
     const pb = parseAnswer(normalizedB);
     const d = compareAnswers(pa, pb, { o, cas: o.cas, budget: { compiles: COMPILE_BUDGET } });
-    return { equivalent: d.equal, reason: d.rule, normalizedA, normalizedB };
+    return { equivalent: d.equal, reason: d.rule + note, normalizedA, normalizedB };
   } catch (e) {
     return { equivalent: false, reason: `internal error: ${(e as Error)?.message ?? String(e)}`, normalizedA, normalizedB };
   }
@@ -74,7 +104,7 @@ export function verifyMath(response: string, reference: string, opts: MathVerify
         correct: false,
         extracted: null,
         normalizedAnswer: null,
-        normalizedReference: normalizeAnswer(ref.answer.slice(0, o.maxAnswerLength * 4), o.stripUnits),
+        normalizedReference: normalizeAnswer(ref.answer.slice(0, o.maxAnswerLength * 4), o.stripUnits, o.decimalComma),
         reason: "no answer extracted",
       };
     }

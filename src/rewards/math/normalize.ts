@@ -4,6 +4,7 @@
  * The output is still LaTeX-ish text; src/rewards/math/parse.ts turns it into structure.
  */
 import { readBraceGroup } from "./extract.ts";
+import type { DecimalCommaMode } from "./types.ts";
 
 /** Trailing words removed by `stripUnits` (lower case, singular and plural spellings). */
 const UNIT_WORDS = new Set(
@@ -63,9 +64,13 @@ const TEXT_COMMANDS = [
  * @param stripUnits remove trailing unit words (`5\text{ cm}^2` → `5`) and "square/cubic" prefixes.
  * @returns the normalised string (may be empty). Never throws.
  */
-export function normalizeAnswer(s: string, stripUnits: boolean): string {
+export function normalizeAnswer(s: string, stripUnits: boolean, decimalComma: DecimalCommaMode = "auto"): string {
   // protect LaTeX row separators (\\) from the single-backslash rules below
   let t = s.replace(/\\\\/g, "\u0001");
+  // thousands separators written for TeX: 11,\! 111,\! 100 and 14{,}916 / 14 {, }916 (groups of three digits)
+  t = t.replace(/(\d),\\!\s*(?=\d{3}(?!\d))/g, "$1").replace(/(\d)\s*\{\s*,\s*\}\s*(?=\d{3}(?!\d))/g, "$1");
+  // decimal commas, when the caller says every comma between digits is one
+  if (decimalComma === "always") t = t.replace(/(\d)(?:,|\{,\})(?=\d)/g, "$1.");
   // unicode
   t = t
     .replace(/[\u2212\u2012\u2013\u2014\uFE63\uFF0D]/g, "-")
@@ -139,8 +144,8 @@ export function normalizeAnswer(s: string, stripUnits: boolean): string {
   t = /=.*\\approx/.test(t) ? t.replace(/(\S)\s*\\approx.*$/, "$1").trim() : t.replace(/\\approx/g, "=");
   // prefixes "x \in", "answer:"
   t = t.replace(/^[a-zA-Z]\s*\\in\s+/, "").replace(/^[a-zA-Z]\s*\\in(?=[[(\\{])/, "");
-  // trailing punctuation
-  t = trimEndChars(t, ".;").trim();
+  // trailing punctuation (an ellipsis "..." is content: "1, 2, 3, ..." is not the list 1, 2, 3)
+  if (!/\.\.\.$/.test(t)) t = trimEndChars(t, ".;,").trim();
   t = t.replace(/^\{([^{}]*)\}$/, "$1").trim();
   // "the answer is 5" inside the answer itself
   t = t.replace(/^(?:the\s+)?(?:final\s+)?answer\s*(?:is\b|:)\s*:?\s*/i, "");
@@ -188,7 +193,7 @@ function removeUnits(s: string): string {
 
 /** `1,000,000` and `1 000 000` → `1000000` when the whole answer is one such number (so `(100,200)` stays a pair). */
 function collapseThousands(s: string): string {
-  const m = /^(-?)(\d{1,3}(?:,\d{3})+|\d{1,3}(?: \d{3})+)(\.\d+)?(%?)$/.exec(s);
+  const m = /^(-?)([1-9]\d{0,2}(?:,\d{3})+|[1-9]\d{0,2}(?: \d{3})+)(\.\d+)?(%?)$/.exec(s);
   if (!m) return s;
   return m[1]! + m[2]!.replace(/[, ]/g, "") + (m[3] ?? "") + m[4]!;
 }

@@ -4,6 +4,8 @@
  * recursion depth and token count are bounded, and every failure is a {@link ParseError}.
  */
 
+import { evalExact } from "./exact.ts";
+
 /** Scalar expression tree. `num` holds an unsigned decimal literal (possibly with an exponent: "1.2e3"). */
 export type Node =
   | { k: "num"; s: string }
@@ -165,7 +167,7 @@ class ExprParser {
     const t = this.peek();
     if (!t) return false;
     if (t.t === "num" || t.t === "sym" || t.t === "const" || t.t === "fn") return true;
-    if (t.t === "cmd") return t.v === "frac" || t.v === "sqrt" || t.v === "binom";
+    if (t.t === "cmd") return t.v === "frac" || t.v === "sqrt" || t.v === "binom" || t.v === "sum" || t.v === "prod";
     if (t.t === "p") return t.v === "(" || t.v === "{" || t.v === "[";
     return false;
   }
@@ -294,6 +296,7 @@ class ExprParser {
           const b = this.arg();
           return { k: "fn", name: "binom", args: [a, b] };
         }
+        if (t.v === "sum" || t.v === "prod") return this.bigOperator(t.v);
         if (t.v === "sqrt") {
           if (this.isP("[")) {
             const idx = this.group("[", "]");
@@ -325,6 +328,36 @@ class ExprParser {
         }
         throw new ParseError(`unexpected '${t.v}'`);
     }
+  }
+
+  /**
+   * `\sum_{k=a}^{b} body` / `\prod_{k=a}^{b} body`. With integer bounds and at most {@link MAX_TERMS} terms the
+   * index is substituted and the terms are joined in a balanced tree (so exact and CAS evaluation see a plain
+   * expression); otherwise the operator stays symbolic (`fn sum`), which only an identical answer matches.
+   * The body is an implicit product of powers (`\sum_{k=1}^{n} 2k + 1` is `(\sum 2k) + 1`).
+   */
+  private bigOperator(kind: "sum" | "prod"): Node {
+    this.expect("_");
+    this.expect("{");
+    const idx = this.peek();
+    if (!idx || idx.t !== "sym") throw new ParseError(`\\${kind} without an index`);
+    this.i++;
+    this.expect("=");
+    const lo = this.expr();
+    this.expect("}");
+    this.expect("^");
+    const hi = this.exponent();
+    let body = this.power();
+    while (this.startsAtom() && this.peek()?.t !== "fn") body = { k: "op", op: "*", a: body, b: this.power() };
+    const a = evalExact(lo, { percentAsHundredth: true });
+    const b = evalExact(hi, { percentAsHundredth: true });
+    if (a && b && a.d === 1n && b.d === 1n && b.n - a.n < BigInt(MAX_TERMS)) {
+      const terms: Node[] = [];
+      for (let k = a.n; k <= b.n; k++) terms.push(substitute(body, idx.v, k < 0n ? { k: "neg", a: { k: "num", s: String(-k) } } : { k: "num", s: String(k) }));
+      if (terms.length === 0) return { k: "num", s: kind === "sum" ? "0" : "1" };
+      return balanced(terms, kind === "sum" ? "+" : "*");
+    }
+    return { k: "fn", name: kind, args: [body, { k: "sym", name: idx.v }, lo, hi] };
   }
 
   private subscript(): string {
@@ -380,6 +413,63 @@ class ExprParser {
     }
     return n;
   }
+}
+
+/** Most terms a `\sum` / `\prod` with numeric bounds is expanded into. */
+const MAX_TERMS = 1000;
+
+/** `n` with every symbol `name` replaced by `value`. */
+function substitute(n: Node, name: string, value: Node): Node {
+  switch (n.k) {
+    case "sym":
+      return n.name === name ? value : n;
+    case "op":
+      return { k: "op", op: n.op, a: substitute(n.a, name, value), b: substitute(n.b, name, value) };
+    case "neg":
+    case "fact":
+    case "pct":
+      return { k: n.k, a: substitute(n.a, name, value) };
+    case "fn":
+      return { k: "fn", name: n.name, args: n.args.map((x) => substitute(x, name, value)) };
+    default:
+      return n;
+  }
+}
+
+/** Join terms with a commutative operator in a balanced tree (depth log2 of the count). */
+function balanced(terms: Node[], op: "+" | "*"): Node {
+  if (terms.length === 1) return terms[0]!;
+  const mid = terms.length >> 1;
+  return { k: "op", op, a: balanced(terms.slice(0, mid), op), b: balanced(terms.slice(mid), op) };
+}
+
+/**
+ * True when `n` names a quantity instead of giving a value: built from letters, subscripts, products, ratios and
+ * `|…|` of names, with no number and no π or ∞ (`AB`, `V_1:V_2`, `|AB|`, `\frac{NO}{BO}`, `f(x)`, `x+y`).
+ * A label on one side of `=` lets the other side be compared with a bare value (`AB = 4` vs `4`).
+ */
+export function isLabelNode(n: Node, depth = 0): boolean {
+  const walk = (m: Node, d: number): { ok: boolean; sym: boolean } => {
+    if (d > 40) return { ok: false, sym: false };
+    switch (m.k) {
+      case "sym":
+        return { ok: true, sym: true };
+      case "const":
+        return { ok: m.name === "e" || m.name === "i", sym: false };
+      case "op": {
+        if (m.op === "^") return { ok: false, sym: false };
+        const a = walk(m.a, d + 1);
+        const b = walk(m.b, d + 1);
+        return { ok: a.ok && b.ok, sym: a.sym || b.sym };
+      }
+      case "fn":
+        return m.name === "abs" && m.args.length === 1 ? walk(m.args[0]!, d + 1) : { ok: false, sym: false };
+      default:
+        return { ok: false, sym: false };
+    }
+  };
+  const r = walk(n, depth);
+  return r.ok && r.sym;
 }
 
 /** Parse a scalar expression. @throws ParseError. */
@@ -473,6 +563,12 @@ export function parseAnswer(s: string, depth = 0): Answer {
   if (depth > 8) return { k: "text", text: src, src };
   if (src.length === 0) return { k: "text", text: "", src };
 
+  // arithmetic on matrices: sums, differences, products, scalar multiples
+  if (src.includes("\\begin{")) {
+    const m = parseMatrixExpression(src, depth);
+    if (m !== null) return m;
+  }
+
   // matrix (possibly inside \left[ ... \right] brackets)
   const bracketed = /^[[(]\s*(\\begin\{[\s\S]*\\end\{[a-zA-Z]+\})\s*[\])]$/.exec(src);
   const mm = MATRIX_RE.exec(bracketed ? bracketed[1]! : src);
@@ -495,9 +591,16 @@ export function parseAnswer(s: string, depth = 0): Answer {
     }
   }
 
-  // words joining multiple answers
-  const joined = src.replace(/\s+(?:and|or)\s+/g, ", ");
+  // words joining multiple answers ("1 and 2", "(11,7)or(7,11)")
+  const joined = src.replace(/\s+(?:and|or)\s+/g, ", ").replace(/(?<=[)\]}])\s*(?:and|or)\s*(?=[([{\\])/g, ", ");
   if (joined !== src) return parseAnswer(joined, depth + 1);
+
+  // groups separated by ";" ("p=5,q=2;p=7,q=2"): a list of answers
+  if (src.includes(";")) {
+    const g = splitTop(src, [";"]).parts.map((p) => p.trim());
+    if (g.length > 1 && g.every((p) => p.length > 0) && g.some((p) => p.includes(",") || p.includes("=")))
+      return { k: "list", items: g.map((p) => parseAnswer(p, depth + 1)), src };
+  }
 
   // unions of intervals / sets
   const u = splitTop(src, ["\\cup", " U "]);
@@ -516,14 +619,22 @@ export function parseAnswer(s: string, depth = 0): Answer {
   if (rel.parts.length > 1 && rel.parts.every((p) => p.trim().length > 0)) {
     // the comma binds looser than "=": "x = 1, y = 2" is a list of equations
     const commas = splitTop(src, [","]);
-    if (commas.parts.length > 1) return { k: "list", items: commas.parts.map((p) => parseAnswer(p.trim(), depth + 1)), src };
+    if (commas.parts.length > 1) {
+      const items = commas.parts.map((p) => parseAnswer(p.trim(), depth + 1));
+      // "n = 1, 2, 3": one label given several values
+      const [first, ...rest] = items;
+      if (first && first.k === "eq" && first.rel === "=" && first.lhs.k === "expr" && isLabelNode(first.lhs.node) && rest.every((x) => x.k !== "eq"))
+        return { k: "eq", lhs: first.lhs, rhs: { k: "list", items: [first.rhs, ...rest], src: commas.parts.slice(1).join(",") }, rel: "=", src };
+      return { k: "list", items, src };
+    }
     return parseRelation(rel.parts.map((p) => p.trim()), rel.seps, src, depth);
   }
 
   // a bracketed tuple / interval spanning the whole answer
   if ((src[0] === "(" || src[0] === "[") && matchingClose(src, 0) === src.length - 1) {
     const inner = src.slice(1, -1);
-    const items = splitTop(inner, [","]).parts.map((p) => p.trim());
+    let items = splitTop(inner, [","]).parts.map((p) => p.trim());
+    if (items.length === 1) items = splitTop(inner, [";"]).parts.map((p) => p.trim()); // (0;-2;6)
     if (items.length >= 2 && items.every((p) => p.length > 0)) {
       const parsed = items.map((p) => parseAnswer(p, depth + 1));
       const open = src[0]!;
@@ -573,21 +684,41 @@ function parseRelation(parts: string[], seps: string[], src: string, depth: numb
     // a chain a = b = c: the claim is its first and last member (x = 4/2 = 2)
     return { k: "eq", lhs: sides[0]!, rhs: sides[sides.length - 1]!, rel: "=", src };
   }
-  // a < x < b  →  interval
-  if (sides.length === 3 && seps.every((x) => x === "<" || x === "<=") && sides[1]!.k === "expr" && sides[1]!.node.k === "sym")
-    return { k: "interval", lo: sides[0]!, hi: sides[2]!, loClosed: seps[0] === "<=", hiClosed: seps[1] === "<=", src };
-  if (sides.length === 3 && seps.every((x) => x === ">" || x === ">=") && sides[1]!.k === "expr" && sides[1]!.node.k === "sym")
-    return { k: "interval", lo: sides[2]!, hi: sides[0]!, loClosed: seps[1] === ">=", hiClosed: seps[0] === ">=", src };
+  // a < x < b  →  interval (x any label: 0 < f(x) < 1);  a <= |x| <= b with 0 < a  →  [-b, -a] ∪ [a, b]
+  const mid = sides[1];
+  if (sides.length === 3 && mid && mid.k === "expr" && isLabelNode(mid.node)) {
+    const up = seps.every((x) => x === "<" || x === "<=");
+    const down = seps.every((x) => x === ">" || x === ">=");
+    if (up || down) {
+      const lo = up ? sides[0]! : sides[2]!;
+      const hi = up ? sides[2]! : sides[0]!;
+      const loClosed = up ? seps[0] === "<=" : seps[1] === ">=";
+      const hiClosed = up ? seps[1] === "<=" : seps[0] === ">=";
+      const loVal = lo.k === "expr" ? evalExact(lo.node, { percentAsHundredth: true }) : null;
+      if (mid.node.k === "fn" && mid.node.name === "abs" && lo.k === "expr" && hi.k === "expr" && loVal !== null && loVal.n > 0n) {
+        const neg = (a: Extract<Answer, { k: "expr" }>): Answer => ({ k: "expr", node: { k: "neg", a: a.node }, src: `-(${a.src})` });
+        return {
+          k: "union",
+          parts: [
+            { k: "interval", lo: neg(hi), hi: neg(lo), loClosed: hiClosed, hiClosed: loClosed, src },
+            { k: "interval", lo, hi, loClosed, hiClosed, src },
+          ],
+          src,
+        };
+      }
+      return { k: "interval", lo, hi, loClosed, hiClosed, src };
+    }
+  }
   if (sides.length === 2) {
     let rel = seps[0] as "<" | ">" | "<=" | ">=" | "!=";
     // 5 >= x  →  x <= 5
-    if (sides[1]!.k === "expr" && sides[1]!.node.k === "sym" && !(sides[0]!.k === "expr" && sides[0]!.node.k === "sym")) {
+    if (sides[1]!.k === "expr" && isLabelNode(sides[1]!.node) && !(sides[0]!.k === "expr" && isLabelNode(sides[0]!.node))) {
       sides.reverse();
       rel = ({ "<": ">", ">": "<", "<=": ">=", ">=": "<=", "!=": "!=" } as const)[rel];
     }
     const inf: Answer = { k: "expr", node: { k: "const", name: "inf" }, src: "\\infty" };
     const ninf: Answer = { k: "expr", node: { k: "neg", a: { k: "const", name: "inf" } }, src: "-\\infty" };
-    const lhsVar = sides[0]!.k === "expr" && sides[0]!.node.k === "sym";
+    const lhsVar = sides[0]!.k === "expr" && isLabelNode(sides[0]!.node) && !(sides[0]!.node.k === "fn" && sides[0]!.node.name === "abs");
     const rhs = sides[1]!;
     // x != a  →  (-∞, a) ∪ (a, ∞)
     if (lhsVar && rel === "!=")
@@ -638,4 +769,122 @@ function expandPm(items: string[]): string[] {
 /** Text comparison form: lower case, no spaces, no braces or backslashes. */
 export function normalizeText(s: string): string {
   return s.toLowerCase().replace(/[\s{}\\]/g, "").replace(/[.!]+$/, "");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Matrix arithmetic
+
+type MVal = { m: Node[][] } | { s: Node };
+
+/**
+ * Evaluate a sum / difference / product / scalar multiple of matrix literals (`A + B`, `A \cdot B`, `2A`, `-A`)
+ * into one matrix whose entries are expression trees (compared entry by entry later, exactly or through the CAS).
+ * @returns the matrix answer, or null when `src` is not such an expression (a single literal, a shape mismatch,
+ *   a matrix inside other structure).
+ */
+function parseMatrixExpression(src: string, depth: number): Answer | null {
+  // split into literals and the text between them
+  const items: (string | Node[][])[] = [];
+  let i = 0;
+  let literals = 0;
+  const re = /\\begin\{([pbBvV]?matrix|smallmatrix)\}/g;
+  for (let m = re.exec(src); m !== null; m = re.exec(src)) {
+    const endTag = `\\end{${m[1]}}`;
+    const close = src.indexOf(endTag, m.index);
+    if (close < 0) return null;
+    items.push(src.slice(i, m.index));
+    const body = src.slice(m.index + m[0].length, close).trim().replace(/\\\\\s*$/, "");
+    const rows = body.split(/\\\\/).map((r) => r.split("&").map((c) => c.trim()));
+    try {
+      items.push(rows.map((r) => r.map((c) => parseExpr(c))));
+    } catch {
+      return null;
+    }
+    literals++;
+    i = close + endTag.length;
+    re.lastIndex = i;
+  }
+  items.push(src.slice(i));
+  const textParts = items.filter((x): x is string => typeof x === "string");
+  if (literals < 2 && textParts.every((t) => /^[\s()[\]]*$/.test(t))) return null; // a single literal: the usual path
+  // tokens: matrices, scalars, operators
+  type T = { v: MVal } | { op: "+" | "-" | "*" };
+  const toks: T[] = [];
+  for (const it of items) {
+    if (typeof it !== "string") {
+      toks.push({ v: { m: it } });
+      continue;
+    }
+    let rest = it.replace(/[()[\]]/g, " ").trim();
+    while (rest.length > 0) {
+      const op = /^(\+|-|\*|\\cdot(?![a-zA-Z])|\\times(?![a-zA-Z]))\s*/.exec(rest);
+      if (op) {
+        toks.push({ op: op[1] === "+" ? "+" : op[1] === "-" ? "-" : "*" });
+        rest = rest.slice(op[0].length);
+        continue;
+      }
+      const sc = /^[^+\-*\\]+|^\\(?!cdot|times)[a-zA-Z]+(?:\{[^{}]*\})*/.exec(rest);
+      if (!sc) return null;
+      try {
+        toks.push({ v: { s: parseExpr(sc[0]) } });
+      } catch {
+        return null;
+      }
+      rest = rest.slice(sc[0].length).trim();
+    }
+  }
+  // evaluate: terms joined by + / -, factors by * or juxtaposition; a leading - negates the term
+  let acc: MVal | null = null;
+  let k = 0;
+  while (k < toks.length) {
+    let sign = 1;
+    if (acc !== null) {
+      const t = toks[k++];
+      if (!t || !("op" in t) || t.op === "*") return null;
+      sign = t.op === "-" ? -1 : 1;
+    }
+    while (k < toks.length && "op" in toks[k]! && (toks[k] as { op: string }).op === "-") {
+      sign = -sign;
+      k++;
+    }
+    let term: MVal | null = null;
+    while (k < toks.length) {
+      const t = toks[k]!;
+      if ("op" in t) {
+        if (t.op !== "*" || term === null) break;
+        k++;
+        continue;
+      }
+      term = term === null ? t.v : mMul(term, t.v);
+      if (term === null) return null;
+      k++;
+    }
+    if (term === null) return null;
+    if (sign < 0) term = mMul({ s: { k: "neg", a: { k: "num", s: "1" } } }, term)!;
+    acc = acc === null ? term : mAdd(acc, term);
+    if (acc === null) return null;
+  }
+  if (acc === null || !("m" in acc)) return null;
+  return { k: "matrix", rows: acc.m.map((r) => r.map((node) => ({ k: "expr", node, src: "" }) as Answer)), src };
+}
+
+function mAdd(a: MVal, b: MVal): MVal | null {
+  if ("s" in a && "s" in b) return { s: { k: "op", op: "+", a: a.s, b: b.s } };
+  if (!("m" in a) || !("m" in b)) return null;
+  if (a.m.length !== b.m.length || a.m.some((r, i) => r.length !== b.m[i]!.length)) return null;
+  return { m: a.m.map((r, i) => r.map((x, j) => ({ k: "op", op: "+", a: x, b: b.m[i]![j]! }) as Node)) };
+}
+
+function mMul(a: MVal, b: MVal): MVal | null {
+  if ("s" in a && "s" in b) return { s: { k: "op", op: "*", a: a.s, b: b.s } };
+  if ("s" in a && "m" in b) return { m: b.m.map((r) => r.map((x) => ({ k: "op", op: "*", a: a.s, b: x }) as Node)) };
+  if ("m" in a && "s" in b) return { m: a.m.map((r) => r.map((x) => ({ k: "op", op: "*", a: x, b: b.s }) as Node)) };
+  if (!("m" in a) || !("m" in b)) return null;
+  const n = a.m[0]!.length;
+  if (a.m.some((r) => r.length !== n) || b.m.length !== n) return null;
+  const cols = b.m[0]!.length;
+  if (b.m.some((r) => r.length !== cols)) return null;
+  return {
+    m: a.m.map((r) => Array.from({ length: cols }, (_, j) => balanced(r.map((x, t) => ({ k: "op", op: "*", a: x, b: b.m[t]![j]! }) as Node), "+"))),
+  };
 }

@@ -8,18 +8,30 @@ import { mathjsBackend, type CasBackend } from "./cas.ts";
 /** Where an answer can be found in a model response, tried in the order given. */
 export type ExtractionMode =
   | "answerTag" // last <answer>...</answer> block (a \boxed{} inside it wins)
-  | "boxed" // last \boxed{...} or \fbox{...}, nested braces allowed
+  | "finalAnswer" // the statement after the last "final answer" when no \boxed{} comes after it
+  | "boxed" // the last group of \boxed{...} / \fbox{...} (boxes joined only by "and", commas, spaces form one list)
   | "gsm8k" // last "#### n" line (GSM8K)
   | "answerIs" // last "the (final) answer is ..." / "Answer: ..."
   | "bareAnswer" // the whole response when it is short and has no prose (e.g. "x = 3", "\\frac{1}{2}")
-  | "lastNumber"; // last number in the text (fallback, see `lastNumberFallback`)
+  | "lastMath" // the last math span ($…$, \(…\), \[…\]) unless a plain number follows it
+  | "lastNumber"; // last number outside math spans and words (fallback, see `lastNumberFallback`)
+
+/**
+ * How a comma between digits is read. "never": a list separator or a thousands separator (`1,000`), never a
+ * decimal point. "auto" (default): as "never", except that an answer that is one number whose comma cannot be a
+ * thousands separator (`1,22`, `2,74`, `1000,99`, `0,111`) is read as a decimal when the other answer is a
+ * single number; `1,222` stays one thousand two hundred and twenty-two, `1,5` (one digit after the comma, a
+ * short integer before it) stays the two answers 1 and 5, and against a list `1,22` stays a list.
+ * "always": every comma written between two digits (no space) is a decimal point (`1,5` is 1.5, `1,000` is 1).
+ */
+export type DecimalCommaMode = "never" | "auto" | "always";
 
 /** How `%` is treated. "flexible": `50\%` equals both `50` and `0.5`; "strict": `50\%` is 0.5 only; "ignore": `%` is dropped (50). */
 export type PercentMode = "flexible" | "strict" | "ignore";
 
 /** Options of {@link verifyMath}, {@link extractAnswer} and {@link mathEquivalent}. Every field is optional. */
 export interface MathVerifyOptions {
-  /** Extraction modes, tried in order; the first that finds something wins. Default: answerTag, boxed, gsm8k, answerIs, bareAnswer, lastNumber. */
+  /** Extraction modes, tried in order; the first that finds something wins. Default: answerTag, finalAnswer, boxed, gsm8k, answerIs, bareAnswer, lastMath, lastNumber. */
   extraction?: ExtractionMode[];
   /** Allow the "lastNumber" mode at all (it is only a fallback). Default true. */
   lastNumberFallback?: boolean;
@@ -47,6 +59,8 @@ export interface MathVerifyOptions {
   maxAnswerLength?: number;
   /** Number of random points at which expressions with free variables are probed through the CAS. Default 6. */
   probePoints?: number;
+  /** Decimal commas (`1,22`): see {@link DecimalCommaMode}. Default "auto". */
+  decimalComma?: DecimalCommaMode;
   /** The CAS backend that compiles and evaluates non-rational expressions. Default: mathjs ({@link mathjsBackend}). */
   cas?: CasBackend;
 }
@@ -85,7 +99,9 @@ export interface Equivalence {
 /** Options with every default filled in. */
 export type ResolvedMathOptions = Required<MathVerifyOptions>;
 
-export const DEFAULT_EXTRACTION: readonly ExtractionMode[] = ["answerTag", "boxed", "gsm8k", "answerIs", "bareAnswer", "lastNumber"];
+export const DEFAULT_EXTRACTION: readonly ExtractionMode[] = [
+  "answerTag", "finalAnswer", "boxed", "gsm8k", "answerIs", "bareAnswer", "lastMath", "lastNumber",
+];
 
 /** Fill every option with its default. */
 export function resolveOptions(opts: MathVerifyOptions = {}): ResolvedMathOptions {
@@ -102,6 +118,7 @@ export function resolveOptions(opts: MathVerifyOptions = {}): ResolvedMathOption
     unorderedLists: opts.unorderedLists ?? true,
     maxAnswerLength: opts.maxAnswerLength ?? 400,
     probePoints: opts.probePoints ?? 6,
+    decimalComma: opts.decimalComma ?? "auto",
     cas: opts.cas ?? mathjsBackend,
   };
 }
