@@ -1,9 +1,20 @@
 #!/usr/bin/env node
 // Runs the test suite with Node's built-in test runner and tsx as the TypeScript loader.
-// Usage: node scripts/run-tests.mjs [files or folders...]   (default: every *.test.ts under test/)
+// Usage: node scripts/run-tests.mjs [--slow] [files or folders...]
+//   default: every *.test.ts under test/ except the slow ones (`npm test`, a few minutes);
+//   --slow:  only the slow learning tests — files named *.slow.test.ts or under test/slow/
+//            (`npm run test:slow`; CI runs both). Files named explicitly always run.
+// The CLI that tests spawn (bin/rlvr.js) runs the current sources (RLVR_FROM_SOURCE=1), not dist/.
 import { readdirSync, statSync } from "node:fs";
-import { join } from "node:path";
+import { join, sep } from "node:path";
 import { spawnSync } from "node:child_process";
+
+const args = process.argv.slice(2);
+const slow = args.includes("--slow");
+const named = args.filter((a) => a !== "--slow");
+
+/** Whether a test file belongs to the slow suite. */
+const isSlow = (p) => p.endsWith(".slow.test.ts") || p.split(sep).includes("slow");
 
 function collect(path, out) {
   if (statSync(path).isDirectory()) {
@@ -11,11 +22,15 @@ function collect(path, out) {
   } else if (path.endsWith(".test.ts")) out.push(path);
   return out;
 }
-const roots = process.argv.slice(2).length ? process.argv.slice(2) : ["test"];
-const files = roots.flatMap((r) => collect(r, []));
+const explicitFiles = named.filter((p) => !statSync(p).isDirectory());
+const roots = named.length ? named : ["test"];
+const files = roots.flatMap((r) => collect(r, [])).filter((f) => explicitFiles.includes(f) || isSlow(f) === slow);
 if (files.length === 0) {
-  console.error("no test files found under " + roots.join(", "));
+  console.error(`no ${slow ? "slow " : ""}test files found under ${roots.join(", ")}`);
   process.exit(1);
 }
-const r = spawnSync(process.execPath, ["--import", "tsx", "--test", "--test-concurrency=2", ...files], { stdio: "inherit" });
+const r = spawnSync(process.execPath, ["--import", "tsx", "--test", "--test-concurrency=2", ...files], {
+  stdio: "inherit",
+  env: { ...process.env, RLVR_FROM_SOURCE: "1" },
+});
 process.exit(r.status ?? 1);

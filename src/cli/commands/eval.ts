@@ -7,7 +7,7 @@
 import { appendFileSync, existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
 import type { Command } from "commander";
-import { EmbeddedEngine } from "../../engines/embedded/engine.ts";
+import { openEngine } from "../../engines/open.ts";
 import { loadTokenizer } from "../../tokenizers/index.ts";
 import { getTask, generateExamples, loadDataset, renderPrompt } from "../../tasks/index.ts";
 import type { Example, Verdict } from "../../tasks/types.ts";
@@ -15,7 +15,9 @@ import { evaluate, type EvalResult } from "../../eval/accuracy.ts";
 import { compareResults, passAtKCurve } from "../../eval/compare.ts";
 import { asciiCurve, formatComparison, formatReport } from "../../eval/report.ts";
 import { buildVerifier } from "../../trainer/context.ts";
-import { parseRunConfig } from "../../config/schema.ts";
+import { loadRunConfig } from "../../config/schema.ts";
+import { compileReward } from "../../rewards/compile.ts";
+import { rewardConfigSchema, BUILTIN_VERIFIER_NAMES } from "../../rewards/config.ts";
 
 /** A run directory's final checkpoint, or the directory itself when it holds config.json. */
 export function resolveCheckpoint(path: string): string {
@@ -36,7 +38,8 @@ export interface EvalCommandOptions {
   task?: string;
   difficulty?: string;
   data?: string;
-  verifier: string;
+  /** Verifier for --data rows; default: the run's (its config.yaml), else required. */
+  verifier?: string;
   n: number;
   samples: number;
   k?: string;
@@ -74,21 +77,30 @@ export async function evalExamples(o: EvalCommandOptions): Promise<Example[]> {
   return out;
 }
 
+/**
+ * The verifier of an evaluation: `--verifier` when given; for --data rows, the run's own reward
+ * block (its config.yaml, found beside `runDir` or above its checkpoint); for --task prompts,
+ * each example's task verifier.
+ * @throws Error when --data rows have no verifier (no --verifier, no run config)
+ */
+export async function evalVerifier(o: Pick<EvalCommandOptions, "verifier" | "data">, runDir: string): Promise<(r: string, e: Example) => Verdict | Promise<Verdict>> {
+  if (o.verifier) return (await compileReward(rewardConfigSchema.parse({ verifier: o.verifier }), { at: "--verifier" })).verifyOne;
+  if (!o.data) return (await compileReward(rewardConfigSchema.parse({ verifier: "task" }))).verifyOne;
+  const abs = resolve(runDir);
+  const configs = [join(abs, "config.yaml"), join(abs, "..", "config.yaml"), join(abs, "..", "..", "config.yaml")];
+  const found = configs.find((c) => existsSync(c));
+  if (!found) {
+    throw new Error(`rlvr eval: --data rows need a verifier; pass --verifier <name> (${BUILTIN_VERIFIER_NAMES.join(", ")}, or a task's name) or evaluate a run directory whose config.yaml names one`);
+  }
+  return buildVerifier(loadRunConfig(found));
+}
+
 /** Evaluate one checkpoint directory on `examples`. */
 export async function evalCheckpoint(dir: string, examples: Example[], o: EvalCommandOptions): Promise<EvalResult> {
   const tokenizer = await loadTokenizer(dir);
-  const engine = await EmbeddedEngine.fromPretrained(dir, { tokenizer });
+  const engine = await openEngine({ path: dir, engine: "embedded" }, { tokenizer });
   try {
-    const verifiers = new Map<string, (r: string, e: Example) => Verdict>();
-    const verify = (r: string, e: Example): Verdict => {
-      const name = o.data ? (o.task ?? o.verifier) : e.task;
-      let v = verifiers.get(name);
-      if (!v) {
-        v = buildVerifier(parseRunConfig({ model: { path: dir }, data: { task: name === "math" ? undefined : name, train: o.data, verifier: name } }));
-        verifiers.set(name, v);
-      }
-      return v(r, e);
-    };
+    const verify = await evalVerifier(o, dir);
     const encodePrompt = (ex: Example) => {
       const ids = tokenizer.encode(renderPrompt(ex, { template: o.template }));
       return Int32Array.from(tokenizer.bosId !== null ? [tokenizer.bosId, ...ids] : ids);
@@ -175,7 +187,7 @@ export function register(program: Command): void {
     .option("--task <names>", "procedural task(s) to generate held-out prompts from, comma-separated")
     .option("--difficulty <d>", "task difficulty or comma-separated difficulties (n prompts each)")
     .option("--data <file>", "JSONL/Parquet file of examples instead of a task")
-    .option("--verifier <name>", "verifier for --data rows (a task name or math)", "math")
+    .option("--verifier <name>", "verifier for --data rows (exact, f1, choice, math, format, ifeval, code, a task's name; default: the run's reward block)")
     .option("--n <count>", "number of prompts (per task and difficulty)", (v) => parseInt(v, 10), 256)
     .option("--samples <n>", "samples per prompt (pass@k and maj@k for k up to this)", (v) => parseInt(v, 10), 1)
     .option("--k <list>", "k values for pass@k and maj@k, e.g. 1,4,16 (default powers of two and n)")
