@@ -17,7 +17,11 @@
  * last user message as the prompt and keeps the chat in `meta.messages`.
  *
  * Bad rows raise a `DatasetError` naming the file, line (JSONL) or row (Parquet, 1-based), field
- * and fix — or, with `onBadRow: "skip"`, are counted and skipped.
+ * and fix — or, with `onBadRow: "skip"`, are counted and skipped. A row is bad when its line is
+ * not valid UTF-8 (JSONL is read as bytes and each line decoded strictly, so nothing is replaced
+ * silently), is not JSON, holds a string with a lone UTF-16 surrogate (a `"\ud800"` escape)
+ * anywhere, or lacks or mistypes a field (prompt: a string or a chat; answer, solution, id and
+ * task: strings or numbers).
  */
 import { mkdirSync, readFileSync, writeFileSync, existsSync } from "node:fs";
 import { basename, dirname, extname } from "node:path";
@@ -204,6 +208,35 @@ function describe(v: unknown): string {
 
 type RowResult = { ok: true; example: Example } | { ok: false; field: string | null; detail: string };
 
+/** A lone UTF-16 surrogate: a high one not followed by a low one, or a low one not after a high one. */
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+/**
+ * The first string in `v` (keys included, depth-first) that holds a lone surrogate, as a field
+ * path and the UTF-16 index of the surrogate; null when every string is well formed.
+ */
+function findLoneSurrogate(v: unknown, path: string): { path: string; index: number } | null {
+  if (typeof v === "string") {
+    const m = LONE_SURROGATE.exec(v);
+    return m ? { path, index: m.index } : null;
+  }
+  if (v === null || typeof v !== "object") return null;
+  if (Array.isArray(v)) {
+    for (let i = 0; i < v.length; i++) {
+      const f = findLoneSurrogate(v[i], `${path}[${i}]`);
+      if (f) return f;
+    }
+    return null;
+  }
+  for (const [k, x] of Object.entries(v as Record<string, unknown>)) {
+    const key = path ? `${path}.${k}` : k;
+    if (LONE_SURROGATE.test(k)) return { path: key, index: LONE_SURROGATE.exec(k)!.index };
+    const f = findLoneSurrogate(x, key);
+    if (f) return f;
+  }
+  return null;
+}
+
 function scalarText(v: unknown): string | null {
   if (typeof v === "string") return v;
   if (typeof v === "number" && Number.isFinite(v)) return String(v);
@@ -219,6 +252,21 @@ function rowToExample(row: unknown, line: number, stem: string, spec: PresetSpec
   const r = row as Record<string, unknown>;
   const fields = { ...spec.fields, ...opts.fields };
   const keys = Object.keys(r).join(", ") || "none";
+  const lone = findLoneSurrogate(r, "");
+  if (lone) {
+    const top = lone.path.split(/[.[]/)[0]!;
+    return {
+      ok: false,
+      field: top,
+      detail: `field "${lone.path}" holds a lone UTF-16 surrogate at character ${lone.index + 1} (a \\ud800-\\udfff escape without its pair), which no tokenizer can encode; fix the text, or set data.onBadRow to "skip"`,
+    };
+  }
+  // Optional fields, when present, must be text.
+  for (const [key, path] of [["solution", fields.solution ?? "solution"], ["id", fields.id ?? "id"], ["task", fields.task ?? "task"]] as const) {
+    const v = getField(r, path);
+    if (v === undefined || v === null || scalarText(v) !== null) continue;
+    return { ok: false, field: path, detail: `field "${path}" is ${describe(v)}, expected a string or a number${path === key ? "" : ` (data.fields.${key})`}` };
+  }
 
   // Prompt: a string, or a chat whose last user message is the prompt.
   const pv = getField(r, fields.prompt!);
@@ -282,17 +330,69 @@ function rowToExample(row: unknown, line: number, stem: string, spec: PresetSpec
   return { ok: true, example };
 }
 
-/** Parse JSONL text into rows with their 1-based line numbers; blank lines are ignored. */
-function jsonlRows(text: string): { line: number; row?: unknown; error?: string }[] {
+/**
+ * Byte offset (0-based) of the first byte that breaks UTF-8 in `b` (a truncated sequence at the
+ * end counts at its first byte), or -1 when `b` is valid. Overlong forms, surrogates (ED A0..BF)
+ * and code points above U+10FFFF are invalid, as in the WHATWG decoder.
+ */
+export function firstInvalidUtf8(b: Uint8Array): number {
+  let i = 0;
+  while (i < b.length) {
+    const c = b[i]!;
+    if (c < 0x80) {
+      i++;
+      continue;
+    }
+    let n: number;
+    let lo = 0x80;
+    let hi = 0xbf;
+    if (c >= 0xc2 && c <= 0xdf) n = 1;
+    else if (c >= 0xe0 && c <= 0xef) {
+      n = 2;
+      if (c === 0xe0) lo = 0xa0;
+      if (c === 0xed) hi = 0x9f;
+    } else if (c >= 0xf0 && c <= 0xf4) {
+      n = 3;
+      if (c === 0xf0) lo = 0x90;
+      if (c === 0xf4) hi = 0x8f;
+    } else return i;
+    for (let k = 1; k <= n; k++) {
+      const x = b[i + k];
+      if (x === undefined || x < (k === 1 ? lo : 0x80) || x > (k === 1 ? hi : 0xbf)) return i;
+    }
+    i += n + 1;
+  }
+  return -1;
+}
+
+/**
+ * Split JSONL bytes into rows with their 1-based line numbers; blank lines are ignored. Each line
+ * is decoded as strict UTF-8 (a bad byte is an error naming its column, not a silent U+FFFD).
+ */
+function jsonlRows(bytes: Uint8Array): { line: number; row?: unknown; error?: string }[] {
   const out: { line: number; row?: unknown; error?: string }[] = [];
-  const lines = text.split("\n");
-  for (let i = 0; i < lines.length; i++) {
-    const s = lines[i]!.replace(/\r$/, "");
+  const decoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false });
+  let start = 0;
+  for (let i = 0; start <= bytes.length; i++) {
+    let end = bytes.indexOf(0x0a, start);
+    if (end < 0) end = bytes.length;
+    const raw = bytes.subarray(start, end);
+    start = end + 1;
+    let s: string;
+    try {
+      s = decoder.decode(raw);
+    } catch {
+      const at = firstInvalidUtf8(raw);
+      const hex = Array.from(raw.subarray(at, Math.min(raw.length, at + 4)), (x) => x.toString(16).padStart(2, "0")).join(" ");
+      out.push({ line: i + 1, error: `invalid UTF-8 at byte ${at + 1} of the line (bytes ${hex}); save the file as UTF-8, or set data.onBadRow to "skip" to skip bad rows` });
+      continue;
+    }
+    s = s.replace(/\r$/, "");
     if (s.trim() === "") continue;
     try {
       out.push({ line: i + 1, row: JSON.parse(s) });
     } catch (e) {
-      out.push({ line: i + 1, error: (e as Error).message });
+      out.push({ line: i + 1, error: `invalid JSON (${(e as Error).message}); fix the line, or set data.onBadRow to "skip" to skip bad rows` });
     }
   }
   return out;
@@ -327,7 +427,7 @@ export async function loadDataset(path: string, opts: LoadOptions = {}): Promise
 
   let rows: { line: number; row?: unknown; error?: string }[];
   try {
-    rows = format === "parquet" ? await parquetRows(path) : jsonlRows(readFileSync(path, "utf8"));
+    rows = format === "parquet" ? await parquetRows(path) : jsonlRows(readFileSync(path));
   } catch (e) {
     throw new DatasetError(path, null, null, `cannot read the file as ${format} (${(e as Error).message}); check data.train / data.test and the file extension (.jsonl or .parquet)`);
   }
@@ -342,7 +442,7 @@ export async function loadDataset(path: string, opts: LoadOptions = {}): Promise
     if (r.row !== null && typeof r.row === "object" && !Array.isArray(r.row)) for (const k of Object.keys(r.row)) columns.add(k);
     const res: RowResult =
       r.error !== undefined
-        ? { ok: false, field: null, detail: `invalid JSON (${r.error}); fix the line, or set data.onBadRow to "skip" to skip bad rows` }
+        ? { ok: false, field: null, detail: r.error }
         : rowToExample(r.row, r.line, stem, spec, opts);
     if (res.ok) {
       examples.push(res.example);
