@@ -340,7 +340,8 @@ class ExprParser {
     this.expect("_");
     this.expect("{");
     const idx = this.peek();
-    if (!idx || idx.t !== "sym") throw new ParseError(`\\${kind} without an index`);
+    // the index may be a letter the tokenizer took for a constant (i, e)
+    if (!idx || (idx.t !== "sym" && !(idx.t === "const" && (idx.v === "i" || idx.v === "e")))) throw new ParseError(`\\${kind} without an index`);
     this.i++;
     this.expect("=");
     const lo = this.expr();
@@ -353,7 +354,7 @@ class ExprParser {
     const b = evalExact(hi, { percentAsHundredth: true });
     if (a && b && a.d === 1n && b.d === 1n && b.n - a.n < BigInt(MAX_TERMS)) {
       const terms: Node[] = [];
-      for (let k = a.n; k <= b.n; k++) terms.push(substitute(body, idx.v, k < 0n ? { k: "neg", a: { k: "num", s: String(-k) } } : { k: "num", s: String(k) }));
+      for (let k = a.n; k <= b.n; k++) terms.push(substitute(body, idx.v, idx.t === "const", k < 0n ? { k: "neg", a: { k: "num", s: String(-k) } } : { k: "num", s: String(k) }));
       if (terms.length === 0) return { k: "num", s: kind === "sum" ? "0" : "1" };
       return balanced(terms, kind === "sum" ? "+" : "*");
     }
@@ -418,19 +419,21 @@ class ExprParser {
 /** Most terms a `\sum` / `\prod` with numeric bounds is expanded into. */
 const MAX_TERMS = 1000;
 
-/** `n` with every symbol `name` replaced by `value`. */
-function substitute(n: Node, name: string, value: Node): Node {
+/** `n` with every symbol `name` (or the constant `name`, for an index written `i` or `e`) replaced by `value`. */
+function substitute(n: Node, name: string, isConst: boolean, value: Node): Node {
   switch (n.k) {
     case "sym":
-      return n.name === name ? value : n;
+      return !isConst && n.name === name ? value : n;
+    case "const":
+      return isConst && n.name === name ? value : n;
     case "op":
-      return { k: "op", op: n.op, a: substitute(n.a, name, value), b: substitute(n.b, name, value) };
+      return { k: "op", op: n.op, a: substitute(n.a, name, isConst, value), b: substitute(n.b, name, isConst, value) };
     case "neg":
     case "fact":
     case "pct":
-      return { k: n.k, a: substitute(n.a, name, value) };
+      return { k: n.k, a: substitute(n.a, name, isConst, value) };
     case "fn":
-      return { k: "fn", name: n.name, args: n.args.map((x) => substitute(x, name, value)) };
+      return { k: "fn", name: n.name, args: n.args.map((x) => substitute(x, name, isConst, value)) };
     default:
       return n;
   }
