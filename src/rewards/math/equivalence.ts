@@ -81,8 +81,15 @@ function percentVariants(n: Node, mode: ResolvedMathOptions["percent"]): { node:
 }
 
 /** If `n` is a signed decimal literal, its number of decimals and significant digits. */
-function decimalLiteral(n: Node): { decimals: number; sig: number } | null {
-  const lit = n.k === "neg" ? n.a : n;
+function decimalLiteral(n: Node, hundredth = false): { decimals: number; sig: number } | null {
+  // 66.7% read as a hundredth is the decimal 0.667: two more places, same significant digits
+  const inner = n.k === "neg" ? n.a : n;
+  if (inner.k === "pct") {
+    if (!hundredth) return null;
+    const d = decimalLiteral(inner.a);
+    return d && { decimals: d.decimals + 2, sig: d.sig };
+  }
+  const lit = inner;
   if (lit.k !== "num" || /[eE]/.test(lit.s)) return null;
   const [int, frac = ""] = lit.s.split(".");
   if (frac.length === 0) return null;
@@ -140,8 +147,8 @@ function compareScalarOnce(a: Node, b: Node, ha: boolean, hb: boolean, ctx: Comp
     } catch {
       ra = rb = null;
     }
-    const la = decimalLiteral(a);
-    const lb = decimalLiteral(b);
+    const la = decimalLiteral(a, ha);
+    const lb = decimalLiteral(b, hb);
     if (ra && rb) {
       if (ratEq(ra, rb)) return yes("exact rational");
       // a rounded decimal against a value with no finite decimal expansion
@@ -377,11 +384,13 @@ function compareInner(a: Answer, b: Answer, ctx: CompareContext): Decision {
   if (a.k === "eq" && a.rel === "=") {
     if (isUnknown(a.lhs)) return tag(compareAnswers(a.rhs, b, ctx), "rhs of equation");
     if (isUnknown(a.rhs)) return tag(compareAnswers(a.lhs, b, ctx), "lhs of equation");
+    if (isNumericIdentity(a, ctx)) return tag(compareAnswers(a.rhs, b, ctx), "value of a true numeric equation");
     return no("equation vs value");
   }
   if (b.k === "eq" && b.rel === "=") {
     if (isUnknown(b.lhs)) return tag(compareAnswers(a, b.rhs, ctx), "rhs of equation");
     if (isUnknown(b.rhs)) return tag(compareAnswers(a, b.lhs, ctx), "lhs of equation");
+    if (isNumericIdentity(b, ctx)) return tag(compareAnswers(a, b.rhs, ctx), "value of a true numeric equation");
     return no("value vs equation");
   }
   switch (a.k) {
@@ -440,6 +449,13 @@ function compareInner(a: Answer, b: Answer, ctx: CompareContext): Decision {
     case "eq":
       return no("relations differ");
   }
+}
+
+/** `\frac{16}{4} = 4`: both sides are numbers (no variable) and equal, so the equation states its right side. */
+function isNumericIdentity(e: Extract<Answer, { k: "eq" }>, ctx: CompareContext): boolean {
+  if (e.lhs.k !== "expr" || e.rhs.k !== "expr") return false;
+  if (collectSyms(e.lhs.node, new Set()).size > 0 || collectSyms(e.rhs.node, new Set()).size > 0) return false;
+  return compareAnswers(e.lhs, e.rhs, ctx).equal;
 }
 
 function tag(d: Decision, what: string): Decision {

@@ -345,6 +345,8 @@ export function bareAnswer(text: string): string | null {
   if (t.length === 0 || t.length > 120 || t.includes("\n")) return null;
   const withoutCommands = t.replace(/\\[a-zA-Z]+(\{[^{}]*\})?/g, " ");
   if (/[a-zA-Z]{4,}/.test(withoutCommands)) return null;
+  // two words in a row are prose ("so it is 45"), whatever their length
+  if (/(?<![a-zA-Z_\\])(?!(?:and|or)\b)[a-zA-Z]{2,}\s+(?!(?:and|or)\b)[a-zA-Z]{2,}(?![a-zA-Z])/.test(withoutCommands)) return null;
   // a lone "$...$" pair around prose is currency, not math
   if ((t.match(/\$/g) ?? []).length % 2 === 1) return null;
   return stripMathDelimiters(t);

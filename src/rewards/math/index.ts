@@ -19,21 +19,24 @@ export { normalizeAnswer } from "./normalize.ts";
 /** Most CAS compilations one comparison may spend (lists and matrices of many items). */
 const COMPILE_BUDGET = 400;
 
+/** Math delimiters or a box: an answer written inside them is math, not plain text. */
+const MATH_MARKUP = /[$]|\\[([]|\\boxed|\\fbox/;
+
 const LONE_COMMA_NUMBER = /^(-?\d+),(\d+)(%?)$/;
 
 /**
  * The decimal-comma reading of `s` under `decimalComma: "auto"`: `s` is one number `a,b` (a comma that
- * normalisation did not take as a thousands separator, and not `d,d` between two short integers, which stays
- * a list) and `other` is a single number, not a list.
+ * normalisation did not take as a thousands separator) and `other` is a single number, not a list. Inside math
+ * delimiters or a box (`plain` false), `d,d` with a short integer before a single digit stays a list.
  * @returns `a.b`, or null when the rule does not apply.
  */
-function decimalCommaReading(s: string, other: string): string | null {
+function decimalCommaReading(s: string, other: string, plain: boolean): string | null {
   const m = LONE_COMMA_NUMBER.exec(s);
   if (!m || LONE_COMMA_NUMBER.test(other)) return null;
   const int = m[1]!.replace("-", "");
-  // "1,5" could as well be the two answers 1 and 5: only a comma that is neither a thousands separator nor
-  // between two short integers is read as decimal (two or 4+ digits after it, or 0 or 4+ digits before it)
-  if (m[2]!.length === 1 && int !== "0" && int.length < 4) return null;
+  // inside math ($1,5$, \boxed{1,5}) a single digit after a short integer reads as the two answers 1 and 5;
+  // in plain text ("Total: 3,5 €", a bare 1,5) it is a decimal comma
+  if (!plain && m[2]!.length === 1 && int !== "0" && int.length < 4) return null;
   const po = parseAnswer(other);
   if (po.k !== "expr") return null;
   return `${m[1]}.${m[2]}${m[3]}`;
@@ -50,6 +53,11 @@ function decimalCommaReading(s: string, other: string): string | null {
  *   reimplemented here; see docs/rewards-math.md.
  */
 export function mathEquivalent(a: string, b: string, opts: MathVerifyOptions = {}): Equivalence {
+  return equivalent(a, b, opts, false, false);
+}
+
+/** {@link mathEquivalent}, told which answers were written as plain text (outside math delimiters and boxes). */
+function equivalent(a: string, b: string, opts: MathVerifyOptions, plainA: boolean, plainB: boolean): Equivalence {
   let normalizedA = "";
   let normalizedB = "";
   try {
@@ -61,14 +69,14 @@ export function mathEquivalent(a: string, b: string, opts: MathVerifyOptions = {
     if (o.decimalComma === "auto") {
       // one lone number with a comma that cannot be a thousands separator (normalisation already removed
       // those), against a single number: the comma is a decimal comma
-      const da = decimalCommaReading(normalizedA, normalizedB);
-      const db = decimalCommaReading(normalizedB, normalizedA);
+      const da = decimalCommaReading(normalizedA, normalizedB, plainA);
+      const db = decimalCommaReading(normalizedB, normalizedA, plainB);
       if (da !== null || db !== null) note = " (decimal comma)";
       normalizedA = da ?? normalizedA;
       normalizedB = db ?? normalizedB;
     }
     if (normalizedA.length === 0 || normalizedB.length === 0) return { equivalent: false, reason: "empty answer after normalisation", normalizedA, normalizedB };
-    if (normalizedA.replace(/\s+/g, "") === normalizedB.replace(/\s+/g, "")) return { equivalent: true, reason: "identical after normalisation", normalizedA, normalizedB };
+    if (normalizedA.replace(/\s+/g, "") === normalizedB.replace(/\s+/g, "")) return { equivalent: true, reason: "identical after normalisation" + note, normalizedA, normalizedB };
     if (normalizedA.length > o.maxAnswerLength || normalizedB.length > o.maxAnswerLength) {
       const same = normalizeText(normalizedA) === normalizeText(normalizedB);
       return { equivalent: same, reason: `answer longer than maxAnswerLength (${o.maxAnswerLength}): text comparison`, normalizedA, normalizedB };
@@ -108,7 +116,9 @@ export function verifyMath(response: string, reference: string, opts: MathVerify
         reason: "no answer extracted",
       };
     }
-    const eq = mathEquivalent(got.answer, ref.answer, opts);
+    const plainA = got.mode === "lastNumber" || (got.mode === "bareAnswer" && !MATH_MARKUP.test(response));
+    const plainB = ref.mode === "whole" && !MATH_MARKUP.test(reference);
+    const eq = equivalent(got.answer, ref.answer, opts, plainA, plainB);
     return {
       correct: eq.equivalent,
       extracted: got.answer,

@@ -20,8 +20,9 @@ export type ExtractionMode =
  * How a comma between digits is read. "never": a list separator or a thousands separator (`1,000`), never a
  * decimal point. "auto" (default): as "never", except that an answer that is one number whose comma cannot be a
  * thousands separator (`1,22`, `2,74`, `1000,99`, `0,111`) is read as a decimal when the other answer is a
- * single number; `1,222` stays one thousand two hundred and twenty-two, `1,5` (one digit after the comma, a
- * short integer before it) stays the two answers 1 and 5, and against a list `1,22` stays a list.
+ * single number; `1,222` stays one thousand two hundred and twenty-two; `1,5` (one digit after the comma, a
+ * short integer before it) is 1.5 in plain text but the two answers 1 and 5 inside `$…$` or `\boxed{}`; and
+ * against a list, `1,22` stays a list.
  * "always": every comma written between two digits (no space) is a decimal point (`1,5` is 1.5, `1,000` is 1).
  */
 export type DecimalCommaMode = "never" | "auto" | "always";
