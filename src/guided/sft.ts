@@ -1,15 +1,15 @@
 /**
  * SFT utilities for the guided methods: demonstrations as Sequences (from a dataset's solutions,
  * a teacher, or the model's own filtered samples) and one supervised optimizer step on them,
- * reusing the loss library's makeSftLoss and the trainer's packSequences (the SFT stage in
+ * training through the pipeline's optimize() like every other update (the SFT stage in
  * src/trainer/sft.ts does the same over the training set).
  */
-import { makeSftLoss, stepCounts, combineMetrics, type StepCounts } from "../algorithms/index.ts";
+import { makeSftLoss, combineMetrics, type StepCounts } from "../algorithms/index.ts";
 import type { Engine, TokenLossFn } from "../engines/engine.ts";
+import { optimize } from "../pipeline/optimize.ts";
 import type { Example } from "../tasks/types.ts";
 import type { Tokenizer } from "../tokenizers/types.ts";
-import { chunkBySize, packSequences, type Sequence } from "../trainer/batch.ts";
-import { dropGradients } from "../trainer/faults.ts";
+import type { Sequence } from "../core/sequence.ts";
 
 /**
  * A demonstration for `example`: its prompt tokens and `target` (default example.solution ??
@@ -38,22 +38,13 @@ export interface SupervisedStepOptions {
  */
 export async function supervisedStep(engine: Engine, seqs: readonly Sequence[], o: SupervisedStepOptions): Promise<Record<string, number>> {
   if (seqs.length === 0) return { loss: 0, nll: 0, tokens: 0, grad_norm: 0, skipped: 0 };
-  const micro = chunkBySize(seqs, o.microBatchSize ?? seqs.length).map((m) => packSequences(m, o.padId));
-  const counts = stepCounts(micro, Math.max(...seqs.map((q) => q.response.length)));
-  const lossFn = (o.loss ?? ((c: StepCounts) => makeSftLoss(c)))(counts);
-  const parts: Record<string, number>[] = [];
-  let loss = 0;
-  let finite = true;
-  for (const mb of micro) {
-    const r = await engine.forwardBackward(mb, lossFn);
-    loss += r.loss;
-    if (!Number.isFinite(r.loss)) finite = false;
-    parts.push(r.metrics);
-  }
-  let gradNorm = Number.NaN;
-  let skipped = true;
-  if (finite) ({ gradNorm, skipped } = await engine.optimStep({ lr: o.lr, maxGradNorm: o.maxGradNorm ?? 1, weightDecay: o.weightDecay ?? 0 }));
-  else await dropGradients(engine);
-  const m = combineMetrics(parts);
-  return { loss, nll: m["nll"] ?? loss, tokens: counts.tokens, grad_norm: gradNorm, skipped: skipped ? 1 : 0 };
+  const rep = await optimize(engine, seqs, {
+    padId: o.padId,
+    microBatchSize: o.microBatchSize,
+    maxLength: Math.max(...seqs.map((q) => q.response.length)),
+    loss: o.loss ?? ((c: StepCounts) => makeSftLoss(c)),
+    optim: { lr: o.lr, maxGradNorm: o.maxGradNorm ?? 1, weightDecay: o.weightDecay ?? 0 },
+  });
+  const m = combineMetrics(rep.lossParts);
+  return { loss: rep.loss, nll: m["nll"] ?? rep.loss, tokens: rep.tokens, grad_norm: rep.gradNorm, skipped: rep.skippedUpdates > 0 ? 1 : 0 };
 }

@@ -5,4 +5,4 @@ export * from "./majority.ts";
 export * from "./novelty.ts";
 export * from "./ear.ts";
 export * from "./selfplay.ts";
-export { buildLabelFreeHooks } from "./hooks.ts";
+export * from "./vote.ts";

@@ -12,14 +12,14 @@
  * Advantages are GRPO per role and per task: the proposals form one group, each task's solver
  * samples another; one policy-loss update on both roles.
  */
-import { computeAdvantages, makePolicyLoss, stepCounts, combineMetrics, type AlgorithmConfig } from "../algorithms/index.ts";
+import { computeAdvantages, makePolicyLoss, combineMetrics, type AlgorithmConfig } from "../algorithms/index.ts";
 import { learningRate } from "../engines/embedded/optimizer.ts";
 import { evaluateExpression } from "../tasks/expr.ts";
 import { getTask } from "../tasks/index.ts";
 import type { Example } from "../tasks/types.ts";
-import { chunkBySize, packSequences, type Sequence } from "../trainer/batch.ts";
+import type { Sequence } from "../core/sequence.ts";
+import { optimize } from "../pipeline/optimize.ts";
 import type { RunContext } from "../trainer/context.ts";
-import { dropGradients } from "../trainer/faults.ts";
 import type { RlStageHooks } from "../trainer/hooks.ts";
 import type { RunLogger } from "../trainer/logger.ts";
 import type { RlState } from "../trainer/rl.ts";
@@ -122,30 +122,19 @@ export async function selfPlayStep(ctx: RunContext, alg: AlgorithmConfig, st: Rl
   const adv = computeAdvantages(advName, { rewards: Float32Array.from(rewards), groupIds: Int32Array.from(groupIds), lengths: Int32Array.from(seqs.map((q) => q.response.length)) }, advOpts);
   seqs.forEach((q, i) => (q.advantage = adv[i]!));
 
-  const parts: Record<string, number>[] = [];
-  let gradNorm = 0;
-  let skipped = 0;
+  const lr = learningRate(st.step, { lr: r.lr, schedule: r.schedule, warmupSteps: r.warmupSteps, totalSteps: r.steps, minLrRatio: r.minLrRatio });
   const trainable = seqs.filter((q) => q.response.length > 0);
-  if (trainable.length) {
-    const micro = chunkBySize(trainable, r.microBatchSize ?? trainable.length).map((m) => packSequences(m, ctx.tokenizer.padId));
-    const counts = stepCounts(micro, Math.max(r.maxNewTokens, sp.proposeMaxTokens));
-    const lossFn = makePolicyLoss(alg, counts, { klCoef: 0, entropyCoef: st.entropy.coef });
-    let finite = true;
-    for (const mb of micro) {
-      const rep = await ctx.engine.forwardBackward(mb, lossFn, { entropy: true });
-      parts.push({ ...rep.metrics, loss: rep.loss });
-      if (!Number.isFinite(rep.loss)) finite = false;
-    }
-    if (finite) {
-      const lr = learningRate(st.step, { lr: r.lr, schedule: r.schedule, warmupSteps: r.warmupSteps, totalSteps: r.steps, minLrRatio: r.minLrRatio });
-      const o = await ctx.engine.optimStep({ lr, maxGradNorm: r.maxGradNorm, weightDecay: r.weightDecay });
-      gradNorm = o.gradNorm;
-      skipped = o.skipped ? 1 : 0;
-    } else {
-      await dropGradients(ctx.engine);
-      skipped = 1;
-    }
-  }
+  const rep = await optimize(ctx.engine, trainable, {
+    padId: ctx.tokenizer.padId,
+    microBatchSize: r.microBatchSize,
+    maxLength: Math.max(r.maxNewTokens, sp.proposeMaxTokens),
+    loss: (counts) => makePolicyLoss(alg, counts, { klCoef: 0, entropyCoef: st.entropy.coef }),
+    optim: { lr, maxGradNorm: r.maxGradNorm, weightDecay: r.weightDecay },
+    entropy: true,
+  });
+  const parts = rep.lossParts;
+  const gradNorm = rep.gradNorm;
+  const skipped = rep.skippedUpdates > 0 ? 1 : 0;
   const lm = combineMetrics(parts);
   const mean = (xs: number[]) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : 0);
   const solveAcc = mean(solRewards.map((x) => (x > 0 ? 1 : 0)));

@@ -4,7 +4,7 @@
  * verify it, and apply GHPO hints (rl.hints) to zero-accuracy groups. The trainer calls this
  * once per generation batch (src/trainer/rl.ts); everything strategy-specific lives here.
  */
-import type { Engine, SampleResult } from "../engines/engine.ts";
+import type { Engine, SampleResult, Sampler } from "../engines/engine.ts";
 import type { Example, Verdict } from "../tasks/types.ts";
 import type { Tokenizer } from "../tokenizers/types.ts";
 import { hash32 } from "../util/rng.ts";
@@ -29,6 +29,8 @@ export interface RolloutSettings {
 
 export interface CollectContext {
   engine: Engine;
+  /** Samples plain rollouts when set (vLLM, an OpenAI-compatible server); else the engine does. */
+  sampler?: Sampler | undefined;
   tokenizer: Tokenizer;
   verifyBatch: BatchVerifier;
 }
@@ -96,7 +98,7 @@ export async function collectRollouts(ctx: CollectContext, r: RolloutSettings, e
     rollouts = res.trajectories;
     Object.assign(metrics, res.metrics);
   } else {
-    const out = await ctx.engine.sample({ prompts: [...prompts], n: G, maxNewTokens: r.maxNewTokens, temperature: r.temperature, topP: r.topP, topK: r.topK, seed, stopTokens });
+    const out = await (ctx.sampler ?? ctx.engine).sample({ prompts: [...prompts], n: G, maxNewTokens: r.maxNewTokens, temperature: r.temperature, topP: r.topP, topK: r.topK, seed, stopTokens });
     rollouts = out.map(asTrajectory);
   }
   const t1 = performance.now();

@@ -40,8 +40,12 @@ export interface RlStepHooks {
   rewards?(s: RewardStage): Promise<RewardStageResult | undefined> | RewardStageResult | undefined;
   /** After advantages ([on-policy rollouts, then extras]): reshape them (ETTRL's EAR). */
   advantages?(adv: Float32Array, s: RewardStage): Float32Array;
-  /** The loss of one optimizer update (default makePolicyLoss): mixed-policy loss, + KD term, CHORD scaling. */
-  loss?(alg: AlgorithmConfig, counts: StepCounts, state: StepState): TokenLossFn | undefined;
+  /**
+   * The loss of one optimizer update, from `base` (the configured policy loss, or the previous
+   * method's): LUFFY's mixed-policy loss replaces it, CHORD scales it, KDRL adds its KD term.
+   * Methods' loss transforms chain in method order.
+   */
+  loss?(alg: AlgorithmConfig, counts: StepCounts, state: StepState, base: TokenLossFn): TokenLossFn;
   /** Extra forward/backward passes accumulated into an update before its optimizer step (CHORD's SFT term). */
   extraBackward?(ctx: RunContext, step: number): Promise<LossReport[]>;
   /** Metrics of the step, added to its metrics record. */
@@ -73,19 +77,21 @@ export interface RlStageHooks extends RlStepHooks {
 
 /**
  * Merge hook sets (applied in order): reward hooks chain (each sees the previous one's rewards;
- * extras and metrics accumulate), advantage hooks compose, extra passes, metrics, init, afterStep
- * and close run in order; saved state is the union of each set's keys (each set restores its own).
- * @throws Error when two sets both replace the step or both override the loss.
+ * extras and metrics accumulate), advantage and loss hooks compose, extra passes, metrics, init,
+ * afterStep and close run in order; saved state is the union of each set's keys (each set
+ * restores its own).
+ * @throws Error when two sets both replace the step.
  */
 export function mergeHooks(...sets: RlStageHooks[]): RlStageHooks {
   const out: RlStageHooks = {};
-  const pick = <K extends "step" | "loss">(k: K, what: string) => {
+  const pick = <K extends "step">(k: K, what: string) => {
     const hs = sets.filter((h) => h[k]);
     if (hs.length > 1) throw new Error(`config error: two configured methods both ${what}; enable only one of them`);
     if (hs[0]) out[k] = hs[0][k];
   };
   pick("step", "replace the RL step (guided.raft, labelfree.selfPlay)");
-  pick("loss", "override the policy loss (guided.expert, guided.kd)");
+  const ls = sets.filter((h) => h.loss);
+  if (ls.length) out.loss = (alg, counts, state, base) => ls.reduce((fn, h) => h.loss!(alg, counts, state, fn), base);
   const rw = sets.filter((h) => h.rewards);
   if (rw.length) {
     out.rewards = async (s) => {

@@ -2,15 +2,15 @@
  * The SFT stage: cross-entropy on demonstrations (prompt tokens masked, the solution and EOS
  * trained), aggregated token-mean over the whole optimizer step.
  */
-import { makeSftLoss, stepCounts, combineMetrics } from "../algorithms/index.ts";
+import { makeSftLoss, combineMetrics } from "../algorithms/index.ts";
 import { learningRate } from "../engines/embedded/optimizer.ts";
 import { Rng, hash32 } from "../util/rng.ts";
-import { chunkBySize, packSequences, type Sequence } from "./batch.ts";
+import type { Sequence } from "../core/sequence.ts";
+import { optimize } from "../pipeline/optimize.ts";
 import type { RunContext } from "./context.ts";
 import type { Example } from "../tasks/types.ts";
 import { evaluate } from "../eval/accuracy.ts";
 import type { RunLogger } from "./logger.ts";
-import { dropGradients } from "./faults.ts";
 
 export type Progress = (stage: string, step: number, total: number, info: Record<string, number>) => void;
 
@@ -72,26 +72,17 @@ export async function sftStep(ctx: RunContext, st: SftState, log: RunLogger): Pr
     const target = ex.solution ?? ex.answer;
     seqs.push({ prompt: ctx.encodePrompt(ex), response: [...ctx.tokenizer.encode(target), eos] });
   }
-  const micro = chunkBySize(seqs, s.microBatchSize ?? s.batchSize).map((m) => packSequences(m, ctx.tokenizer.padId));
-  const counts = stepCounts(micro, Math.max(...seqs.map((q) => q.response.length)));
-  const lossFn = makeSftLoss(counts);
-  const parts: Record<string, number>[] = [];
-  let loss = 0;
-  let finite = true;
-  for (const mb of micro) {
-    const r = await ctx.engine.forwardBackward(mb, lossFn);
-    loss += r.loss;
-    if (!Number.isFinite(r.loss)) finite = false;
-    parts.push(r.metrics);
-  }
   const lr = learningRate(st.step, { lr: s.lr, schedule: s.schedule, warmupSteps: s.warmupSteps, totalSteps: s.steps, minLrRatio: s.minLrRatio });
-  let gradNorm = Number.NaN;
-  let skipped = true;
-  if (finite) ({ gradNorm, skipped } = await ctx.engine.optimStep({ lr, maxGradNorm: s.maxGradNorm, weightDecay: s.weightDecay }));
-  else await dropGradients(ctx.engine);
-  const m = combineMetrics(parts);
+  const rep = await optimize(ctx.engine, seqs, {
+    padId: ctx.tokenizer.padId,
+    microBatchSize: s.microBatchSize ?? s.batchSize,
+    maxLength: Math.max(...seqs.map((q) => q.response.length)),
+    loss: makeSftLoss,
+    optim: { lr, maxGradNorm: s.maxGradNorm, weightDecay: s.weightDecay },
+  });
+  const m = combineMetrics(rep.lossParts);
   st.step++;
-  const rec = { loss, nll: m["nll"] ?? loss, lr, grad_norm: gradNorm, skipped: skipped ? 1 : 0, tokens: counts.tokens, step_time: (performance.now() - t0) / 1000 };
+  const rec = { loss: rep.loss, nll: m["nll"] ?? rep.loss, lr, grad_norm: rep.gradNorm, skipped: rep.skippedUpdates > 0 ? 1 : 0, tokens: rep.tokens, step_time: (performance.now() - t0) / 1000 };
   log.metrics({ stage: "sft", step: st.step, ...rec });
   return rec;
 }

@@ -38,11 +38,11 @@ test("rl.groupSize 1: only with a batch-normalised advantage (REINFORCE++) and n
   assert.match(message({ ...base, rl: { ...rpp, dynamicSampling: {} } }), /^config error in run\.yaml at rl\.dynamicSampling: dynamic sampling drops groups/);
   assert.match(message({ ...base, rl: { ...rpp, difficultyFilter: {} } }), /^config error in run\.yaml at rl\.difficultyFilter: /);
   assert.match(message({ ...base, rl: { ...rpp, tree: {} } }), /^config error in run\.yaml at rl\.tree: /);
-  assert.match(message({ ...base, rl: rpp, labelfree: { ttrl: {} } }), /^config error in run\.yaml at labelfree\.ttrl: the majority vote needs several responses/);
+  assert.match(message({ ...base, rl: rpp, labelfree: { ttrl: {} } }), /^config error in run\.yaml at labelfree\.ttrl: ttrl compares several responses per prompt; set rl\.groupSize >= 2/);
   assert.match(message({ ...base, rl: rpp, labelfree: { selfPlay: {} } }), /^config error in run\.yaml at labelfree\.selfPlay: /);
-  assert.match(message({ ...base, rl: { steps: 1, algorithm: "reinforce_pp" }, labelfree: { selfPlay: {} } }), /^config error in run\.yaml at labelfree\.selfPlay: self-play's step uses sequence advantages/);
+  assert.match(message({ ...base, rl: { steps: 1, algorithm: "reinforce_pp" }, labelfree: { selfPlay: {} } }), /^config error in run\.yaml at labelfree\.selfPlay: selfplay uses sequence advantages; "reinforce_pp" gives per-token advantages/);
   // EAR reshapes sequence advantages; REINFORCE++'s are per token (any group size).
-  assert.match(message({ ...base, rl: { steps: 1, algorithm: "reinforce_pp" }, labelfree: { ttrl: {}, ear: {} } }), /^config error in run\.yaml at labelfree\.ear: EAR reshapes sequence advantages; "reinforce_pp" gives per-token advantages/);
+  assert.match(message({ ...base, rl: { steps: 1, algorithm: "reinforce_pp" }, labelfree: { ttrl: {}, ear: {} } }), /^config error in run\.yaml at labelfree\.ear: ear uses sequence advantages; "reinforce_pp" gives per-token advantages/);
 });
 
 test("unknown fields, nested and top level", () => {

@@ -3,7 +3,7 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { majorityVote, ttrlRewards } from "../../src/labelfree/majority.ts";
-import { buildLabelFreeHooks } from "../../src/labelfree/hooks.ts";
+import { buildMethodHooks } from "../../src/methods/index.ts";
 import { parseRunConfig } from "../../src/config/schema.ts";
 import type { RunContext } from "../../src/trainer/context.ts";
 import type { RewardStage } from "../../src/trainer/hooks.ts";
@@ -77,14 +77,14 @@ describe("TTRL rewards", () => {
   });
 
   it("config: minShare with EVOL-RL is an error naming the field", () => {
-    const cfg = parseRunConfig({
+    const raw = {
       model: { init: { hiddenSize: 16, numLayers: 1, numHeads: 2 } },
       tokenizer: { type: "char", alphabet: "0123456789" },
       data: { task: "maximum" },
       rl: { steps: 1, groupSize: 4 },
       labelfree: { ttrl: { minShare: 0.5 }, evol: {} },
-    });
-    assert.throws(() => buildLabelFreeHooks({ cfg } as unknown as RunContext, cfg.labelfree), /labelfree\.ttrl\.minShare/);
+    };
+    assert.throws(() => parseRunConfig(raw), /labelfree\.ttrl\.minShare/);
   });
 
   it("the reward hook never reads the labels; pseudo-label accuracy uses them for logging only", async () => {
@@ -97,7 +97,7 @@ describe("TTRL rewards", () => {
     });
     const task = getTask("maximum");
     const ctx = { cfg } as unknown as RunContext;
-    const hooks = buildLabelFreeHooks(ctx, cfg.labelfree);
+    const hooks = buildMethodHooks(ctx, cfg);
     const texts = ["7", "7", "3", "x", /**/ "9", "5", "5", "9"];
     const stage = (answers: string[]): RewardStage => {
       const examples: Example[] = answers.map((a, i) => ({ id: `m${i}`, prompt: "p>", answer: a, task: "maximum" }));
@@ -119,7 +119,7 @@ describe("TTRL rewards", () => {
     assert.deepEqual(right.seqs.map((q) => (q.mask ? Array.from(q.mask) : null)), [null, null, [0], [0], null, null, [0], [0]]);
     // minShare 0.75: both majorities hold 2 of 4 votes, so neither group is rewarded, but maj@k
     // still counts their majorities (label accuracy has no labelled group to average).
-    const strict = buildLabelFreeHooks(ctx, { ...cfg.labelfree!, ttrl: { ...cfg.labelfree!.ttrl!, minShare: 0.75 } });
+    const strict = buildMethodHooks(ctx, { ...cfg, labelfree: { ...cfg.labelfree!, ttrl: { ...cfg.labelfree!.ttrl!, minShare: 0.75 } } });
     const c = (await strict.rewards!(stage(["7", "9"])))!;
     assert.deepEqual([...c.rewards!], [0, 0, 0, 0, 0, 0, 0, 0]);
     assert.equal(c.metrics!["ttrl/low_share_frac"], 1);
@@ -128,13 +128,13 @@ describe("TTRL rewards", () => {
   });
 
   it("config: trainOn above the group size is an error naming the field", () => {
-    const cfg = parseRunConfig({
+    const raw = {
       model: { init: { hiddenSize: 16, numLayers: 1, numHeads: 2 } },
       tokenizer: { type: "char", alphabet: "0123456789" },
       data: { task: "maximum" },
       rl: { steps: 1, groupSize: 4 },
       labelfree: { ttrl: { trainOn: 8 } },
-    });
-    assert.throws(() => buildLabelFreeHooks({ cfg } as unknown as RunContext, cfg.labelfree), /labelfree\.ttrl\.trainOn/);
+    };
+    assert.throws(() => parseRunConfig(raw), /labelfree\.ttrl\.trainOn/);
   });
 });

@@ -99,4 +99,4 @@ export function reinforcePpAdvantages(input: AdvantageInput, options: AdvantageO
 }
 
 registerAdvantage("reinforce_pp_baseline", reinforcePpBaselineAdvantages, { schema: reinforcePpBaselineOptionsSchema });
-registerAdvantage("reinforce_pp", reinforcePpAdvantages, { level: "token", schema: reinforcePpOptionsSchema });
+registerAdvantage("reinforce_pp", reinforcePpAdvantages, { level: "token", schema: reinforcePpOptionsSchema, needsGroups: false });

@@ -142,6 +142,7 @@ export function bapoLoss(ctx: PolicyLossContext): PolicyLossTerms {
 
 const pos = z.number().gt(0);
 registerPolicyLoss("bapo", bapoLoss, {
+  wholeBatch: true,
   defaults: { target: 0.5, lowStart: 0.6, lowMax: 0.9, lowStep: 0.05, highStart: 1.2, highMax: 3.0, highStep: 0.05 },
   schema: z
     .looseObject({

@@ -1,0 +1,34 @@
+/**
+ * TTRL — test-time RL by majority vote (Zuo et al. 2025, arXiv:2504.16084): each group's majority
+ * answer is its pseudo-label; a response's reward is 1 when its answer equals it. Options:
+ * `labelfree.ttrl` (tie rule, `minShare` confidence filter, `trainOn` subset of the voters).
+ * Transforms the reward stage; the KL-in-reward penalty is applied after it (reference stage).
+ */
+import type { RunConfig } from "../config/schema.ts";
+import type { LabelFreeConfig } from "../labelfree/config.ts";
+import { groupVotes } from "../labelfree/vote.ts";
+import { defineMethod } from "./define.ts";
+
+type TtrlOptions = NonNullable<LabelFreeConfig["ttrl"]>;
+
+export const ttrl = defineMethod<TtrlOptions>({
+  name: "ttrl",
+  configPath: "labelfree.ttrl",
+  options: (cfg: RunConfig) => (cfg.labelfree?.ttrl?.enabled && !cfg.labelfree.selfPlay?.enabled ? cfg.labelfree.ttrl : undefined),
+  needs: { groups: true },
+  stages: ["reward"],
+  order: 10,
+  validate(cfg, o) {
+    const G = cfg.rl?.groupSize ?? 0;
+    if (o.trainOn !== undefined && o.trainOn > G) throw new Error(`config error at labelfree.ttrl.trainOn: ${o.trainOn} exceeds rl.groupSize ${G} (the number of votes); lower it or raise rl.groupSize`);
+    if (cfg.labelfree?.evol && (o.minShare ?? 0) > 0) throw new Error("config error at labelfree.ttrl.minShare: EVOL-RL needs every group's majority as its anchor; set minShare to 0 or drop labelfree.evol");
+  },
+  build: (_ctx, o) => ({
+    rewards(s) {
+      const { rewards, votes, metrics } = groupVotes(s, { tie: o.tie ?? "first", minShare: o.minShare ?? 0 });
+      // Train on the first trainOn responses of each group; all of them voted (and serve as the baseline).
+      if (o.trainOn !== undefined) for (const { idx } of votes) idx.forEach((i, j) => j >= o.trainOn! && (s.seqs[i]!.mask = new Float32Array(s.seqs[i]!.response.length)));
+      return { rewards, metrics };
+    },
+  }),
+});

@@ -1,0 +1,80 @@
+/**
+ * The record one RL step passes between its stages (collect → reward → reference → advantages →
+ * optimize → metrics). Each stage reads what the earlier ones wrote and adds its own part; no
+ * stage keeps state of its own between steps (that lives in RlState and the methods).
+ *
+ * Indexing: the train batch is `rollouts` (R responses) in group order; `groupIds[i]` is the
+ * position of rollout i's prompt in `examples`/`prompts` (0..K-1). Methods may add `extra`
+ * sequences (LUFFY's expert trajectories) that join the groups they name before advantages.
+ */
+import type { SampleResult } from "../engines/engine.ts";
+import type { Example, Verdict } from "../tasks/types.ts";
+import type { Sequence } from "../core/sequence.ts";
+
+/** One sampled response of the step, with its group and (agent loop) tool-call count. */
+export type Rollout = SampleResult & { toolCalls?: number; policyVersion?: number };
+
+/** What the collect stage generated, kept or not (for the step's accuracy and length metrics). */
+export interface Generated {
+  rollouts: Rollout[];
+  verdicts: Verdict[];
+  examples: Example[];
+  /** Generation batches run (dynamic sampling may run several). */
+  genBatches: number;
+  dropped: number;
+  surplus: number;
+  full: boolean;
+  /** Tokens sampled and then replaced (GHPO hints), counted in rollout/sampled_tokens. */
+  discardedTokens: number;
+  /** Counted verifier events (verifier/timeouts, /crashes, /errors, reward/errors/<c>, …). */
+  events: Record<string, number>;
+  /** Strategy metrics (tree/*, hints/*, agent/*), summed over generation batches. */
+  metrics: Record<string, number>;
+}
+
+/** The step's batch. */
+export interface StepBatch {
+  /** RL step index (0-based: the number of RL steps done before this one). */
+  step: number;
+  /** One example per kept group; group id = position. */
+  examples: Example[];
+  /** Prompt token ids, one per group. */
+  prompts: Int32Array[];
+  /** The train batch's responses, [R], group-major (promptIndex = group id). */
+  rollouts: Rollout[];
+  /** The text each verdict scored, [R]. */
+  texts: string[];
+  /** The verifier's verdicts, [R] (per-component scores in `components`). */
+  verdicts: Verdict[];
+  /**
+   * Outcome rewards [R]: the verifier's reward, then length shaping, then method reward transforms
+   * (TTRL, EVOL-RL), then the KL-in-reward penalty — in that order (reward and reference stages).
+   */
+  rewards: Float32Array;
+  /** Group id of each rollout, [R]. */
+  groupIds: Int32Array;
+  /** Response length in tokens, [R]. */
+  lengths: Int32Array;
+  /** Strata for stratified estimators (tool calls per trajectory; 0 outside the agent loop), [R]. */
+  strata: Int32Array;
+  /** The on-policy sequences, one per rollout, [R]; the advantages stage appends `extra.seqs`. */
+  seqs: Sequence[];
+  /** Sequences methods add to the groups (LUFFY's experts) and their rewards. */
+  extra: { seqs: Sequence[]; rewards: number[] };
+  /** Sequence advantages of [rollouts, then extras] (advantages stage). */
+  advantages: Float32Array;
+  /** Everything sampled this step, kept or not. */
+  generated: Generated;
+  /** Metrics stages and methods add (reward/overlong_penalty, ttrl/*, rollout/logprob_diff, …). */
+  metrics: Record<string, number>;
+  /** Seconds per stage, logged as time/<stage>. */
+  times: Record<string, number>;
+  /** Mean per-token KL(policy‖reference) (k1, over response tokens); 0 without a reference. */
+  kl: number;
+  /** Whether the reference was scored (KL control, KL in reward or loss). */
+  scoredReference: boolean;
+  /** Policy version the optimize stage started from (staleness = trainVersion − a rollout's version). */
+  trainVersion: number;
+  /** Responses whose loss mask was zeroed for truncation (rl.maskTruncated). */
+  maskedTruncated: number;
+}

@@ -1,0 +1,139 @@
+/**
+ * The collect stage: prompts → groups of rollouts with their verdicts → the step's sequences.
+ *
+ * One generation batch of `rl.promptsPerStep` groups at a time (sampling strategy and GHPO hints:
+ * src/rollout/collect.ts); with a group filter on (DAPO dynamic sampling, pass-rate band), batches
+ * are generated until promptsPerStep groups are kept or maxGenBatches is reached
+ * (src/rollout/dynamic-sampling.ts). The verifier runs here, at generation time, because the group
+ * filters and hints select on its verdicts; the reward stage turns verdicts into rewards.
+ *
+ * With a sampler apart from the trainer (RunContext.sampler: vLLM, a server), the trainer
+ * re-scores the sampled tokens: `oldLogprobs` become the trainer's and the sampler's are kept
+ * as `samplerLogprobs` for mismatch correction; `rollout/logprob_diff` (mean |Δ log p| over
+ * response tokens) and `rollout/logprob_diff_max` measure the gap.
+ */
+import { collectRollouts, responseMask } from "../rollout/collect.ts";
+import { fillBatch } from "../rollout/dynamic-sampling.ts";
+import { truncationMask } from "../rollout/overlong.ts";
+import type { Example, Verdict } from "../tasks/types.ts";
+import { hash32 } from "../util/rng.ts";
+import { packSequences, type Sequence } from "../core/sequence.ts";
+import type { RunContext } from "../trainer/context.ts";
+import type { RlState } from "../trainer/rl.ts";
+import type { Generated, Rollout, StepBatch } from "./batch.ts";
+
+interface Group {
+  example: Example;
+  prompt: Int32Array;
+  rollouts: Rollout[];
+  texts: string[];
+  verdicts: Verdict[];
+}
+
+/** Generate, verify and keep the step's groups; build its sequences. */
+export async function collect(ctx: RunContext, st: RlState): Promise<StepBatch> {
+  const r = ctx.cfg.rl!;
+  const sel = st.selection;
+  const gen: Generated = { rollouts: [], verdicts: [], examples: [], genBatches: 0, dropped: 0, surplus: 0, full: false, discardedTokens: 0, events: {}, metrics: {} };
+  const times = { sample: 0, reward: 0 };
+  const version = st.policyVersion;
+  const generate = async (k: number): Promise<Group[]> => {
+    const t0 = performance.now();
+    const examples = sel.draw(st, r.promptsPerStep, st.step, k);
+    const prompts = examples.map(ctx.encodePrompt);
+    const seed = k === 0 ? hash32(ctx.cfg.seed, 0x5a, st.step) : hash32(ctx.cfg.seed, 0x5a, st.step, k);
+    const ro = await collectRollouts(ctx, r, examples, prompts, seed);
+    for (const [e, c] of Object.entries(ro.events)) gen.events[e] = (gen.events[e] ?? 0) + c;
+    for (const [m, x] of Object.entries(ro.metrics)) gen.metrics[m] = (gen.metrics[m] ?? 0) + x;
+    gen.discardedTokens += ro.sampledTokens - ro.rollouts.reduce((a, o) => a + o.sampledTokens, 0);
+    times.sample += (performance.now() - t0) / 1000 - ro.rewardSeconds;
+    times.reward += ro.rewardSeconds;
+    const groups: Group[] = examples.map((example, p) => ({ example, prompt: prompts[p]!, rollouts: [], texts: [], verdicts: [] }));
+    ro.rollouts.forEach((o, i) => {
+      const g = groups[o.promptIndex]!;
+      g.rollouts.push({ ...o, policyVersion: version });
+      g.texts.push(ro.texts[i]!);
+      g.verdicts.push(ro.verdicts[i]!);
+    });
+    return groups;
+  };
+  const filled = await fillBatch({ target: r.promptsPerStep, maxGenBatches: sel.maxGenBatches, generate, keep: (g) => sel.keep(g.verdicts) });
+  Object.assign(gen, { genBatches: filled.genBatches, dropped: filled.dropped, surplus: filled.surplus, full: filled.full });
+  for (const g of filled.generated) {
+    gen.rollouts.push(...g.rollouts);
+    gen.verdicts.push(...g.verdicts);
+    gen.examples.push(...g.rollouts.map(() => g.example));
+  }
+  // The train batch: the kept groups, renumbered 0..K-1 (their position is their group id).
+  const kept = filled.kept;
+  const rollouts: Rollout[] = kept.flatMap((g, gi) => g.rollouts.map((o) => ({ ...o, promptIndex: gi })));
+  const batch: StepBatch = {
+    step: st.step,
+    examples: kept.map((g) => g.example),
+    prompts: kept.map((g) => g.prompt),
+    rollouts,
+    texts: kept.flatMap((g) => g.texts),
+    verdicts: kept.flatMap((g) => g.verdicts),
+    rewards: new Float32Array(rollouts.length),
+    groupIds: Int32Array.from(rollouts.map((o) => o.promptIndex)),
+    lengths: Int32Array.from(rollouts.map((o) => o.tokens.length)),
+    strata: Int32Array.from(rollouts.map((o) => o.toolCalls ?? 0)),
+    seqs: [],
+    extra: { seqs: [], rewards: [] },
+    advantages: new Float32Array(0),
+    generated: gen,
+    metrics: {},
+    times: { ...times },
+    kl: 0,
+    scoredReference: false,
+    trainVersion: version,
+    maskedTruncated: 0,
+  };
+  batch.seqs = sequences(ctx, batch);
+  if (ctx.sampler) await rescoreWithTrainer(ctx, batch);
+  return batch;
+}
+
+/**
+ * One sequence per rollout (old log-probs = the sampler's; the embedded engine samples with the
+ * trained weights). With rl.maskTruncated, responses cut off at maxNewTokens carry loss mask 0.
+ */
+function sequences(ctx: RunContext, b: StepBatch): Sequence[] {
+  const r = ctx.cfg.rl!;
+  return b.rollouts.map((o) => {
+    const s: Sequence = { prompt: b.prompts[o.promptIndex]!, response: o.tokens, oldLogprobs: o.logprobs, groupId: o.promptIndex, mask: responseMask(o) };
+    if (o.policyVersion !== undefined) s.policyVersion = o.policyVersion;
+    if (r.maskTruncated && o.stopReason === "max_tokens") {
+      s.mask = truncationMask(o.stopReason, o.tokens.length, s.mask);
+      b.maskedTruncated++;
+    }
+    return s;
+  });
+}
+
+/** The trainer's log-probs of the sampled tokens become `oldLogprobs`; the sampler's are kept. */
+async function rescoreWithTrainer(ctx: RunContext, b: StepBatch): Promise<void> {
+  if (b.seqs.length === 0) return;
+  const packed = packSequences(b.seqs, ctx.tokenizer.padId);
+  const { logprobs } = await ctx.engine.score(packed, { model: "policy" });
+  const T = packed.seqLen;
+  let sum = 0;
+  let max = 0;
+  let n = 0;
+  b.seqs.forEach((s, i) => {
+    const P = s.prompt.length;
+    const trainer = logprobs.slice(i * T + P, i * T + P + s.response.length);
+    const sampler = s.oldLogprobs!;
+    for (let t = 0; t < trainer.length; t++) {
+      if (packed.lossMask[i * T + P + t]! === 0) continue;
+      const d = Math.abs(trainer[t]! - sampler[t]!);
+      sum += d;
+      max = Math.max(max, d);
+      n++;
+    }
+    s.samplerLogprobs = sampler;
+    s.oldLogprobs = trainer;
+  });
+  b.metrics["rollout/logprob_diff"] = n ? sum / n : 0;
+  b.metrics["rollout/logprob_diff_max"] = max;
+}

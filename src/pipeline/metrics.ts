@@ -1,0 +1,121 @@
+/**
+ * The metrics stage: the one place that names every metric of an RL step, written to
+ * metrics.jsonl (and to `train()`'s step events) and the step's samples to samples.jsonl.
+ *
+ * Accuracy, lengths and token counts cover every sampled response of the step (all generation
+ * batches, kept or not); rewards and group statistics cover the train batch. `reward/<name>` is
+ * the mean score of each reward component (Verdict.components) over every sampled response.
+ */
+import { combineMetrics } from "../algorithms/index.ts";
+import { sampledTokenCount } from "../rollout/collect.ts";
+import type { RunLogger } from "../trainer/logger.ts";
+import type { RlState } from "../trainer/rl.ts";
+import type { RunContext } from "../trainer/context.ts";
+import type { StepBatch } from "./batch.ts";
+import type { OptimizeReport } from "./optimize.ts";
+
+/** Fraction of groups (by group id; any size, any order) whose rewards are all equal. */
+export function zeroStdFraction(rewards: Float32Array, groupIds: Int32Array): number {
+  const first = new Map<number, number>();
+  const mixed = new Set<number>();
+  rewards.forEach((r, i) => {
+    const g = groupIds[i]!;
+    const f = first.get(g);
+    if (f === undefined) first.set(g, r);
+    else if (f !== r) mixed.add(g);
+  });
+  return first.size ? (first.size - mixed.size) / first.size : 0;
+}
+
+/** Mean of each reward component over `verdicts` (components missing from a verdict count as absent). */
+function componentMeans(verdicts: StepBatch["verdicts"]): Record<string, number> {
+  const sum: Record<string, number> = {};
+  const n: Record<string, number> = {};
+  for (const v of verdicts) {
+    for (const [k, x] of Object.entries(v.components ?? {})) {
+      if (!Number.isFinite(x)) continue;
+      sum[k] = (sum[k] ?? 0) + x;
+      n[k] = (n[k] ?? 0) + 1;
+    }
+  }
+  return Object.fromEntries(Object.keys(sum).map((k) => [`reward/${k}`, sum[k]! / n[k]!]));
+}
+
+/** Staleness of the trained sequences: policy version now minus the version that sampled each. */
+function staleness(batch: StepBatch, st: RlState): Record<string, number> {
+  const v = batch.rollouts.map((o) => o.policyVersion).filter((x): x is number => x !== undefined);
+  if (v.length === 0) return {};
+  const s = v.map((x) => batch.trainVersion - x);
+  return { "rollout/staleness": s.reduce((a, b) => a + b, 0) / s.length, "rollout/staleness_max": Math.max(...s), "policy/version": st.policyVersion };
+}
+
+/** Name, log and return the step's metrics (st.step already advanced). */
+export function metrics(ctx: RunContext, batch: StepBatch, opt: OptimizeReport, st: RlState, log: RunLogger): Record<string, number> {
+  const g = batch.generated;
+  const lm = combineMetrics(opt.lossParts);
+  // Loss metrics are summable within an optimizer step; average them over the step's updates.
+  const mean = (k: string) => (lm[k] ?? 0) / Math.max(1, opt.updates);
+  const allLengths = g.rollouts.map((o) => o.tokens.length);
+  const sampledTokens = g.rollouts.reduce((a, o) => a + sampledTokenCount(o), g.discardedTokens);
+  const selMetrics = st.selection.observe(g.examples, g.verdicts, sampledTokens);
+  const t = batch.times;
+  const m: Record<string, number> = {
+    "reward/mean": batch.rewards.length ? batch.rewards.reduce((a, b) => a + b, 0) / batch.rewards.length : 0,
+    "reward/verifier": g.verdicts.reduce((a, v) => a + v.reward, 0) / Math.max(1, g.verdicts.length),
+    ...componentMeans(g.verdicts),
+    "verifier/timeouts": g.events["verifier/timeouts"] ?? 0,
+    "verifier/crashes": g.events["verifier/crashes"] ?? 0,
+    "verifier/errors": g.events["verifier/errors"] ?? 0,
+    accuracy: g.verdicts.filter((v) => v.correct).length / Math.max(1, g.verdicts.length),
+    "groups/zero_std_frac": zeroStdFraction(batch.rewards, batch.groupIds),
+    "groups/trained_seqs": batch.seqs.length,
+    "rollout/gen_batches": g.genBatches,
+    "rollout/groups_kept": batch.examples.length,
+    "rollout/groups_dropped": g.dropped,
+    "rollout/groups_surplus": g.surplus,
+    "rollout/batch_full": g.full ? 1 : 0,
+    "rollout/sampled_tokens": sampledTokens,
+    "rollout/sampled_tokens_total": st.selection.sampledTokens,
+    "rollout/masked_truncated": batch.maskedTruncated,
+    ...selMetrics,
+    "response/length_mean": sampledTokens / Math.max(1, allLengths.length),
+    "response/length_max": Math.max(0, ...allLengths),
+    "response/truncated_frac": g.rollouts.filter((o) => o.stopReason === "max_tokens").length / Math.max(1, g.rollouts.length),
+    entropy: mean("entropy"),
+    kl: batch.scoredReference ? batch.kl : 0,
+    kl_coef: st.kl.coef,
+    "loss/policy": mean("loss"),
+    clipfrac_low: mean("clipfrac_low"),
+    clipfrac_high: mean("clipfrac_high"),
+    ratio_mean: lm["ratio_mean"] !== undefined ? mean("ratio_mean") : 1,
+    ratio_max: lm["ratio_max"] ?? 1,
+    approx_kl_old: lm["approx_kl"] !== undefined ? mean("approx_kl") : 0,
+    grad_norm: opt.gradNorm,
+    updates: opt.updates,
+    skipped: opt.skippedUpdates > 0 ? 1 : 0,
+    "time/sample": t["sample"] ?? 0,
+    "time/reward": t["reward"] ?? 0,
+    "time/train": (t["reference"] ?? 0) + (t["advantages"] ?? 0) + (t["optimize"] ?? 0),
+    "time/step": t["step"] ?? 0,
+    "throughput/sample_tokens_per_s": sampledTokens / Math.max(1e-9, t["sample"] ?? 0),
+    ...Object.fromEntries(Object.entries(t).filter(([k]) => !["sample", "reward", "step"].includes(k)).map(([k, v]) => [`time/${k}`, v])),
+    ...staleness(batch, st),
+  };
+  Object.assign(m, batch.metrics, g.metrics);
+  log.metrics({ stage: "rl", step: st.step, ...m });
+  const k = ctx.cfg.logging.samplesPerStep;
+  log.samples(
+    batch.rollouts.slice(0, k).map((o, i) => ({
+      step: st.step,
+      prompt: batch.examples[o.promptIndex]!.prompt,
+      response: batch.texts[i],
+      answer: batch.examples[o.promptIndex]!.answer,
+      reward: batch.rewards[i],
+      advantage: batch.advantages[i],
+      correct: batch.verdicts[i]!.correct,
+      reason: batch.verdicts[i]!.reason,
+      stop: o.stopReason,
+    })),
+  );
+  return m;
+}

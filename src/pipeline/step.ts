@@ -1,0 +1,98 @@
+/**
+ * One RL step as its stages (DESIGN.md, "The RL step as a pipeline"):
+ *
+ *   collect → reward → reference → advantages → optimize → metrics
+ *
+ * One record (StepBatch, ./batch.ts) flows through them; each stage is a function in its own
+ * module of this folder and is timed under its name (`time/<stage>` in metrics.jsonl). Methods
+ * (src/methods/) transform the stages they declare, through `hooks`.
+ */
+import { combineMetrics, makePolicyLoss, type AlgorithmConfig } from "../algorithms/index.ts";
+import { learningRate } from "../engines/embedded/optimizer.ts";
+import { Rng, hash32 } from "../util/rng.ts";
+import type { RunContext } from "../trainer/context.ts";
+import type { RlStepHooks } from "../trainer/hooks.ts";
+import type { RunLogger } from "../trainer/logger.ts";
+import type { RlState } from "../trainer/rl.ts";
+import type { StepBatch } from "./batch.ts";
+import { advantages } from "./advantages.ts";
+import { collect } from "./collect.ts";
+import { metrics } from "./metrics.ts";
+import { optimize, type OptimizeReport } from "./optimize.ts";
+import { reference } from "./reference.ts";
+import { reward } from "./reward.ts";
+
+/** Run `fn` and add its wall seconds to `times[name]`. */
+async function timed<T>(times: Record<string, number>, name: string, fn: () => Promise<T> | T): Promise<T> {
+  const t0 = performance.now();
+  const out = await fn();
+  times[name] = (times[name] ?? 0) + (performance.now() - t0) / 1000;
+  return out;
+}
+
+/**
+ * One RL step. Returns the step's metrics (also written to metrics.jsonl). An optimizer update
+ * whose loss is not finite (any micro-batch) drops its gradients and is not applied; so is one
+ * whose gradient norm is not finite. `skipped` is 1 when any update of the step was skipped.
+ */
+export async function rlStep(ctx: RunContext, alg: AlgorithmConfig, st: RlState, log: RunLogger, hooks: RlStepHooks = {}): Promise<Record<string, number>> {
+  const t0 = performance.now();
+  const tc = performance.now();
+  let batch = await collect(ctx, st);
+  const times = batch.times;
+  times["collect"] = (performance.now() - tc) / 1000;
+  batch = await timed(times, "reward", () => reward(ctx, alg, batch, hooks));
+  const ref = await timed(times, "reference", () => reference(ctx, alg, st, batch));
+  batch = await timed(times, "advantages", () => advantages(ctx, alg, batch, ref.klTokens, hooks));
+  const opt = await timed(times, "optimize", () => optimizeStep(ctx, alg, st, batch, hooks));
+  await timed(times, "weight_sync", () => syncSampler(ctx, st));
+  updateControllers(st, batch, opt);
+  Object.assign(batch.metrics, hooks.stepMetrics?.());
+  st.step++;
+  times["step"] = (performance.now() - t0) / 1000;
+  return metrics(ctx, batch, opt, st, log);
+}
+
+/** The RL optimize stage: the policy loss (or a method's) over epochs × mini × micro-batches. */
+async function optimizeStep(ctx: RunContext, alg: AlgorithmConfig, st: RlState, batch: StepBatch, hooks: RlStepHooks): Promise<OptimizeReport> {
+  const r = ctx.cfg.rl!;
+  batch.trainVersion = st.policyVersion;
+  const state = { klCoef: alg.kl.placement === "loss" ? st.kl.coef : 0, entropyCoef: st.entropy.coef };
+  const rep = await optimize(ctx.engine, batch.seqs, {
+    epochs: r.epochs,
+    miniBatches: r.miniBatches,
+    microBatchSize: r.microBatchSize,
+    shuffle: new Rng(hash32(ctx.cfg.seed, 0x6d, st.step)),
+    padId: ctx.tokenizer.padId,
+    maxLength: r.maxNewTokens,
+    loss: (counts) => {
+      const base = makePolicyLoss(alg, counts, state);
+      return hooks.loss ? hooks.loss(alg, counts, state, base) : base;
+    },
+    optim: { lr: learningRate(st.step, { lr: r.lr, schedule: r.schedule, warmupSteps: r.warmupSteps, totalSteps: r.steps, minLrRatio: r.minLrRatio }), maxGradNorm: r.maxGradNorm, weightDecay: r.weightDecay },
+    entropy: true,
+    skipEmptyUpdates: true,
+    ...(hooks.extraBackward ? { extraBackward: () => hooks.extraBackward!(ctx, st.step) } : {}),
+  });
+  st.policyVersion += rep.updates - rep.skippedUpdates;
+  return rep;
+}
+
+/** Push the new weights to a sampler apart from the trainer (vLLM, a server). */
+async function syncSampler(ctx: RunContext, st: RlState): Promise<void> {
+  if (ctx.sampler?.syncWeights && ctx.sampler.version?.() !== st.policyVersion) await ctx.sampler.syncWeights(ctx.engine, st.policyVersion);
+}
+
+/** KL and entropy controllers take the step's measurements (recorded for exact replay on resume). */
+function updateControllers(st: RlState, batch: StepBatch, opt: OptimizeReport): void {
+  if (batch.scoredReference) {
+    st.kl.update(batch.kl, batch.rollouts.length);
+    st.klUpdates.push([batch.kl, batch.rollouts.length]);
+  }
+  const entropy = combineMetrics(opt.lossParts)["entropy"];
+  if (entropy !== undefined) {
+    const h = entropy / Math.max(1, opt.updates);
+    st.entropy.update(h);
+    st.entropyUpdates.push(h);
+  }
+}
