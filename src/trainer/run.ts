@@ -9,7 +9,7 @@
  * one; the resumed run's logs and weights are those of an uninterrupted run (bit-identical on
  * the embedded engine).
  */
-import { mkdirSync, writeFileSync, appendFileSync } from "node:fs";
+import { existsSync, mkdirSync, writeFileSync, appendFileSync } from "node:fs";
 import { join } from "node:path";
 import { stringify } from "yaml";
 import type { RunConfig } from "../config/schema.ts";
@@ -23,9 +23,13 @@ import { initRlState, restoreRlState, rlStep, saveRlState, type RlState } from "
 import { initSftState, sftCheckAccuracy, sftStep, type Progress } from "./sft.ts";
 import { buildMethodHooks } from "../guided/index.ts";
 import type { RlStageHooks } from "./hooks.ts";
+import { acquireRunLock } from "./lock.ts";
+import { loadVerifierModules } from "../rewards/pool/modules.ts";
+import { ioError } from "../util/errors.ts";
 
 export { NonFiniteError, RunInterrupted } from "./faults.ts";
 export { ResumeError } from "./resume.ts";
+export { RunLockError } from "./lock.ts";
 
 export interface RunHooks {
   /** Called after every optimizer step of every stage. */
@@ -76,11 +80,40 @@ export async function evalHeldOut(ctx: RunContext, dir: string, label: string, s
 
 /**
  * Run every configured stage (or the rest of them, when resuming).
- * @throws RunInterrupted after writing a checkpoint when `opts.signal` fired;
+ * The run directory is locked for the whole run (src/trainer/lock.ts); I/O failures (ENOSPC, …)
+ * are rethrown as one-line errors naming the directory and the newest complete checkpoint.
+ * @throws RunLockError when another live process holds the run directory;
+ *         RunInterrupted after writing a checkpoint when `opts.signal` fired;
  *         NonFiniteError after `faults.maxConsecutiveSkips` skipped steps in a row;
  *         ResumeError when `opts.resume` has no usable checkpoint.
  */
 export async function train(cfg: RunConfig, opts: TrainOptions = {}): Promise<RunSummary> {
+  const dir = opts.resume ?? cfg.out;
+  // Nothing is written to the run directory before its lock is held (a resume of a missing
+  // directory fails in findResumePoint without creating it).
+  const lock = opts.resume && !existsSync(dir) ? null : acquireRunLock(dir, { purpose: opts.resume ? "resume" : "start", notice: (m) => process.stderr.write(m + "\n") });
+  try {
+    // Modules named by the verifier pool register tasks this process needs too (data, held-out eval).
+    await loadVerifierModules(cfg.rl?.verifierPool?.modules ?? []);
+    return await trainLocked(cfg, opts);
+  } catch (e) {
+    throw ioError(e, dir, savedNote(dir));
+  } finally {
+    lock?.release();
+  }
+}
+
+/** What a failed run left usable in `dir`, for I/O error messages. */
+function savedNote(dir: string): string {
+  try {
+    const ok = scanCheckpoints(dir, { hashes: false }).find((c) => c.problem === null);
+    return ok ? `the newest complete checkpoint is ${ok.dir} (rlvr train --resume ${dir} continues from it)` : `no checkpoint was saved; the logs in ${dir} hold the steps so far`;
+  } catch {
+    return `nothing more could be read from ${dir}`;
+  }
+}
+
+async function trainLocked(cfg: RunConfig, opts: TrainOptions): Promise<RunSummary> {
   const t0 = performance.now();
   if (opts.resume) cfg = { ...cfg, out: opts.resume };
   const dir = cfg.out;
