@@ -1,26 +1,49 @@
 /**
  * Detects, once per process, which isolation layers this machine offers for the code sandbox.
  *
- * Layers (each optional; the sandbox uses every one that works and records which):
- * - `unshare --net` (util-linux): a fresh network namespace with no interfaces up → no network.
- *   As root it works directly; as a normal user it needs unprivileged user namespaces
- *   (`--user --map-root-user`).
- * - `unshare --pid --fork --kill-child`: the program is PID 1 of its own namespace, so killing
- *   the launcher kills every descendant, even ones that called setsid().
- * - `prlimit` (util-linux): RLIMIT_AS, RLIMIT_NPROC, RLIMIT_FSIZE, RLIMIT_NOFILE, RLIMIT_CPU, RLIMIT_CORE.
- * - `setpriv` (util-linux, root only): drop to uid/gid 65534 (nobody) before exec, because
- *   RLIMIT_NPROC does not bind root and nobody cannot write the project's files.
- * - Node's permission model (`--permission` on Node ≥ 22.13/23.5, `--experimental-permission` on
- *   Node 20): file writes only inside the work dir, no child processes, no worker threads.
- * Python programs additionally run under an audit hook (see harness.ts) that refuses sockets,
- * fork/exec/subprocess, ctypes and writes outside the work dir, and set their own rlimits through
- * `resource`, so a machine with none of the tools above still gets a (weaker) sandbox.
+ * Preferred: bubblewrap (`bwrap`, Debian package `bubblewrap`), which gives each program its own
+ * user, mount, pid, network, IPC, UTS and cgroup namespaces, a read-only root holding only the
+ * interpreter and its libraries (rootfs.ts), private size-capped tmpfs for the work dir, /tmp and
+ * /dev/shm, a fresh /proc, no further user namespaces, and a seccomp filter refusing sockets
+ * (seccomp.ts). As root, bwrap itself runs under a random unprivileged uid (setpriv), so no two
+ * sandboxes share a uid on the host either.
+ *
+ * Fallback when bwrap is missing or cannot create namespaces here (weaker; `rlvr doctor` and a
+ * one-time warning say so):
+ * - `unshare --net [--pid --fork --kill-child]` (util-linux): no network, tree dies with launcher;
+ * - `prlimit` (util-linux): RLIMIT_AS, NPROC, FSIZE, NOFILE, CPU, CORE;
+ * - `setpriv` (util-linux, root only): a random uid per program, so RLIMIT_NPROC is not shared;
+ * - Node's permission model (`--permission` / `--experimental-permission`);
+ * - a Python audit hook (harness.ts), which a determined program can bypass.
+ * In both modes grading happens outside the program (run-tests.ts).
+ *
+ * `RLVR_SANDBOX=fallback` forces the fallback; `RLVR_SANDBOX=bwrap` makes a machine without a
+ * working bwrap an error instead of a warning.
  */
 import { spawnSync } from "node:child_process";
-import { accessSync, constants } from "node:fs";
+import { accessSync, constants, realpathSync } from "node:fs";
+import { delimiter, join } from "node:path";
+import { RootBuilder, rootArgs, type RootPlan } from "./rootfs.ts";
+import { seccompFilter } from "./seccomp.ts";
+
+/** How bubblewrap is run here (null fields: that layer is missing). */
+export interface BwrapSupport {
+  /** Path of the bwrap binary. */
+  path: string;
+  /** Run bwrap under `setpriv` with a random uid (we are root and that works). */
+  dropUid: boolean;
+  /** The read-only root. */
+  root: RootPlan;
+  /** Real path of prlimit, bound into the sandbox to set rlimits from inside; null: none. */
+  prlimit: string | null;
+  /** The seccomp filter (null: unsupported architecture). */
+  seccomp: Buffer | null;
+}
 
 export interface SandboxSupport {
-  /** Arguments of the `unshare` prefix ([] when unavailable). */
+  /** bubblewrap, when it works here; then the fields below only matter for the fallback. */
+  bwrap: BwrapSupport | null;
+  /** Arguments of the `unshare` prefix ([] when unavailable) — fallback only. */
   unshareArgs: string[];
   /** Network namespace in effect (no network at the OS level). */
   netns: boolean;
@@ -28,13 +51,13 @@ export interface SandboxSupport {
   pidns: boolean;
   /** `prlimit` binary available. */
   prlimit: boolean;
-  /** uid/gid the program runs as after `setpriv`, or null when privileges are not dropped. */
-  dropTo: number | null;
+  /** Programs run under a random non-root uid (we are root and setpriv works) — fallback only. */
+  dropUid: boolean;
   /** Node permission flag that works here, or null. */
   nodePermissionFlag: string | null;
-  /** Absolute path of a python3 that runs inside the sandbox, or null (Python unsupported). */
+  /** Absolute real path of a python3 that runs inside the sandbox, or null (Python unsupported). */
   python: string | null;
-  /** Absolute path of node. */
+  /** Absolute real path of node. */
   node: string;
   /** Human-readable notes on what is missing. */
   notes: string[];
@@ -42,9 +65,9 @@ export interface SandboxSupport {
 
 let cached: SandboxSupport | undefined;
 
-function ok(cmd: string, args: string[]): boolean {
+function ok(cmd: string, args: string[], env?: NodeJS.ProcessEnv): boolean {
   try {
-    const r = spawnSync(cmd, args, { stdio: "ignore", timeout: 10_000 });
+    const r = spawnSync(cmd, args, { stdio: "ignore", timeout: 15_000, env });
     return r.status === 0;
   } catch {
     return false;
@@ -60,21 +83,132 @@ function out(cmd: string, args: string[]): string | null {
   }
 }
 
-const NOBODY = 65534;
+/** First executable named `name` on PATH (or in /usr/bin, /bin), or null. */
+export function which(name: string): string | null {
+  const dirs = [...(process.env.PATH ?? "").split(delimiter), "/usr/local/bin", "/usr/bin", "/bin"].filter(Boolean);
+  for (const d of dirs) {
+    try {
+      accessSync(join(d, name), constants.X_OK);
+      return join(d, name);
+    } catch {
+      /* next */
+    }
+  }
+  return null;
+}
+
+/** A uid no other sandbox is using (random in [2^20, 2^30); collisions have odds ~1e-9). */
+export function randomUid(): number {
+  return 0x100000 + Math.floor(Math.random() * (0x40000000 - 0x100000));
+}
+
+/** Node's permission-model flag: `--permission` from Node 22.13/23.5, `--experimental-permission` before. */
+function nodePermission(): string | null {
+  const [maj, min] = process.versions.node.split(".").map(Number) as [number, number];
+  const flag = maj > 23 || (maj === 23 && min >= 5) || (maj === 22 && min >= 13) ? "--permission" : "--experimental-permission";
+  return ok(process.execPath, [flag, "--allow-fs-read=*", "-e", "0"]) ? flag : null;
+}
+
+const isRoot = () => typeof process.getuid === "function" && process.getuid() === 0;
+
+/** The setpriv prefix dropping to `uid` (gid alike, no groups, no new privileges). */
+export function setprivArgs(uid: number): string[] {
+  return ["setpriv", `--reuid=${uid}`, `--regid=${uid}`, "--clear-groups", "--no-new-privs", "--"];
+}
+
+/** Python interpreters to try, system ones first (pyenv installs under /root are not readable). */
+function pythonCandidates(): string[] {
+  const c: string[] = [];
+  for (const p of ["/usr/bin/python3", "/usr/local/bin/python3"]) {
+    try {
+      accessSync(p, constants.X_OK);
+      c.push(p);
+    } catch {
+      /* absent */
+    }
+  }
+  if (c.length === 0) {
+    const resolved = out("python3", ["-c", "import sys; print(sys.executable)"]);
+    if (resolved) c.push(resolved);
+  }
+  return c;
+}
+
+/** The real path and standard library of a python3 that starts here, or null. */
+function pythonInfo(candidates: string[]): { exe: string; stdlib: string } | null {
+  for (const cand of candidates) {
+    const info = out(cand, ["-I", "-c", "import sys, sysconfig, json, resource, ast; print(sys.executable); print(sysconfig.get_paths()['stdlib'])"]);
+    const [exe, stdlib] = info?.split("\n") ?? [];
+    if (exe && stdlib) return { exe: realpathSync(exe), stdlib };
+  }
+  return null;
+}
+
+/** Namespace arguments common to every bwrap run (the root and work dir are added per run). */
+export const BWRAP_NAMESPACES = ["--unshare-all", "--unshare-user", "--disable-userns", "--die-with-parent", "--new-session", "--uid", "1000", "--gid", "1000"];
+
+function probeBwrap(py: { exe: string; stdlib: string } | null, notes: string[]): { bwrap: BwrapSupport | null; python: string | null } {
+  const path = which("bwrap");
+  if (!path) {
+    notes.push("bubblewrap (bwrap) not found: install the Debian package `bubblewrap` for full isolation");
+    return { bwrap: null, python: null };
+  }
+  const node = realpathSync(process.execPath);
+  const prlimitPath = which("prlimit");
+  const prlimit = prlimitPath ? realpathSync(prlimitPath) : null;
+  const seccomp = seccompFilter();
+  if (!seccomp) notes.push(`no seccomp filter for architecture ${process.arch}: sockets inside the sandbox are limited by the namespaces only`);
+  const root = new RootBuilder().binary(node);
+  if (prlimit) root.binary(prlimit);
+  if (py) root.binary(py.exe).pythonStdlib(py.stdlib);
+  const plan = root.plan();
+  for (const dropUid of isRoot() && which("setpriv") ? [true, false] : [false]) {
+    const prefix = [...(dropUid ? setprivArgs(randomUid()) : []), path, ...BWRAP_NAMESPACES, ...rootArgs(plan), "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--chdir", "/tmp", "--clearenv"];
+    const runs = (cmd: string[]) => ok(prefix[0]!, [...prefix.slice(1), ...(prlimit ? [prlimit, "--nproc=64", "--"] : []), ...cmd]);
+    if (!runs([node, "-e", "0"])) continue;
+    let python: string | null = py?.exe ?? null;
+    if (python && !runs([python, "-I", "-B", "-c", "import json, resource, ast, math, collections"])) {
+      notes.push(`python3 at ${python} does not start inside bubblewrap: Python solutions cannot be run`);
+      python = null;
+    }
+    return { bwrap: { path, dropUid, root: plan, prlimit, seccomp }, python };
+  }
+  notes.push(`bwrap at ${path} cannot create its namespaces here (user namespaces disabled?): using the weaker fallback layers`);
+  return { bwrap: null, python: null };
+}
 
 /**
- * Probe the machine (spawns a handful of tiny processes, ~100–300 ms, once per process).
+ * Probe the machine (spawns a handful of tiny processes, ~0.2–1 s, once per process).
  * @returns the layers that work here; never throws.
  */
 export function sandboxSupport(): SandboxSupport {
   if (cached) return cached;
   const notes: string[] = [];
-  const isRoot = typeof process.getuid === "function" && process.getuid() === 0;
+  const mode = process.env.RLVR_SANDBOX ?? "auto";
+
+  const py = pythonInfo(pythonCandidates());
+  let python: string | null = py?.exe ?? null;
+
+  let bwrap: BwrapSupport | null = null;
+  if (mode !== "fallback") {
+    const b = probeBwrap(py, notes);
+    bwrap = b.bwrap;
+    if (bwrap) python = b.python;
+  } else {
+    notes.push("RLVR_SANDBOX=fallback: bubblewrap not used");
+  }
+  if (bwrap) {
+    // The fallback layers are not probed when bubblewrap works.
+    const nodePermissionFlag = nodePermission();
+    if (!python) notes.push("no usable python3: Python solutions cannot be run");
+    cached = { bwrap, unshareArgs: [], netns: true, pidns: true, prlimit: bwrap.prlimit !== null, dropUid: bwrap.dropUid, nodePermissionFlag, python, node: realpathSync(process.execPath), notes };
+    return cached;
+  }
 
   let unshareArgs: string[] = [];
   let netns = false;
   let pidns = false;
-  const candidates: string[][] = isRoot
+  const candidates: string[][] = isRoot()
     ? [["--net", "--pid", "--fork", "--kill-child"], ["--net"]]
     : [
         ["--user", "--map-root-user", "--net", "--pid", "--fork", "--kill-child"],
@@ -88,56 +222,51 @@ export function sandboxSupport(): SandboxSupport {
       break;
     }
   }
-  if (!netns) notes.push("unshare --net unavailable: network is blocked only in-process (Python audit hook; Node has no network permission on v20)");
-  if (!pidns) notes.push("no PID namespace: cleanup relies on killing the process group");
-
   const prlimit = ok("prlimit", ["--nproc=4096", "true"]);
-  if (!prlimit) notes.push("prlimit unavailable: Node programs get only --max-old-space-size; Python sets its own rlimits");
-
-  let dropTo: number | null = null;
-  if (isRoot) {
-    if (ok("setpriv", [`--reuid=${NOBODY}`, `--regid=${NOBODY}`, "--clear-groups", "true"])) dropTo = NOBODY;
-    else notes.push("running as root without setpriv: RLIMIT_NPROC does not bind root");
+  const dropUid = isRoot() && ok("setpriv", [...setprivArgs(randomUid()), "true"]);
+  if (!bwrap) {
+    if (!netns) notes.push("unshare --net unavailable: network is blocked only in-process (Python audit hook; Node has no network permission on v20)");
+    if (!pidns) notes.push("no PID namespace: cleanup relies on killing the process group");
+    if (!prlimit) notes.push("prlimit unavailable: Node programs get only --max-old-space-size; Python sets its own rlimits");
+    if (isRoot() && !dropUid) notes.push("running as root without setpriv: RLIMIT_NPROC does not bind root");
   }
 
-  let nodePermissionFlag: string | null = null;
-  for (const flag of ["--permission", "--experimental-permission"]) {
-    if (ok(process.execPath, [flag, "--allow-fs-read=*", "-e", "0"])) {
-      nodePermissionFlag = flag;
-      break;
-    }
-  }
+  const nodePermissionFlag = nodePermission();
   if (!nodePermissionFlag) notes.push("Node permission model unavailable: JS programs may write files and spawn processes");
 
-  // A python3 that still works after the privilege drop (pyenv installs under /root are not
-  // reachable by nobody, so prefer the system interpreter when we drop privileges).
-  const pyCandidates: string[] = [];
-  for (const p of ["/usr/bin/python3", "/usr/local/bin/python3"]) {
-    try {
-      accessSync(p, constants.X_OK);
-      pyCandidates.push(p);
-    } catch {
-      /* absent */
-    }
-  }
-  const resolved = out("python3", ["-c", "import sys; print(sys.executable)"]);
-  if (resolved) pyCandidates.push(resolved);
-  let python: string | null = null;
-  const prefix = [...unshareArgs, ...(dropTo !== null ? ["setpriv", `--reuid=${dropTo}`, `--regid=${dropTo}`, "--clear-groups", "--"] : [])];
-  for (const p of pyCandidates) {
-    const cmd = prefix.length ? prefix[0]! : p;
-    const args = prefix.length ? [...prefix.slice(1), p, "-I", "-c", "import json, resource, socket, sys; assert sys.prefix != '/nonexistent'"] : ["-I", "-c", "import json, resource, socket"];
-    if (ok(cmd, args)) {
-      // Reject interpreters that silently fell back to a different stdlib (prefix not readable).
-      const prefixOut = prefix.length ? out(prefix[0]!, [...prefix.slice(1), p, "-I", "-c", "import sys, os; print(os.path.isdir(os.path.join(sys.base_prefix, 'lib')))"]) : "True";
-      if (prefixOut === "True") {
-        python = p;
-        break;
-      }
-    }
+  if (python) {
+    // The fallback runs python as a random uid: it must still find its standard library.
+    const prefix = [...unshareArgs, ...(dropUid ? setprivArgs(randomUid()) : [])];
+    const probe = [python, "-I", "-c", "import sys, os, json, resource; assert os.path.isdir(os.path.join(sys.base_prefix, 'lib'))"];
+    const cmd = [...prefix, ...probe];
+    if (!ok(cmd[0]!, cmd.slice(1))) python = null;
   }
   if (!python) notes.push("no usable python3: Python solutions cannot be run");
+  else python = realpathSync(python);
 
-  cached = { unshareArgs, netns, pidns, prlimit, dropTo, nodePermissionFlag, python, node: process.execPath, notes };
+  cached = { bwrap, unshareArgs, netns, pidns, prlimit, dropUid, nodePermissionFlag, python, node: realpathSync(process.execPath), notes };
   return cached;
+}
+
+/** One line per isolation layer and whether this machine has it (for `rlvr doctor`). */
+export function describeLayers(s: SandboxSupport = sandboxSupport()): { layer: string; present: boolean; detail: string }[] {
+  const b = s.bwrap;
+  const rows: { layer: string; present: boolean; detail: string }[] = [];
+  rows.push({ layer: "bubblewrap", present: b !== null, detail: b ? `${b.path}${b.dropUid ? ", run as a random uid per program" : ""}` : "missing or not working: fallback layers below" });
+  if (b) {
+    rows.push({ layer: "namespaces", present: true, detail: "user, mount, pid, network, ipc, uts, cgroup; no nested user namespaces" });
+    rows.push({ layer: "minimal root", present: true, detail: `read-only: ${b.root.binds.join(", ")}` });
+    rows.push({ layer: "private tmpfs", present: true, detail: "/work, /tmp, /dev/shm (size-capped), fresh /proc and /dev" });
+    rows.push({ layer: "seccomp", present: b.seccomp !== null, detail: b.seccomp ? "socket, socketpair, io_uring, keyrings, bpf, perf, userfaultfd refused" : `no filter for ${process.arch}` });
+    rows.push({ layer: "rlimits per sandbox", present: b.prlimit !== null, detail: b.prlimit ? "prlimit inside the sandbox's own user namespace" : "prlimit missing: Python sets its own limits, Node only its heap" });
+  } else {
+    rows.push({ layer: "network namespace", present: s.netns, detail: s.unshareArgs.join(" ") || "none: in-process blocks only" });
+    rows.push({ layer: "pid namespace", present: s.pidns, detail: s.pidns ? "tree dies with the launcher" : "process-group kill only" });
+    rows.push({ layer: "rlimits", present: s.prlimit, detail: "prlimit" });
+    rows.push({ layer: "uid per program", present: s.dropUid, detail: s.dropUid ? "setpriv to a random uid" : "all programs share this process's uid" });
+    rows.push({ layer: "file system", present: false, detail: "host files and /proc visible (read); writes refused only by Node's permission model and a bypassable Python audit hook" });
+  }
+  rows.push({ layer: "node permission model", present: s.nodePermissionFlag !== null, detail: s.nodePermissionFlag ?? "unavailable" });
+  rows.push({ layer: "python3", present: s.python !== null, detail: s.python ?? "missing: Python solutions score 0" });
+  return rows;
 }

@@ -10,9 +10,13 @@
  *             error when given). `{assert}` — a statement that must not throw (Python `assert …`,
  *             JS `assert.deepStrictEqual(…)`). All function cases share one process.
  */
-import { makeWorkdir, nonce, runSandboxed, type Language, type SandboxLimits, type SandboxResult } from "./sandbox.ts";
-import { NODE_HARNESS, PYTHON_HARNESS } from "./harness.ts";
-import type { VerifierResult } from "../types.ts";
+import { DEFAULT_LIMITS, makeWorkdir, runSandboxed, type Language, type SandboxLimits, type SandboxResult } from "./sandbox.ts";
+import { NODE_RUNNER, PYTHON_RUNNER, PYTHON_STDIO_GUARD } from "./harness.ts";
+import { PYTHON_JUDGE } from "./judge.ts";
+import { parseJsAssert, type Side } from "./js-assert.ts";
+import { sandboxSupport } from "./probe.ts";
+import { decodeValue, equalsExpected, findOpaque, jsAssertHolds, showValue, type Val } from "./values.ts";
+import type { Verdict } from "../types.ts";
 
 export interface CodeTest {
   name?: string;
@@ -43,7 +47,7 @@ export interface CodeCaseResult {
   reason: string;
 }
 
-export interface CodeResult extends VerifierResult {
+export interface CodeResult extends Verdict {
   passed: number;
   total: number;
   cases: CodeCaseResult[];
@@ -88,39 +92,25 @@ function failureReason(r: SandboxResult): string | null {
   return null;
 }
 
-/** The harness's settings (env RLVR_HARNESS): where it runs, what to call, and its own limits. */
-function harnessEnv(nonceTag: string, workdir: string, mode: "stdio" | "function", entry: string, lim: NonNullable<CodeRunOptions["limits"]>): string {
-  return JSON.stringify({
-    nonce: nonceTag,
-    workdir,
-    mode,
-    entry,
-    memBytes: (lim.memoryMb ?? 256) * 1024 * 1024,
-    fileBytes: lim.maxFileBytes ?? 8 << 20,
-    nproc: lim.maxProcesses ?? 64,
-  });
-}
-
 const isESM = (code: string) => /^\s*(import\s[^(]|export\s)/m.test(code);
+
+/** The fallback's in-process guard settings (null under bubblewrap, which needs none). */
+function guardConfig(workdir: string, lim: Partial<SandboxLimits>): { work: string; mem: number; fbytes: number; nproc: number } | null {
+  if (sandboxSupport().bwrap) return null;
+  return { work: workdir, mem: (lim.memoryMb ?? DEFAULT_LIMITS.memoryMb) * 1024 * 1024, fbytes: lim.maxFileBytes ?? DEFAULT_LIMITS.maxFileBytes, nproc: lim.maxProcesses ?? DEFAULT_LIMITS.maxProcesses };
+}
 
 async function runStdioCase(code: string, test: CodeTest, opts: CodeRunOptions): Promise<CodeCaseResult & { index: -1 }> {
   const js = opts.language === "javascript";
   const entry = js ? (isESM(code) ? "solution.mjs" : "solution.js") : "solution.py";
   const files: Record<string, string> = { [entry]: code };
-  if (!js) files["harness.py"] = PYTHON_HARNESS;
+  const lim = opts.limits ?? {};
+  const guard = js ? null : guardConfig("", lim);
+  if (guard) files["guard.py"] = PYTHON_STDIO_GUARD;
   const wd = makeWorkdir(files);
   try {
-    const lim = opts.limits ?? {};
-    const env: Record<string, string> = {};
-    if (!js) env.RLVR_HARNESS = harnessEnv("", wd.path, "stdio", entry, lim);
-    const r = await runSandboxed({
-      language: opts.language,
-      workdir: wd.path,
-      args: js ? [entry] : ["harness.py"],
-      stdin: test.input ?? "",
-      env,
-      limits: lim,
-    });
+    const args = guard ? ["guard.py", JSON.stringify({ ...guard, work: wd.path }), entry] : [entry];
+    const r = await runSandboxed({ language: opts.language, workdir: wd.path, args, stdin: test.input ?? "", limits: lim });
     const fail = failureReason(r);
     if (fail) return { index: -1, passed: false, reason: fail };
     const mode = opts.compare ?? "lines";
@@ -131,57 +121,204 @@ async function runStdioCase(code: string, test: CodeTest, opts: CodeRunOptions):
   }
 }
 
-async function runFunctionCases(code: string, tests: CodeTest[], opts: CodeRunOptions): Promise<CodeCaseResult[]> {
+/** What the solution's process answered for each expression (value, error, or nothing). */
+type Answer = { v: Val } | { error: string };
+
+/**
+ * Load the solution in the sandbox and evaluate `exprs` there; only typed values come back.
+ * @returns one answer per expression, or a reason shared by all when none came back
+ */
+async function evaluateInside(code: string, exprs: string[], opts: CodeRunOptions): Promise<{ answers: (Answer | undefined)[]; missing: string }> {
   const js = opts.language === "javascript";
   const entry = js ? "solution.js" : "solution.py";
-  const harness = js ? "harness.cjs" : "harness.py";
-  const payload = tests.map((t) => ({ call: t.call ?? null, expected: t.expected ?? null, assert: t.assert ?? null, tolerance: t.tolerance ?? null }));
-  const wd = makeWorkdir({ [entry]: code, [harness]: js ? NODE_HARNESS : PYTHON_HARNESS, "tests.json": JSON.stringify(payload) });
+  const runner = js ? "runner.cjs" : "runner.py";
+  const lim = opts.limits ?? {};
+  const wd = makeWorkdir({ [entry]: code, [runner]: js ? NODE_RUNNER : PYTHON_RUNNER });
   try {
-    const lim = opts.limits ?? {};
-    const tag = nonce();
-    const r = await runSandboxed({
-      language: opts.language,
-      workdir: wd.path,
-      args: [harness],
-      env: { RLVR_HARNESS: harnessEnv(tag, wd.path, "function", entry, lim) },
-      limits: lim,
-    });
-    const seen = new Map<number, CodeCaseResult>();
-    for (const line of r.stdout.split("\n")) {
-      const at = line.indexOf(tag);
-      if (at < 0) continue;
+    const guard = js ? null : guardConfig(wd.path, lim);
+    const r = await runSandboxed({ language: opts.language, workdir: wd.path, args: [runner], stdin: JSON.stringify({ entry, exprs, guard }), limits: lim, resultFd: true });
+    const answers: (Answer | undefined)[] = new Array(exprs.length);
+    let load: string | null = null;
+    for (const line of r.results.split("\n")) {
+      if (!line) continue;
+      let o: { i?: unknown; v?: unknown; error?: unknown; load?: unknown };
       try {
-        const o = JSON.parse(line.slice(at + tag.length)) as { i: number; ok: boolean; error?: string; got?: string | null };
-        if (typeof o.i !== "number" || o.i < 0 || o.i >= tests.length || seen.has(o.i)) continue;
-        seen.set(o.i, {
-          index: o.i,
-          passed: o.ok === true,
-          reason: o.ok ? "passed" : o.error ? o.error : `wrong value: ${o.got ?? "?"}`,
-        });
+        o = JSON.parse(line);
       } catch {
-        /* a garbled line: ignore */
+        continue;
       }
+      if (!o || typeof o !== "object") continue;
+      if (typeof o.load === "string" && load === null) load = o.load;
+      const i = o.i;
+      if (typeof i !== "number" || !Number.isInteger(i) || i < 0 || i >= exprs.length || answers[i] !== undefined) continue;
+      answers[i] = typeof o.error === "string" ? { error: o.error.slice(0, 300) } : "v" in o ? { v: decodeValue(o.v) } : { error: "malformed result" };
     }
-    const fail = failureReason(r) ?? "no result (program ended early)";
-    return tests.map((_, i) => seen.get(i) ?? { index: i, passed: false, reason: fail });
+    const missing = load !== null ? `solution failed to load: ${load}` : (failureReason(r) ?? "no result (program ended early)");
+    return { answers, missing };
   } finally {
     wd.dispose();
   }
+}
+
+/** Run the trusted Python judge (judge.ts) on one request; it never sees the solution's process. */
+async function runJudge<T>(request: object, opts: CodeRunOptions): Promise<T> {
+  const wd = makeWorkdir({ "judge.py": PYTHON_JUDGE });
+  try {
+    const r = await runSandboxed({
+      language: "python",
+      workdir: wd.path,
+      args: ["judge.py"],
+      stdin: JSON.stringify(request),
+      limits: { timeoutMs: Math.max(10_000, opts.limits?.timeoutMs ?? 0), memoryMb: 512, maxOutputBytes: 16 << 20 },
+    });
+    const fail = failureReason(r);
+    if (fail) throw new Error(`judge: ${fail}`);
+    return JSON.parse(r.stdout) as T;
+  } finally {
+    wd.dispose();
+  }
+}
+
+type PyPlan = { pieces: string[]; prelude: string[]; checks: string[]; shown: string[] } | { error: string };
+
+async function runPythonFunctionCases(code: string, tests: CodeTest[], opts: CodeRunOptions): Promise<CodeCaseResult[]> {
+  const asserts = tests.map((t, i) => (t.assert != null ? i : -1)).filter((i) => i >= 0);
+  let plans: PyPlan[] = [];
+  if (asserts.length) plans = (await runJudge<{ plans: PyPlan[] }>({ op: "plan", solution: code, asserts: asserts.map((i) => String(tests[i]!.assert)) }, opts)).plans;
+  const planOf = new Map(asserts.map((ti, k) => [ti, plans[k]!]));
+  // One expression list: each call test's call, then each assert's pieces.
+  const exprs: string[] = [];
+  const slots: number[][] = tests.map((t, i) => {
+    if (t.assert == null) return [exprs.push(String(t.call)) - 1];
+    const p = planOf.get(i)!;
+    return "error" in p ? [] : p.pieces.map((x) => exprs.push(x) - 1);
+  });
+  const { answers, missing } = exprs.length ? await evaluateInside(code, exprs, opts) : { answers: [], missing: "" };
+  const results: (CodeCaseResult | null)[] = tests.map((t, i) => {
+    if (t.assert != null) return null;
+    return compareCall(i, answers[slots[i]![0]!], t, missing);
+  });
+  const items = asserts.filter((i) => !("error" in planOf.get(i)!));
+  if (items.length) {
+    const verdicts = (
+      await runJudge<{ verdicts: { ok: boolean; reason: string }[] }>(
+        {
+          op: "judge",
+          items: items.map((i) => {
+            const p = planOf.get(i) as Exclude<PyPlan, { error: string }>;
+            return { prelude: p.prelude, checks: p.checks, shown: p.shown, values: slots[i]!.map((k) => wireAnswer(answers[k], missing)) };
+          }),
+        },
+        opts,
+      )
+    ).verdicts;
+    items.forEach((i, k) => (results[i] = { index: i, passed: verdicts[k]?.ok === true, reason: verdicts[k]?.reason ?? "no verdict" }));
+  }
+  for (const i of asserts) {
+    const p = planOf.get(i)!;
+    if ("error" in p) results[i] = { index: i, passed: false, reason: `unsupported assert test: ${p.error}` };
+  }
+  return results.map((r, i) => r ?? { index: i, passed: false, reason: "no verdict" });
+}
+
+/** An answer back on the wire for the judge (errors as {error}). */
+function wireAnswer(a: Answer | undefined, missing: string): unknown {
+  if (a === undefined) return { error: missing };
+  if ("error" in a) return { error: a.error };
+  return toWire(a.v);
+}
+
+function toWire(v: Val): unknown {
+  if (v === null || typeof v !== "object") {
+    if (typeof v === "number" && !Number.isFinite(v)) return { $: "float", v: Number.isNaN(v) ? "nan" : v > 0 ? "inf" : "-inf" };
+    return v;
+  }
+  if (Array.isArray(v)) return v.map(toWire);
+  switch (v.t) {
+    case "int":
+      return { $: "int", v: v.v.toString() };
+    case "dict":
+      return { $: "dict", v: v.v.map(([k, x]) => [toWire(k), toWire(x)]) };
+    case "tuple":
+    case "set":
+    case "frozenset":
+      return { $: v.t, v: v.v.map(toWire) };
+    case "complex":
+      return { $: "complex", v: v.v.map(toWire) };
+    case "opaque":
+      return { $: "opaque", type: v.type };
+    default:
+      return { $: v.t, v: (v as { v?: unknown }).v };
+  }
+}
+
+function compareCall(index: number, a: Answer | undefined, t: CodeTest, missing: string): CodeCaseResult {
+  if (a === undefined) return { index, passed: false, reason: missing };
+  if ("error" in a) return { index, passed: false, reason: a.error };
+  const op = findOpaque(a.v);
+  if (op !== null) return { index, passed: false, reason: `returned a ${op}, which is not plain data` };
+  const ok = equalsExpected(a.v, t.expected ?? null, t.tolerance);
+  return { index, passed: ok, reason: ok ? "passed" : `wrong value: ${showValue(a.v)}` };
+}
+
+async function runJsFunctionCases(code: string, tests: CodeTest[], opts: CodeRunOptions): Promise<CodeCaseResult[]> {
+  const exprs: string[] = [];
+  const plans = tests.map((t) => {
+    if (t.assert == null) return { call: exprs.push(String(t.call)) - 1 };
+    try {
+      const checks = parseJsAssert(String(t.assert)).map((c) => ({
+        c,
+        actual: c.actual.inside ? exprs.push(c.actual.expr) - 1 : -1,
+        expected: c.expected?.inside ? exprs.push(c.expected.expr) - 1 : -1,
+      }));
+      return { checks };
+    } catch (e) {
+      return { error: (e as Error).message };
+    }
+  });
+  const { answers, missing } = exprs.length ? await evaluateInside(code, exprs, opts) : { answers: [], missing: "" };
+  return tests.map((t, i): CodeCaseResult => {
+    const p = plans[i]!;
+    if ("error" in p) return { index: i, passed: false, reason: `unsupported assert test: ${p.error}` };
+    if ("call" in p) return compareCall(i, answers[p.call!], t, missing);
+    for (const { c, actual, expected } of p.checks!) {
+      const get = (side: Side | undefined, k: number): Val | string | undefined => {
+        if (!side) return undefined;
+        if (!side.inside) return { t: "tuple", v: [side.value] } as Val;
+        const a = answers[k];
+        if (a === undefined) return missing;
+        return "error" in a ? a.error : { t: "tuple", v: [a.v] };
+      };
+      const av = get(c.actual, actual);
+      const ev = get(c.expected, expected);
+      if (typeof av === "string") return { index: i, passed: false, reason: av };
+      if (typeof ev === "string") return { index: i, passed: false, reason: ev };
+      const unwrap = (v: Val | undefined) => (v === undefined ? undefined : (v as { v: Val[] }).v[0]!);
+      const a = unwrap(av)!;
+      const op = findOpaque(a);
+      if (op !== null) return { index: i, passed: false, reason: `returned a ${op}, which is not plain data` };
+      if (!jsAssertHolds(c.method, a, unwrap(ev))) return { index: i, passed: false, reason: `assert.${c.method} failed: got ${showValue(a)}` };
+    }
+    return { index: i, passed: true, reason: "passed" };
+  });
+}
+
+async function runFunctionCases(code: string, tests: CodeTest[], opts: CodeRunOptions): Promise<CodeCaseResult[]> {
+  return opts.language === "javascript" ? runJsFunctionCases(code, tests, opts) : runPythonFunctionCases(code, tests, opts);
 }
 
 /**
  * Run `response`'s code against `tests` in the sandbox and score it.
  * @param response model output (code is extracted from fenced blocks unless extractCode=false)
  * @param tests    stdio and/or function cases (see module doc); an empty list scores 0
- * @returns score = passed/total ("fraction") or 0/1 ("all"); correct = every case passed;
+ * @returns reward = passed/total ("fraction") or 0/1 ("all"); correct = every case passed;
  *          per-case results with reasons ("timeout", "exit code 1: …", "wrong output: …").
- * Never throws for anything the program does; a missing interpreter gives score 0 with a reason.
+ * Never throws for anything the program does; a missing interpreter gives reward 0 with a reason.
  */
 export async function runCodeTests(response: string, tests: CodeTest[], opts: CodeRunOptions): Promise<CodeResult> {
   const code = opts.extractCode === false ? response : extractCode(response, opts.language);
   if (!Array.isArray(tests) || tests.length === 0) {
-    return { correct: false, score: 0, extracted: code, reason: "no test cases", passed: 0, total: 0, cases: [] };
+    return { correct: false, reward: 0, extracted: code, reason: "no test cases", passed: 0, total: 0, cases: [] };
   }
   const cases: CodeCaseResult[] = new Array(tests.length);
   try {
@@ -201,7 +338,7 @@ export async function runCodeTests(response: string, tests: CodeTest[], opts: Co
     await Promise.all(jobs);
   } catch (e) {
     const msg = e instanceof Error ? e.message : String(e);
-    return { correct: false, score: 0, extracted: code, reason: `sandbox error: ${msg}`, passed: 0, total: tests.length, cases: [] };
+    return { correct: false, reward: 0, extracted: code, reason: `sandbox error: ${msg}`, passed: 0, total: tests.length, cases: [] };
   }
   const passed = cases.filter((c) => c.passed).length;
   const all = passed === tests.length;
@@ -209,7 +346,7 @@ export async function runCodeTests(response: string, tests: CodeTest[], opts: Co
   const firstFail = cases.find((c) => !c.passed);
   return {
     correct: all,
-    score,
+    reward: score,
     extracted: code,
     reason: all ? `all ${tests.length} tests passed` : `${passed}/${tests.length} tests passed; first failure (#${firstFail!.index}): ${firstFail!.reason}`,
     passed,

@@ -1,22 +1,31 @@
 /**
  * Run one untrusted program in a separate, limited process.
  *
- * Layers, outermost first (each used when sandboxSupport() found it working):
- *   unshare --net [--pid --fork --kill-child]   no network; the tree dies with the launcher
- *   prlimit --as --nproc --fsize --nofile --cpu --core
- *   setpriv --reuid=65534 (when we are root)   RLIMIT_NPROC binds; project files are read-only
- *   node --permission/--experimental-permission --allow-fs-read/write=<workdir>   (JavaScript)
- *   python3 -I -B harness.py (audit hook + resource limits)                        (Python)
- * plus, always: a fresh temporary working directory deleted afterwards, a minimal environment,
- * a wall-clock timeout that SIGKILLs the whole process group, and caps on captured output
- * (exceeding them kills the program).
+ * With bubblewrap (see probe.ts; the normal case), the launcher chain is
+ *   [setpriv --reuid=<random uid>]  bwrap <namespaces> <read-only root> --tmpfs /work …
+ *     --seccomp <filter>  prlimit --as --nproc --fsize --nofile --cpu --core --  <interpreter> …
+ * and the program sees: its own user (uid 1000 inside, a random unprivileged uid outside when we
+ * are root), pid 2 in its own pid namespace with a fresh /proc, no network interface and no way to
+ * create a socket, its own IPC objects, a root holding only the interpreter and its libraries
+ * (read-only), and size-capped private tmpfs at /work (its working directory, holding read-only
+ * copies of the host work dir's files), /tmp and /dev/shm that vanish with the sandbox. The
+ * rlimits are set inside the sandbox's own user namespace, so they bind per sandbox, not per
+ * host uid (Linux ≥ 5.14 counts RLIMIT_NPROC per user namespace).
+ *
+ * Without bubblewrap (fallback, weaker; a one-time warning says so):
+ *   unshare --net [--pid --fork --kill-child]  prlimit …  [setpriv --reuid=<random uid>]  <interpreter>
+ * plus Node's permission model and, for Python harness runs, an audit hook (harness.ts).
+ *
+ * Always: a fresh host work dir deleted afterwards, a minimal environment, a wall-clock timeout
+ * that SIGKILLs the whole process group, and caps on captured output (exceeding them kills it).
+ * Optionally a results channel: file descriptor 3 inside the program, read separately from stdout.
  */
 import { spawn } from "node:child_process";
-import { randomBytes } from "node:crypto";
-import { chmodSync, chownSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, chownSync, lstatSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { availableParallelism, tmpdir } from "node:os";
 import { join } from "node:path";
-import { sandboxSupport, type SandboxSupport } from "./probe.ts";
+import { BWRAP_NAMESPACES, randomUid, sandboxSupport, setprivArgs, type SandboxSupport } from "./probe.ts";
+import { rootArgs } from "./rootfs.ts";
 
 /** Resource limits of one sandboxed process. */
 export interface SandboxLimits {
@@ -27,9 +36,10 @@ export interface SandboxLimits {
   memoryMb: number;
   /** Bytes of stdout and of stderr kept; more output kills the program. Default 1 MiB. */
   maxOutputBytes: number;
-  /** Largest file the program may write (RLIMIT_FSIZE), bytes. Default 8 MiB. */
+  /** Largest file the program may write (RLIMIT_FSIZE), bytes; also the size of each private
+   *  tmpfs (/work, /tmp, /dev/shm) under bubblewrap. Default 8 MiB. */
   maxFileBytes: number;
-  /** RLIMIT_NPROC (processes + threads of the sandbox user). Default 64. */
+  /** RLIMIT_NPROC (processes + threads of the sandbox). Default 64. */
   maxProcesses: number;
 }
 
@@ -41,6 +51,9 @@ export const DEFAULT_LIMITS: SandboxLimits = {
   maxProcesses: 64,
 };
 
+/** Largest results record read from file descriptor 3, bytes. */
+const MAX_RESULT_BYTES = 8 << 20;
+
 export type Language = "python" | "javascript";
 
 /** Outcome of one sandboxed process. */
@@ -49,28 +62,27 @@ export interface SandboxResult {
   signal: string | null;
   stdout: string;
   stderr: string;
+  /** What the program wrote to file descriptor 3 (only with `spec.resultFd`). */
+  results: string;
   timedOut: boolean;
   outputLimitExceeded: boolean;
   durationMs: number;
 }
 
-/** A throw-away working directory; `files` are written into it before the run. */
+/** A throw-away host directory; `files` are written into it before the run. */
 export interface Workdir {
   path: string;
   dispose(): void;
 }
 
 /**
- * Create a fresh private directory (under os.tmpdir()) holding `files`, readable and writable by
- * the sandbox user. Call dispose() when done (idempotent, never throws).
+ * Create a fresh private directory (under os.tmpdir(), mode 0700) holding `files`. Under
+ * bubblewrap its files appear read-only in the program's /work; in the fallback it is the
+ * program's working directory. Call dispose() when done (idempotent, never throws).
  */
-export function makeWorkdir(files: Record<string, string>, support: SandboxSupport = sandboxSupport()): Workdir {
+export function makeWorkdir(files: Record<string, string>): Workdir {
   const path = mkdtempSync(join(tmpdir(), "rlvr-code-"));
   for (const [name, text] of Object.entries(files)) writeFileSync(join(path, name), text);
-  if (support.dropTo !== null) {
-    for (const name of Object.keys(files)) chownSync(join(path, name), support.dropTo, support.dropTo);
-    chownSync(path, support.dropTo, support.dropTo);
-  }
   chmodSync(path, 0o700);
   let gone = false;
   return {
@@ -93,7 +105,7 @@ class Semaphore {
   private active = 0;
   constructor(public limit: number) {}
   async acquire(): Promise<() => void> {
-    if (this.active >= this.limit) await new Promise<void>((r) => this.queue.push(r));
+    while (this.active >= this.limit) await new Promise<void>((r) => this.queue.push(r));
     this.active++;
     let released = false;
     return () => {
@@ -109,51 +121,109 @@ const slots = new Semaphore(Math.max(1, availableParallelism()));
 /** Change how many sandboxed programs may run at once in this process. */
 export function setSandboxConcurrency(n: number): void {
   slots.limit = Math.max(1, Math.floor(n));
+  for (let i = 0; i < slots.limit; i++) (slots as unknown as { queue: (() => void)[] }).queue.shift()?.();
 }
 
 /** One program to run: interpreter arguments after the interpreter itself. */
 export interface SandboxSpec {
   language: Language;
+  /** Host work dir (from makeWorkdir). */
   workdir: string;
-  /** Script path (relative to workdir) and its arguments. */
+  /** Script path (relative to the work dir) and its arguments. */
   args: string[];
   stdin?: string;
   env?: Record<string, string>;
   limits?: Partial<SandboxLimits>;
+  /** Open a results channel on file descriptor 3 (see SandboxResult.results). */
+  resultFd?: boolean;
 }
 
-/** Build the full argv (launcher chain + interpreter). Exposed for tests and docs. */
-export function sandboxCommand(spec: SandboxSpec, support: SandboxSupport = sandboxSupport()): string[] {
-  const lim = { ...DEFAULT_LIMITS, ...spec.limits };
-  const mem = lim.memoryMb * 1024 * 1024;
-  const argv: string[] = [...support.unshareArgs];
-  if (support.prlimit) {
-    const as = spec.language === "javascript" ? mem + 768 * 1024 * 1024 : mem;
-    argv.push(
-      "prlimit",
-      `--as=${as}`,
-      `--nproc=${lim.maxProcesses}`,
-      `--fsize=${lim.maxFileBytes}`,
-      "--nofile=256",
-      "--core=0",
-      `--cpu=${Math.ceil(lim.timeoutMs / 1000) + 1}`,
-      "--",
-    );
-  }
-  if (support.dropTo !== null) {
-    argv.push("setpriv", `--reuid=${support.dropTo}`, `--regid=${support.dropTo}`, "--clear-groups", "--no-new-privs", "--");
-  }
+/** Where the work dir appears inside a bubblewrap sandbox. */
+export const SANDBOX_WORKDIR = "/work";
+
+function interpreterArgs(spec: SandboxSpec, support: SandboxSupport, workdir: string, lim: SandboxLimits): string[] {
+  const argv: string[] = [];
   if (spec.language === "javascript") {
     argv.push(support.node, "--no-warnings", `--max-old-space-size=${Math.max(16, lim.memoryMb)}`, "--stack-size=2048");
-    if (support.nodePermissionFlag) {
-      argv.push(support.nodePermissionFlag, `--allow-fs-read=${spec.workdir}`, `--allow-fs-write=${spec.workdir}`);
-    }
+    if (support.nodePermissionFlag) argv.push(support.nodePermissionFlag, `--allow-fs-read=${workdir}`, `--allow-fs-write=${workdir}`);
   } else {
-    if (!support.python) throw new Error("sandbox: no usable python3 on this machine (see sandboxSupport().notes)");
+    if (!support.python) throw new Error("sandbox: no usable python3 on this machine (run `rlvr doctor`)");
     argv.push(support.python, "-I", "-B");
   }
-  argv.push(...spec.args);
   return argv;
+}
+
+function prlimitArgs(binary: string, spec: SandboxSpec, lim: SandboxLimits): string[] {
+  const mem = lim.memoryMb * 1024 * 1024;
+  const as = spec.language === "javascript" ? mem + 768 * 1024 * 1024 : mem;
+  return [binary, `--as=${as}`, `--nproc=${lim.maxProcesses}`, `--fsize=${lim.maxFileBytes}`, "--nofile=256", "--core=0", `--cpu=${Math.ceil(lim.timeoutMs / 1000) + 1}`, "--"];
+}
+
+/**
+ * Build the full argv (launcher chain + interpreter). Exposed for tests and `rlvr doctor`.
+ * @param uid host uid the program runs as when we are root (random per run by default)
+ * Under bubblewrap the seccomp filter is read from file descriptor 4 (runSandboxed supplies it).
+ */
+export function sandboxCommand(spec: SandboxSpec, support: SandboxSupport = sandboxSupport(), uid: number = randomUid()): string[] {
+  const lim = { ...DEFAULT_LIMITS, ...spec.limits };
+  const b = support.bwrap;
+  if (b) {
+    const argv: string[] = [...(b.dropUid ? setprivArgs(uid) : []), b.path, ...BWRAP_NAMESPACES, ...rootArgs(b.root)];
+    const size = String(Math.max(1 << 20, lim.maxFileBytes));
+    argv.push("--proc", "/proc", "--dev", "/dev");
+    for (const dir of ["/tmp", "/dev/shm", SANDBOX_WORKDIR]) argv.push("--size", size, "--tmpfs", dir);
+    let names: string[] = [];
+    try {
+      names = readdirSync(spec.workdir);
+    } catch {
+      /* an empty work dir */
+    }
+    for (const name of names) argv.push("--ro-bind", join(spec.workdir, name), `${SANDBOX_WORKDIR}/${name}`);
+    argv.push("--remount-ro", "/", "--chdir", SANDBOX_WORKDIR, "--clearenv");
+    for (const [k, v] of Object.entries(sandboxEnv(SANDBOX_WORKDIR, "/tmp", spec.env))) argv.push("--setenv", k, v);
+    if (b.seccomp) argv.push("--seccomp", "4");
+    if (b.prlimit) argv.push(...prlimitArgs(b.prlimit, spec, lim));
+    argv.push(...interpreterArgs(spec, support, SANDBOX_WORKDIR, lim), ...spec.args);
+    return argv;
+  }
+  const argv: string[] = [...support.unshareArgs];
+  if (support.prlimit) argv.push(...prlimitArgs("prlimit", spec, lim));
+  if (support.dropUid) argv.push(...setprivArgs(uid));
+  argv.push(...interpreterArgs(spec, support, spec.workdir, lim), ...spec.args);
+  return argv;
+}
+
+function sandboxEnv(home: string, tmp: string, extra: Record<string, string> | undefined): Record<string, string> {
+  return {
+    PATH: "/usr/local/bin:/usr/bin:/bin",
+    HOME: home,
+    TMPDIR: tmp,
+    LANG: "C.UTF-8",
+    PYTHONIOENCODING: "utf-8",
+    PYTHONDONTWRITEBYTECODE: "1",
+    PYTHONHASHSEED: "0",
+    ...extra,
+  };
+}
+
+let warned = false;
+/** Print, once per process, that the fallback sandbox is in use and why. */
+function warnFallback(support: SandboxSupport): void {
+  if (warned || support.bwrap) return;
+  warned = true;
+  if (process.env.RLVR_SANDBOX === "bwrap") throw new Error(`sandbox: RLVR_SANDBOX=bwrap but bubblewrap does not work here: ${support.notes.join("; ")}`);
+  process.stderr.write(
+    "warning: code sandbox without bubblewrap: programs see the host's files and processes (weaker isolation; install the `bubblewrap` package, see `rlvr doctor`)\n",
+  );
+}
+
+/** Hand the work dir to the uid the program runs as (fallback, or bwrap started as that uid). */
+function chownWorkdir(dir: string, uid: number): void {
+  chownSync(dir, uid, uid);
+  for (const name of readdirSync(dir)) {
+    const p = join(dir, name);
+    if (!lstatSync(p).isSymbolicLink()) chownSync(p, uid, uid);
+  }
 }
 
 /**
@@ -163,40 +233,45 @@ export function sandboxCommand(spec: SandboxSpec, support: SandboxSupport = sand
  */
 export async function runSandboxed(spec: SandboxSpec, support: SandboxSupport = sandboxSupport()): Promise<SandboxResult> {
   const lim = { ...DEFAULT_LIMITS, ...spec.limits };
-  if (spec.language === "javascript" && !support.netns) {
+  warnFallback(support);
+  if (spec.language === "javascript" && !support.bwrap && !support.netns) {
     // No network namespace: Node 20's permission model has no network permission, so preload a
     // module that makes sockets and DNS throw (in-process, weaker than a namespace).
     const file = join(spec.workdir, ".rlvr-netblock.cjs");
     writeFileSync(file, NODE_NETBLOCK);
-    if (support.dropTo !== null) chownSync(file, support.dropTo, support.dropTo);
     spec = { ...spec, args: ["--require", file, ...spec.args] };
   }
-  const argv = sandboxCommand(spec, support);
+  const uid = randomUid();
+  if (support.bwrap ? support.bwrap.dropUid : support.dropUid) chownWorkdir(spec.workdir, uid);
+  const argv = sandboxCommand(spec, support, uid);
+  const seccomp = support.bwrap?.seccomp ?? null;
   const release = await slots.acquire();
   try {
     return await new Promise<SandboxResult>((resolve, reject) => {
       const started = performance.now();
-      const env: Record<string, string> = {
-        PATH: "/usr/local/bin:/usr/bin:/bin",
-        HOME: spec.workdir,
-        TMPDIR: spec.workdir,
-        LANG: "C.UTF-8",
-        PYTHONIOENCODING: "utf-8",
-        PYTHONDONTWRITEBYTECODE: "1",
-        PYTHONHASHSEED: "0",
-        ...spec.env,
-      };
       let child;
       try {
-        child = spawn(argv[0]!, argv.slice(1), { cwd: spec.workdir, env, detached: true, stdio: ["pipe", "pipe", "pipe"] });
+        child = spawn(argv[0]!, argv.slice(1), {
+          cwd: support.bwrap ? "/" : spec.workdir,
+          env: support.bwrap ? { PATH: process.env.PATH ?? "/usr/bin:/bin" } : sandboxEnv(spec.workdir, spec.workdir, spec.env),
+          detached: true,
+          stdio: ["pipe", "pipe", "pipe", spec.resultFd ? "pipe" : "ignore", seccomp ? "pipe" : "ignore"],
+        });
       } catch (e) {
         reject(e);
         return;
       }
+      if (seccomp) {
+        const s = child.stdio[4] as NodeJS.WritableStream & { on(e: string, f: () => void): void };
+        s.on("error", () => {});
+        s.end(seccomp);
+      }
       const out: Buffer[] = [];
       const err: Buffer[] = [];
+      const res: Buffer[] = [];
       let outBytes = 0;
       let errBytes = 0;
+      let resBytes = 0;
       let timedOut = false;
       let outputLimitExceeded = false;
       let done = false;
@@ -220,14 +295,13 @@ export async function runSandboxed(spec: SandboxSpec, support: SandboxSupport = 
         done = true;
         clearTimeout(timer);
         clearTimeout(hardStop);
-        child.stdout?.destroy();
-        child.stderr?.destroy();
-        child.stdin?.destroy();
+        for (const s of child.stdio) (s as { destroy?: () => void } | null)?.destroy?.();
         resolve({
           exitCode,
           signal,
           stdout: Buffer.concat(out).toString("utf8"),
           stderr: Buffer.concat(err).toString("utf8"),
+          results: Buffer.concat(res).toString("utf8"),
           timedOut,
           outputLimitExceeded,
           durationMs: performance.now() - started,
@@ -244,32 +318,26 @@ export async function runSandboxed(spec: SandboxSpec, support: SandboxSupport = 
         finish();
       }, lim.timeoutMs + 2000);
 
-      child.stdout!.on("data", (b: Buffer) => {
-        if (outBytes + b.length > lim.maxOutputBytes) {
-          out.push(b.subarray(0, Math.max(0, lim.maxOutputBytes - outBytes)));
-          outBytes = lim.maxOutputBytes;
+      const capture = (chunks: Buffer[], max: number, count: () => number, add: (n: number) => void) => (b: Buffer) => {
+        if (count() + b.length > max) {
+          chunks.push(b.subarray(0, Math.max(0, max - count())));
+          add(max - count());
           if (!outputLimitExceeded) {
             outputLimitExceeded = true;
             killTree();
           }
           return;
         }
-        outBytes += b.length;
-        out.push(b);
-      });
-      child.stderr!.on("data", (b: Buffer) => {
-        if (errBytes + b.length > lim.maxOutputBytes) {
-          err.push(b.subarray(0, Math.max(0, lim.maxOutputBytes - errBytes)));
-          errBytes = lim.maxOutputBytes;
-          if (!outputLimitExceeded) {
-            outputLimitExceeded = true;
-            killTree();
-          }
-          return;
-        }
-        errBytes += b.length;
-        err.push(b);
-      });
+        add(b.length);
+        chunks.push(b);
+      };
+      child.stdout!.on("data", capture(out, lim.maxOutputBytes, () => outBytes, (n) => (outBytes += n)));
+      child.stderr!.on("data", capture(err, lim.maxOutputBytes, () => errBytes, (n) => (errBytes += n)));
+      if (spec.resultFd) {
+        const r = child.stdio[3] as NodeJS.ReadableStream;
+        r.on("data", capture(res, MAX_RESULT_BYTES, () => resBytes, (n) => (resBytes += n)));
+        r.on("error", () => {});
+      }
       child.stdin!.on("error", () => {
         /* program exited without reading its input */
       });
@@ -313,8 +381,3 @@ try { require("dgram").createSocket = refuse; } catch {}
 globalThis.fetch = async () => refuse();
 globalThis.WebSocket = undefined;
 `;
-
-/** A random token that marks harness result lines. */
-export function nonce(): string {
-  return "@@rlvr-" + randomBytes(12).toString("hex") + "@@";
-}

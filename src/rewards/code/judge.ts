@@ -1,0 +1,189 @@
+/**
+ * The trusted Python judge for `assert` tests: a program that never loads the solution.
+ *
+ * plan:  stdin `{"op": "plan", "solution": src, "asserts": [stmt, …]}` → stdout
+ *        `{"plans": [{"pieces": [expr, …], "prelude": [stmt, …], "checks": [expr, …], "shown": [src, …]} | {"error": msg}]}`.
+ *        Each assert's test expression is split (with `ast`, without running anything) into
+ *        pieces — the calls of the solution's functions, with their arguments — and a check
+ *        expression in which each piece is replaced by `__rlvr_v[k]`. A name belongs to the
+ *        solution when the solution's source binds it at module level, or when it is neither a
+ *        builtin nor one of the standard modules the judge provides (math, re, collections, …).
+ *        Pieces are evaluated inside the sandbox, in the solution's process; everything else —
+ *        the expected side, the comparison, abs(), sorted(), math.isclose() — in the judge.
+ *        Refused (the test fails, with the reason): statements other than `assert` and imports
+ *        of the provided modules, and comprehensions, lambdas or `:=` that involve the
+ *        solution's names (write one test per call instead).
+ * judge: stdin `{"op": "judge", "items": [{"prelude", "checks", "shown", "values": [typed | {"error"}]}]}`
+ *        → stdout `{"verdicts": [{"ok": bool, "reason": str}]}`; values are rebuilt as plain
+ *        Python data (typed wire format, harness.ts); a piece that raised or returned anything
+ *        that is not plain data fails the test.
+ */
+export const PYTHON_JUDGE = String.raw`
+import ast, builtins, json, sys
+import math, cmath, re, collections, itertools, functools, string, decimal, fractions, heapq, bisect, statistics, operator
+MODULES = {m.__name__: m for m in (math, cmath, re, collections, itertools, functools, string, decimal, fractions, heapq, bisect, statistics, operator)}
+MODULES["json"] = json
+BUILTINS = set(dir(builtins)) - {"__import__", "exec", "eval", "open", "compile", "input", "breakpoint", "exit", "quit"}
+SCOPES = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp, ast.Lambda, ast.NamedExpr, ast.Await, ast.Yield, ast.YieldFrom)
+
+def solution_names(src):
+    try:
+        tree = ast.parse(src)
+    except BaseException:
+        return set()
+    names = set()
+    def visit(node):
+        for c in ast.iter_child_nodes(node):
+            if isinstance(c, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                names.add(c.name)
+                for n in ast.walk(c):
+                    if isinstance(n, ast.Global):
+                        names.update(n.names)
+                continue
+            if isinstance(c, ast.Lambda):
+                continue
+            if isinstance(c, ast.Name) and not isinstance(c.ctx, ast.Load):
+                names.add(c.id)
+            if isinstance(c, (ast.Import, ast.ImportFrom)):
+                for a in c.names:
+                    if a.name == "*":
+                        continue
+                    n = a.asname or a.name.split(".")[0]
+                    if isinstance(c, ast.Import) and n in MODULES and (a.asname is None or a.asname == a.name):
+                        continue
+                    names.add(n)
+            visit(c)
+    visit(tree)
+    return names
+
+def plan_one(stmt, sol):
+    tree = ast.parse(stmt)
+    prelude, tests, judge_names = [], [], set()
+    for s in tree.body:
+        if isinstance(s, ast.Assert):
+            tests.append(s.test)
+        elif isinstance(s, ast.Import) and all(a.name in MODULES for a in s.names):
+            prelude.append(ast.unparse(s))
+            judge_names.update(a.asname or a.name for a in s.names)
+        elif isinstance(s, ast.ImportFrom) and s.module in MODULES and s.level == 0 and all(a.name != "*" for a in s.names):
+            prelude.append(ast.unparse(s))
+            judge_names.update(a.asname or a.name for a in s.names)
+        else:
+            raise ValueError("only 'assert <expression>' statements (and imports of %s) are supported, got %s" % (", ".join(sorted(MODULES)), type(s).__name__))
+    if not tests:
+        raise ValueError("no assert statement")
+    local = set()
+    for t in tests:
+        for n in ast.walk(t):
+            if isinstance(n, ast.comprehension):
+                local.update(x.id for x in ast.walk(n.target) if isinstance(x, ast.Name))
+            elif isinstance(n, ast.Lambda):
+                local.update(a.arg for a in ast.walk(n.args) if isinstance(a, ast.arg))
+    def is_sol(name):
+        if name in judge_names or name in local:
+            return False
+        return name in sol or (name not in BUILTINS and name not in MODULES)
+    def dep(node):
+        return any(isinstance(n, ast.Name) and is_sol(n.id) for n in ast.walk(node))
+    pieces = []
+    class Split(ast.NodeTransformer):
+        def piece(self, node):
+            pieces.append(ast.unparse(node))
+            return ast.copy_location(ast.Subscript(value=ast.Name("__rlvr_v", ast.Load()), slice=ast.Constant(len(pieces) - 1), ctx=ast.Load()), node)
+        def visit(self, node):
+            if not isinstance(node, ast.expr) or not dep(node):
+                return node
+            if isinstance(node, ast.Name):
+                return self.piece(node)
+            if isinstance(node, ast.Call) and dep(node.func):
+                return self.piece(node)
+            if isinstance(node, ast.Attribute):
+                root = node
+                while isinstance(root, ast.Attribute):
+                    root = root.value
+                if isinstance(root, ast.Name) and is_sol(root.id):
+                    return self.piece(node)
+            if isinstance(node, SCOPES):
+                raise ValueError("a comprehension, lambda or ':=' over the solution's names is not supported: %s" % ast.unparse(node)[:120])
+            return self.generic_visit(node)
+    shown = [ast.unparse(t) for t in tests]
+    checks = [ast.unparse(Split().visit(t)) for t in tests]
+    return {"pieces": pieces, "prelude": prelude, "checks": checks, "shown": shown}
+
+class Bad(Exception):
+    pass
+
+def decode(x):
+    if x is None or isinstance(x, (bool, int, float, str)):
+        return x
+    if isinstance(x, list):
+        return [decode(e) for e in x]
+    if isinstance(x, dict):
+        tag, v = x.get("$"), x.get("v")
+        if tag == "int":
+            return int(v)
+        if tag == "float":
+            return float(v)
+        if tag == "tuple":
+            return tuple(decode(e) for e in v)
+        if tag == "dict":
+            return {decode(k): decode(e) for k, e in v}
+        if tag == "set":
+            return set(decode(e) for e in v)
+        if tag == "frozenset":
+            return frozenset(decode(e) for e in v)
+        if tag == "bytes":
+            return bytes.fromhex(v)
+        if tag == "bytearray":
+            return bytearray.fromhex(v)
+        if tag == "complex":
+            return complex(decode(v[0]), decode(v[1]))
+        if tag == "undefined":
+            return None
+        if tag == "opaque":
+            raise Bad("returned a %s, which is not plain data" % str(x.get("type"))[:80])
+    raise Bad("malformed value")
+
+def judge_import(name, globals=None, locals=None, fromlist=(), level=0):
+    if level == 0 and name in MODULES:
+        return MODULES[name]
+    raise ImportError("the judge provides only these modules: " + ", ".join(sorted(MODULES)))
+
+def judge_one(item):
+    env = {"__builtins__": dict({k: getattr(builtins, k) for k in BUILTINS}, __import__=judge_import)}
+    env.update(MODULES)
+    try:
+        vals = []
+        for i, v in enumerate(item["values"]):
+            if isinstance(v, dict) and "error" in v and "$" not in v:
+                return {"ok": False, "reason": str(v["error"])[:300]}
+            vals.append(decode(v))
+    except Bad as e:
+        return {"ok": False, "reason": str(e)}
+    except Exception as e:
+        return {"ok": False, "reason": "malformed value: %s" % type(e).__name__}
+    env["__rlvr_v"] = vals
+    try:
+        for p in item["prelude"]:
+            exec(p, env)
+        for c, shown in zip(item["checks"], item["shown"]):
+            if not eval(c, env):
+                return {"ok": False, "reason": "assertion failed: %s (values: %s)" % (shown[:160], str(vals)[:120])}
+    except Exception as e:
+        return {"ok": False, "reason": ("%s: %s" % (type(e).__name__, e))[:300]}
+    return {"ok": True, "reason": "passed"}
+
+req = json.loads(sys.stdin.read())
+if req["op"] == "plan":
+    sol = solution_names(req["solution"])
+    plans = []
+    for a in req["asserts"]:
+        try:
+            plans.append(plan_one(a, sol))
+        except BaseException as e:
+            plans.append({"error": ("%s: %s" % (type(e).__name__, e))[:300]})
+    out = {"plans": plans}
+else:
+    out = {"verdicts": [judge_one(it) for it in req["items"]]}
+sys.stdout.write(json.dumps(out))
+`;
