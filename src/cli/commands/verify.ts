@@ -12,8 +12,8 @@
  * and the exit code is 1 when any line was bad.
  *
  * verify-audit: a labeled file, each line {"response", "reference" (or the fields above),
- * "equivalent": bool} ("label"/"expected" accepted too); prints false-negative and
- * false-positive rates and the misses as JSON.
+ * "equivalent": bool} ("label"/"expected" accepted too), optional "category"; prints false-negative
+ * and false-positive rates, per-category counts (when lines have a "category") and the misses as JSON.
  */
 import { createReadStream } from "node:fs";
 import { createInterface } from "node:readline";
@@ -154,6 +154,7 @@ export function register(program: Command): void {
       let correct = 0;
       const falseNegatives: Row[] = [];
       const falsePositives: Row[] = [];
+      const byCategory: Record<string, { n: number; agree: number; falsePositives: number; falseNegatives: number }> = {};
       let bad = 0;
       for await (const { n, text } of lines(file)) {
         try {
@@ -165,6 +166,13 @@ export function register(program: Command): void {
           else negatives++;
           if (v.correct === label) correct++;
           else (label ? falseNegatives : falsePositives).push({ line: n, response: row.response, reference: row.reference, extracted: v.extracted, reason: v.reason });
+          if (typeof row.category === "string") {
+            const c = (byCategory[row.category] ??= { n: 0, agree: 0, falsePositives: 0, falseNegatives: 0 });
+            c.n++;
+            if (v.correct === label) c.agree++;
+            else if (label) c.falseNegatives++;
+            else c.falsePositives++;
+          }
         } catch (e) {
           bad++;
           process.stderr.write(`verify-audit error at ${file} line ${n}: ${(e as Error).message}\n`);
@@ -180,6 +188,7 @@ export function register(program: Command): void {
         negatives,
         falseNegativeRate: positives ? falseNegatives.length / positives : 0,
         falsePositiveRate: negatives ? falsePositives.length / negatives : 0,
+        ...(Object.keys(byCategory).length > 0 ? { byCategory } : {}),
         falseNegatives: falseNegatives.slice(0, o.maxMisses),
         falsePositives: falsePositives.slice(0, o.maxMisses),
         badLines: bad,
