@@ -13,6 +13,7 @@ import { train } from "../../src/trainer/run.ts";
 import "./fixtures/hanging-task.ts";
 
 const hangingModule = fileURLToPath(new URL("./fixtures/hanging-task.ts", import.meta.url));
+const poolOnlyModule = fileURLToPath(new URL("./fixtures/pool-only-task.ts", import.meta.url));
 
 function config(dir: string, task: string, pool: Record<string, unknown>) {
   return parseRunConfig({
@@ -59,6 +60,34 @@ test("a hung verifier times out in the pool: fallback reward, counted, the run c
     const timeouts = rl.reduce((s, l) => s + l["verifier/timeouts"], 0);
     assert.ok(timeouts > 0 && timeouts <= rl.length * 4, `timeouts ${timeouts}`);
     assert.ok(rl.every((l) => l["reward/mean"] === 0));
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test("a task registered only by a pool module: the trainer loads the module in the main process too", { timeout: 120_000 }, async () => {
+  const { hasTask } = await import("../../src/tasks/index.ts");
+  assert.equal(hasTask("pool-only-maximum"), false, "the test itself does not import the module");
+  const dir = mkdtempSync(join(tmpdir(), "rlvr-pool-main-"));
+  try {
+    await train(config(dir, "pool-only-maximum", { enabled: true, size: 1, modules: [poolOnlyModule] }), { quiet: true });
+    const rl = rlLines(dir);
+    assert.equal(rl.length, 2);
+    assert.ok(rl.every((l) => l["verifier/errors"] === 0 && l["verifier/timeouts"] === 0));
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test("a pool module that cannot load stops the run at once with one line naming it", { timeout: 120_000 }, async () => {
+  const dir = mkdtempSync(join(tmpdir(), "rlvr-pool-bad-"));
+  const missing = join(dir, "no-such-task.ts");
+  try {
+    await assert.rejects(train(config(dir, "maximum", { enabled: true, size: 1, modules: [missing] }), { quiet: true }), (e: Error) => {
+      assert.match(e.message, /^config error at rl\.verifierPool\.modules: cannot load verifier module file:\/\/.*no-such-task\.ts: /);
+      assert.equal(e.message.includes("\n"), false);
+      return true;
+    });
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
