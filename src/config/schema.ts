@@ -11,6 +11,7 @@ import { guidedConfigSchema } from "../guided/config.ts";
 import { labelFreeConfigSchema } from "../labelfree/config.ts";
 import { rolloutSelectionFields } from "../rollout/config.ts";
 import { rolloutStrategyFields } from "../rollout/strategy-config.ts";
+import { checkRewardConfig, rewardConfigSchema } from "../rewards/config.ts";
 
 const posInt = z.number().int().positive();
 
@@ -67,7 +68,7 @@ const dataSchema = z
     testSize: posInt.default(256),
     /** Prompt template: plain (default), r1, boxed. */
     template: z.enum(["plain", "r1", "boxed"]).default("plain"),
-    /** Verifier for dataset rows without a procedural task: the task's own, or "math". */
+    /** Verifier of the rows, by registry name (same as `reward: {verifier: <name>}`); a custom dataset must name one. */
     verifier: z.string().optional(),
     /** Field names of dataset rows, overriding the preset's (e.g. {prompt: question, answer: final}). */
     fields: z.strictObject({ prompt: z.string().optional(), answer: z.string().optional(), solution: z.string().optional(), id: z.string().optional() }).optional(),
@@ -179,6 +180,8 @@ export const runConfigSchema = z.strictObject({
   model: modelSchema,
   tokenizer: tokenizerSchema.optional(),
   data: dataSchema,
+  /** How responses are scored (src/rewards/config.ts, docs/rewards.md); default data.verifier / data.task. */
+  reward: rewardConfigSchema.optional(),
   sft: sftSchema.optional(),
   rl: rlSchema.optional(),
   /** Guided RL: RAFT, ReLIFT, LUFFY/CHORD expert mixing, KDRL (src/guided, docs/methods.md). */
@@ -297,6 +300,12 @@ export function parseRunConfig(raw: unknown, where = "config"): RunConfig {
     if (cfg.labelfree?.selfPlay) throw new ConfigError(`config error in ${where} at labelfree.selfPlay: self-play's step uses sequence advantages; "${adv}" gives per-token advantages. Use a sequence-level estimator (e.g. grpo)`);
   }
   if (cfg.rl?.groupSize === 1) checkSingleSample(cfg, where);
+  try {
+    checkRewardConfig(cfg);
+  } catch (e) {
+    const msg = (e as Error).message;
+    throw new ConfigError(msg.startsWith("config error at ") ? `config error in ${where} at ${msg.slice("config error at ".length)}` : `config error in ${where}: ${msg}`);
+  }
   return cfg;
 }
 

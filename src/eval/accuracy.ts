@@ -41,11 +41,11 @@ export interface EvalResult extends EvalSummary {
   outcomes?: PromptOutcome[];
 }
 
-type EvalContext = Pick<RunContext, "engine" | "tokenizer" | "verify" | "encodePrompt">;
+type EvalContext = Pick<RunContext, "engine" | "tokenizer" | "verify" | "encodePrompt"> & Partial<Pick<RunContext, "verifyAsync">>;
 
-function outcome(ctx: EvalContext, r: SampleResult, ex: Example, keepText: boolean): SampleOutcome {
+async function outcome(ctx: EvalContext, r: SampleResult, ex: Example, keepText: boolean): Promise<SampleOutcome> {
   const text = ctx.tokenizer.decode(r.tokens);
-  const v = ctx.verify(text, ex);
+  const v = ctx.verifyAsync ? await ctx.verifyAsync(text, ex) : ctx.verify(text, ex);
   const s: SampleOutcome = { correct: v.correct, extracted: v.extracted, length: r.tokens.length, truncated: r.stopReason === "max_tokens", reward: v.reward };
   if (keepText) (s.response = text), (s.reason = v.reason);
   return s;
@@ -66,12 +66,12 @@ export async function evaluate(ctx: EvalContext, examples: readonly Example[], o
   const results = await ctx.engine.sample({ prompts, n, maxNewTokens: o.maxNewTokens, temperature, topP: o.topP, seed, stopTokens });
   const keep = o.keepOutcomes ?? false;
   const outcomes: PromptOutcome[] = examples.map((ex) => ({ id: ex.id, task: ex.task, ...(ex.difficulty !== undefined ? { difficulty: ex.difficulty } : {}), samples: [] }));
-  for (const r of results) outcomes[r.promptIndex]!.samples.push(outcome(ctx, r, examples[r.promptIndex]!, keep));
+  for (const r of results) outcomes[r.promptIndex]!.samples.push(await outcome(ctx, r, examples[r.promptIndex]!, keep));
   if (temperature === 0) {
     for (const p of outcomes) p.greedy = p.samples[0];
   } else if (o.greedy) {
     const g = await ctx.engine.sample({ prompts, n: 1, maxNewTokens: o.maxNewTokens, temperature: 0, seed, stopTokens });
-    for (const r of g) outcomes[r.promptIndex]!.greedy = outcome(ctx, r, examples[r.promptIndex]!, keep);
+    for (const r of g) outcomes[r.promptIndex]!.greedy = await outcome(ctx, r, examples[r.promptIndex]!, keep);
   }
   const opts = { ks: o.ks, bootstrap: o.bootstrap, level: o.level, seed };
   const res: EvalResult = summarize(outcomes, opts);

@@ -2,7 +2,7 @@
  * Multiple-choice verifier: find the option the response chose and compare it with the key.
  */
 import { clip, lastBoxed, lastTag, normalizeAnswer } from "./text.ts";
-import type { VerifierResult } from "./types.ts";
+import type { Verdict } from "./types.ts";
 
 export interface ChoiceOptions {
   /** Allowed labels (default A–J). Compared case-insensitively. */
@@ -91,9 +91,9 @@ export function extractChoice(response: string, opts: ChoiceOptions = {}): strin
  * Multiple-choice verifier.
  * @param response  model output
  * @param reference the correct label ("B"), or the correct option's text when `options` is given
- * @returns correct/score 1 when the extracted label equals the key (case-insensitive).
+ * @returns correct/reward 1 when the extracted label equals the key (case-insensitive).
  */
-export function verifyChoice(response: string, reference: string, opts: ChoiceOptions = {}): VerifierResult {
+export function verifyChoice(response: string, reference: string, opts: ChoiceOptions = {}): Verdict {
   const labels = (opts.labels ?? DEFAULT_LABELS).map((l) => l.toUpperCase());
   const texts = optionMap(labels, opts.options);
   let key = String(reference).trim();
@@ -102,11 +102,11 @@ export function verifyChoice(response: string, reference: string, opts: ChoiceOp
   else if (texts.size) key = textLabel(key, texts) ?? key.toUpperCase();
   else key = key.toUpperCase();
   const got = extractChoice(response, opts);
-  if (got === null) return { correct: false, score: 0, extracted: null, reason: "no choice found in the response" };
+  if (got === null) return { correct: false, reward: 0, extracted: null, reason: "no choice found in the response" };
   const correct = got === key;
   return {
     correct,
-    score: correct ? 1 : 0,
+    reward: correct ? 1 : 0,
     extracted: got,
     reason: correct ? `chose ${got}, the key` : `chose ${got}, key is ${clip(key, 40)}`,
   };

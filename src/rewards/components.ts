@@ -3,7 +3,7 @@
  */
 import type { RewardComponent, RewardValue, SampleContext } from "./compose.ts";
 import type { VerifierPool } from "./pool/pool.ts";
-import { dapoOverlongPenalty, softOverlongPunishment, type OverlongOptions } from "./shaping/overlong.ts";
+import { dapoOverlongPenalty, type OverlongOptions } from "./shaping/overlong.ts";
 import { cosineLengthReward, type CosineLengthOptions } from "./shaping/cosine.ts";
 
 /**
@@ -87,14 +87,15 @@ export function majorityVoteComponent<E = any>(opts: {
 }
 
 /**
- * DAPO overlong penalty as a component (uses the sample's length in tokens).
- * `soft: true` clamps at −factor past the cap (the paper's soft overlong punishment).
+ * DAPO soft overlong punishment as a component (the sample's length in tokens; see
+ * shaping/overlong.ts: a ramp to −factor at the cap, clamped at −factor beyond it). Add it with
+ * weight 1 to a correctness component.
  */
-export function overlongComponent(opts: OverlongOptions & { name?: string; soft?: boolean; weight?: number }): RewardComponent {
+export function overlongComponent(opts: OverlongOptions & { name?: string; weight?: number }): RewardComponent {
   return {
     name: opts.name ?? "overlong",
     weight: opts.weight,
-    sample: (s) => (opts.soft ? softOverlongPunishment(s.length, opts) : dapoOverlongPenalty(s.length, opts)),
+    sample: (s) => dapoOverlongPenalty(s.length, opts),
   };
 }
 

@@ -7,8 +7,8 @@
  *           sample component and every earlier group component (majority voting, GRPO-λ's ratio);
  * - batch:  f(batch ctx) → values per group, seeing every group of a batch (top-λ selection).
  *           Calling the reward function on one group treats it as a batch of one.
- * Values: a number, a boolean (1/0), an object with numeric `score` (a VerifierResult) or boolean
- * `correct`, or null = unscorable. A null in a component with weight ≠ 0 makes the sample's total
+ * Values: a number, a boolean (1/0), an object with numeric `reward` (a Verdict) or boolean
+ * `correct`, or null = unscorable (as is NaN). A null in a component with weight ≠ 0 makes the sample's total
  * null (skip it); weight-0 components are logged only.
  * Gates: `gate: "correct"` (or `{component, min}`) counts the component only where the gate
  * component's value is ≥ min (default: > 0); elsewhere it contributes 0.
@@ -19,10 +19,12 @@
  */
 import type { RewardEvent, RewardGroup } from "./types.ts";
 
-export type RewardValue = number | boolean | null | undefined | { score?: unknown; correct?: unknown };
+export type RewardValue = number | boolean | null | undefined | { reward?: unknown; correct?: unknown };
 
 /** What a sample component sees. */
 export interface SampleContext<E = any> {
+  /** The group the sample belongs to (read-only). */
+  group: RewardGroup<E>;
   prompt: string;
   response: string;
   example: E;
@@ -31,6 +33,8 @@ export interface SampleContext<E = any> {
   truncated: boolean;
   /** Index within the group. */
   index: number;
+  /** The training step, when the caller gave one. */
+  step?: number;
   /** Record a counted event for this sample (e.g. "verifier/timeouts"). */
   emit(name: string, message?: string): void;
 }
@@ -93,7 +97,7 @@ export function toValue(v: RewardValue): number | null {
   if (typeof v === "boolean") return v ? 1 : 0;
   if (typeof v === "number") return Number.isFinite(v) ? v : null;
   if (typeof v === "object") {
-    if (typeof v.score === "number") return Number.isFinite(v.score) ? v.score : null;
+    if (typeof v.reward === "number") return Number.isFinite(v.reward) ? v.reward : null;
     if (typeof v.correct === "boolean") return v.correct ? 1 : 0;
   }
   return null;
@@ -158,12 +162,14 @@ async function perGroup(spec: RewardSpec, group: RewardGroup, events: RewardEven
         raw[c.name] = await Promise.all(
           group.responses.map(async (response, index) => {
             const ctx: SampleContext = {
+              group,
               prompt: group.prompt,
               response,
-              example: group.example,
+              example: group.examples?.[index] ?? group.example,
               length: lengths[index]!,
               truncated: group.truncated?.[index] ?? false,
               index,
+              step: group.step,
               emit: (name, message) => void events.push({ name, index, message }),
             };
             const r = await guarded(c, () => c.sample!(ctx), events, index);

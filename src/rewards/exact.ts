@@ -2,7 +2,7 @@
  * Short-answer verifiers: normalised exact match and token F1 (SQuAD-style).
  */
 import { answerSpan, clip, normalizeAnswer } from "./text.ts";
-import type { VerifierResult } from "./types.ts";
+import type { Verdict } from "./types.ts";
 
 export interface ShortAnswerOptions {
   /** Judge only the answer span (`<answer>`, `\boxed{}`, "answer is …") when one exists
@@ -22,13 +22,13 @@ const refs = (reference: string | string[]) => (Array.isArray(reference) ? refer
  * Exact match after SQuAD normalisation (lower case, no punctuation/articles, single spaces).
  * @param reference one reference or several (any match counts)
  */
-export function verifyExactMatch(response: string, reference: string | string[], opts: ShortAnswerOptions = {}): VerifierResult {
+export function verifyExactMatch(response: string, reference: string | string[], opts: ShortAnswerOptions = {}): Verdict {
   const got = span(response, opts);
   const n = normalizeAnswer(got);
   const hit = refs(reference).find((r) => normalizeAnswer(r) === n);
   return {
     correct: hit !== undefined,
-    score: hit !== undefined ? 1 : 0,
+    reward: hit !== undefined ? 1 : 0,
     extracted: got.trim(),
     reason: hit !== undefined ? "normalised exact match" : `"${clip(n, 40)}" matches no reference`,
   };
@@ -59,15 +59,15 @@ export function tokenF1(prediction: string, reference: string): number {
 }
 
 /**
- * Token F1 verifier: score = best F1 over the references; correct when score ≥ threshold.
+ * Token F1 verifier: reward = best F1 over the references; correct when score ≥ threshold.
  */
-export function verifyTokenF1(response: string, reference: string | string[], opts: ShortAnswerOptions = {}): VerifierResult {
+export function verifyTokenF1(response: string, reference: string | string[], opts: ShortAnswerOptions = {}): Verdict {
   const got = span(response, opts);
   const score = Math.max(0, ...refs(reference).map((r) => tokenF1(got, r)));
   const threshold = opts.threshold ?? 1;
   return {
     correct: score >= threshold,
-    score,
+    reward: score,
     extracted: got.trim(),
     reason: `token F1 ${score.toFixed(3)} (threshold ${threshold})`,
   };

@@ -6,7 +6,7 @@
  * RegExp or a template string where `{name}` stands for any text (captured under that name) and
  * runs of whitespace match any whitespace, e.g. `"<reasoning>{why}</reasoning>\nFinal: {answer}"`.
  */
-import type { VerifierResult } from "./types.ts";
+import type { Verdict } from "./types.ts";
 
 export interface FormatOptions {
   /** "think-answer" (default), a template string with {placeholders}, or a RegExp. */
@@ -57,10 +57,10 @@ function count(s: string, needle: string): number {
 
 /**
  * Check the layout of a response.
- * @returns correct/score 1 when it matches; `groups` holds the captured placeholders
+ * @returns correct/reward 1 when it matches; `groups` holds the captured placeholders
  *          (built-in: think, answer); extracted = the "answer" group when present.
  */
-export function verifyFormat(response: string, opts: FormatOptions = {}): VerifierResult & { groups: Record<string, string> } {
+export function verifyFormat(response: string, opts: FormatOptions = {}): Verdict & { groups: Record<string, string> } {
   const t = opts.template ?? "think-answer";
   const re = t === "think-answer" ? THINK_ANSWER : t instanceof RegExp ? t : compileTemplate(t, opts.allowSurrounding);
   const tags = opts.uniqueTags ?? (t === "think-answer" ? ["think", "answer"] : []);
@@ -68,11 +68,11 @@ export function verifyFormat(response: string, opts: FormatOptions = {}): Verifi
     const open = count(response, `<${tag}>`);
     const close = count(response, `</${tag}>`);
     if (open !== 1 || close !== 1) {
-      return { correct: false, score: 0, extracted: null, reason: `<${tag}> must appear exactly once (open ${open}, close ${close})`, groups: {} };
+      return { correct: false, reward: 0, extracted: null, reason: `<${tag}> must appear exactly once (open ${open}, close ${close})`, groups: {} };
     }
   }
   const m = re.exec(response);
-  if (!m) return { correct: false, score: 0, extracted: null, reason: "layout does not match the template", groups: {} };
+  if (!m) return { correct: false, reward: 0, extracted: null, reason: "layout does not match the template", groups: {} };
   const groups: Record<string, string> = { ...(m.groups ?? {}) };
-  return { correct: true, score: 1, extracted: groups.answer?.trim() ?? null, reason: "layout matches", groups };
+  return { correct: true, reward: 1, extracted: groups.answer?.trim() ?? null, reason: "layout matches", groups };
 }

@@ -3,7 +3,27 @@
  * The math answer verifier lives in ./math (docs/rewards-math.md); it is reached lazily through
  * ./math-bridge.ts so that this barrel loads without its CAS.
  */
-export type { VerifierResult, RewardGroup, RewardEvent } from "./types.ts";
+export type { Verdict, RewardGroup, RewardEvent } from "./types.ts";
+export {
+  registerVerifier,
+  getVerifier,
+  findVerifier,
+  hasVerifier,
+  verifierNames,
+  defineReward,
+  toVerdict,
+  type Verifier,
+  type VerifierResult,
+  type VerifyContext,
+  type GroupVerifyContext,
+  type VerifyFn,
+  type RewardFunction,
+  type RewardReturn,
+} from "./registry.ts";
+export { BUILTIN_VERIFIERS, preloadMath } from "./verifiers.ts";
+export { rewardConfigSchema, resolveRewardConfig, type RewardConfig, type RewardConfigInput } from "./config.ts";
+export { compileReward, rewardMetrics, type CompiledReward, type CompileOptions, type BatchInfo, type ScoredBatch } from "./compile.ts";
+export { loadRewardExport, moduleSpecifierOf, type ModuleOptions } from "./user-module.ts";
 export { verifyChoice, extractChoice, type ChoiceOptions } from "./choice.ts";
 export { verifyExactMatch, verifyTokenF1, tokenF1, type ShortAnswerOptions } from "./exact.ts";
 export { verifyFormat, compileTemplate, type FormatOptions } from "./format.ts";
@@ -22,7 +42,7 @@ export {
 export { runCodeTests, extractCode, type CodeTest, type CodeRunOptions, type CodeResult, type CodeCaseResult } from "./code/run-tests.ts";
 export { runSandboxed, makeWorkdir, sandboxCommand, setSandboxConcurrency, DEFAULT_LIMITS, type SandboxLimits, type SandboxResult, type SandboxSpec, type Language } from "./code/sandbox.ts";
 export { sandboxSupport, type SandboxSupport } from "./code/probe.ts";
-export { dapoOverlongPenalty, softOverlongPunishment, type OverlongOptions } from "./shaping/overlong.ts";
+export { dapoOverlongPenalty, type OverlongOptions } from "./shaping/overlong.ts";
 export { cosineLengthReward, cosFn, type CosineLengthOptions } from "./shaping/cosine.ts";
 export { grpoLambdaRewards, grpoLambdaSelect, grpoLambdaComponent, kimiLengthReward, type GrpoLambdaOptions, type GrpoLambdaGroup } from "./shaping/grpo-lambda.ts";
 export {
@@ -40,5 +60,4 @@ export {
 } from "./compose.ts";
 export { poolComponent, sampleComponent, majorityVoteComponent, overlongComponent, cosineComponent } from "./components.ts";
 export { VerifierPool, createVerifierPool, defaultScore, type PoolOptions, type PoolOutcome, type PoolStats } from "./pool/pool.ts";
-export { registerVerifier, getVerifier, verifierNames, type NamedVerifier } from "./pool/registry.ts";
 export { loadMath, loadMathAudit, verifyMathLazy, type MathVerdictLike, type MathAuditLike } from "./math-bridge.ts";

@@ -1,13 +1,17 @@
 /**
  * The task registry: procedural tasks by name. Built-in tasks register themselves when
- * `src/tasks/index.ts` is imported; users add their own with `registerTask`.
+ * `src/tasks/index.ts` is imported; users add their own with `registerTask`. A task's verifier is
+ * registered in the one verifier registry (src/rewards/registry.ts) under the task's name: the
+ * task registry holds generators, not a second verifier path.
  */
+import { registerVerifier } from "../rewards/registry.ts";
 import type { Task } from "./types.ts";
 
 const tasks = new Map<string, Task>();
 
 /**
  * Register a task under `task.name` (or `name` when given).
+ * Also registers `task.verify` as the verifier `name` (replacing a verifier of that name).
  * @throws Error when the name is taken, unless `opts.replace` is true.
  */
 export function registerTask(task: Task, opts: { name?: string; replace?: boolean } = {}): void {
@@ -15,6 +19,7 @@ export function registerTask(task: Task, opts: { name?: string; replace?: boolea
   if (tasks.has(name) && !opts.replace) {
     throw new Error(`task "${name}" is already registered; pass { replace: true } to override it`);
   }
+  registerVerifier(name, { name, description: `the ${name} task's verifier`, verify: (response, example) => task.verify(response, example) }, { replace: true });
   tasks.set(name, task);
 }
 

@@ -21,17 +21,9 @@ export interface Example {
   solution?: string;
 }
 
-/** What a verifier says about one response. */
-export interface Verdict {
-  /** Whether the response solves the example. */
-  correct: boolean;
-  /** Reward in [0, 1] (1 = correct; partial credit where the task defines it). */
-  reward: number;
-  /** The answer the verifier extracted from the response (null if none was found). */
-  extracted: string | null;
-  /** Short human-readable reason, e.g. "ok", "no answer found", "uses 7 twice". */
-  reason: string;
-}
+/** What a verifier says about one response: the reward layer's one result type (src/rewards/types.ts). */
+export type { Verdict } from "../rewards/types.ts";
+import type { Verdict } from "../rewards/types.ts";
 
 /** A procedural task with a difficulty knob and a verifier that accepts any valid solution. */
 export interface Task {
@@ -43,6 +35,10 @@ export interface Task {
    * Train and test never overlap for the same seed (a test example's prompt never appears in train).
    */
   generate(opts: { seed: number; index: number; difficulty: number; split: "train" | "test" }): Example;
-  /** Score a model response against an example. Never throws; malformed responses score 0. */
+  /**
+   * Score a model response against an example. Never throws; malformed responses score 0.
+   * registerTask also registers it in the verifier registry under the task's name
+   * (src/rewards/registry.ts), which is how runs, the pool and `rlvr eval` reach it.
+   */
   verify(response: string, example: Example): Verdict;
 }

@@ -4,16 +4,15 @@
  */
 import { existsSync } from "node:fs";
 import type { Engine, Sampler } from "../engines/engine.ts";
-import { EmbeddedEngine } from "../engines/embedded/engine.ts";
-import { TorchEngine } from "../engines/torch/engine.ts";
-import type { ModelConfig } from "../engines/embedded/hf-config.ts";
+import { openEngine } from "../engines/open.ts";
 import type { Tokenizer } from "../tokenizers/types.ts";
 import { CharTokenizer, loadTokenizer } from "../tokenizers/index.ts";
 import type { Example, Verdict } from "../tasks/types.ts";
 import { getTask, generateExamples, loadDataset, renderPrompt } from "../tasks/index.ts";
-import { verifyMath } from "../rewards/math/index.ts";
 import type { RunConfig } from "../config/schema.ts";
 import { createVerifierPool, type VerifierPool } from "../rewards/pool/pool.ts";
+import { resolveRewardConfig } from "../rewards/config.ts";
+import { compileReward, type BatchInfo, type CompiledReward, type ScoredBatch } from "../rewards/compile.ts";
 
 export interface RunContext {
   cfg: RunConfig;
@@ -23,16 +22,27 @@ export interface RunContext {
   sampler?: Sampler;
   train: Example[];
   test: Example[];
-  /** Score one response; never throws. */
+  /**
+   * Score one response with the reward block's primary verifier (hints, guided methods); never
+   * throws for what a response contains. Synchronous: every built-in verifier but `code` (and an
+   * async user function) answers synchronously; for those it throws an Error saying to use
+   * `verifyAsync`.
+   */
   verify: (response: string, example: Example) => Verdict;
+  /** `verify` for any verifier, sync or async (held-out evaluation uses it). */
+  verifyAsync: (response: string, example: Example) => Promise<Verdict>;
   /** Prompt token ids of an example (template applied, BOS prepended when the tokenizer has one). */
   encodePrompt: (example: Example) => Int32Array;
   /**
-   * Score a batch of responses: in-process with `verify`, or in the verifier pool when
-   * rl.verifierPool.enabled (hard timeouts; failures give the fallback reward and count as events).
-   * @returns one verdict per response and event counts (verifier/timeouts, /crashes, /errors).
+   * Score a batch of responses with the run's `reward:` block (src/rewards/compile.ts):
+   * in-process, or in the verifier pool when rl.verifierPool.enabled (hard timeouts).
+   * @param info token lengths, truncation, group ids and the step (shaping and group-aware
+   *   components use them; without group ids, consecutive responses to one example form a group)
+   * @returns one verdict per response — `reward` = the composed reward (NaN = skipped),
+   *   `components` = each component's value by name — and event counts (reward/errors/<c>,
+   *   reward/timeouts/<c>, reward/skipped, verifier/timeouts|crashes|errors with the pool).
    */
-  verifyBatch: (responses: readonly string[], examples: readonly Example[]) => Promise<{ verdicts: Verdict[]; events: Record<string, number> }>;
+  verifyBatch: (responses: readonly string[], examples: readonly Example[], info?: BatchInfo) => Promise<ScoredBatch>;
   /** Release the engine and the verifier pool. */
   close: () => Promise<void>;
 }
@@ -41,49 +51,39 @@ export interface RunContext {
  * Complete a hand-built context (tests, benchmarks) with in-process batch verification and a
  * close() that closes the engine.
  */
-export function contextWith(parts: Omit<RunContext, "verifyBatch" | "close">): RunContext {
+export function contextWith(parts: Omit<RunContext, "verifyBatch" | "verifyAsync" | "close">): RunContext {
   return {
     ...parts,
+    verifyAsync: async (r, e) => parts.verify(r, e),
     verifyBatch: async (rs, exs) => ({ verdicts: rs.map((r, i) => parts.verify(r, exs[i]!)), events: {} }),
     close: () => parts.engine.close(),
   };
 }
 
-/** Name of the verifier a pool call uses for a run's examples. */
-function poolCall(cfg: RunConfig, response: string, ex: Example): [string, unknown[]] {
-  const name = cfg.data.verifier ?? cfg.data.task;
-  return name && name !== "math" ? ["task", [name, response, ex]] : ["math", [response, ex.answer]];
-}
-
-function batchVerifier(cfg: RunConfig, verify: RunContext["verify"]): { verifyBatch: RunContext["verifyBatch"]; closePool: () => Promise<void> } {
+/**
+ * Compile the run's reward (the `reward:` block, or data.verifier / data.task, see
+ * resolveRewardConfig) with the run's defaults: module paths relative to the config file's folder,
+ * shaping capped at rl.maxNewTokens, and the verifier pool (created on first use) when
+ * rl.verifierPool.enabled. Call `closePool` when done.
+ * @throws Error `config error at …` naming the field (no verifier for a custom dataset, an unknown
+ *   verifier, a module that cannot load, bad options)
+ */
+export async function buildReward(cfg: RunConfig): Promise<{ reward: CompiledReward; closePool: () => Promise<void> }> {
+  const { reward, at } = resolveRewardConfig(cfg);
   const p = cfg.rl?.verifierPool;
-  if (!p?.enabled) {
-    return { verifyBatch: async (rs, exs) => ({ verdicts: rs.map((r, i) => verify(r, exs[i]!)), events: {} }), closePool: async () => {} };
-  }
-  // (contextWith above is the same in-process path for hand-built contexts.)
   let pool: VerifierPool | null = null;
-  return {
-    async verifyBatch(rs, exs) {
-      pool ??= createVerifierPool({ size: p.size, timeoutMs: p.timeoutMs, modules: p.modules, preloadMath: false });
-      const events: Record<string, number> = {};
-      const verdicts = await Promise.all(
-        rs.map(async (r, i) => {
-          const [name, args] = poolCall(cfg, r, exs[i]!);
-          const out = await pool!.callScore(name, args, { fallback: p.fallback, timeoutMs: p.timeoutMs });
-          if (out.event) {
-            events[out.event] = (events[out.event] ?? 0) + 1;
-            return { correct: false, reward: out.value ?? p.fallback, extracted: null, reason: `${out.event}: ${out.message ?? ""}` } satisfies Verdict;
-          }
-          const v = out.result as Partial<Verdict> & { correct?: boolean };
-          return { correct: !!v.correct, reward: typeof v.reward === "number" ? v.reward : v.correct ? 1 : 0, extracted: (v.extracted as string | null) ?? null, reason: String(v.reason ?? "") };
-        }),
-      );
-      return { verdicts, events };
-    },
-    async closePool() {
-      await pool?.close();
-    },
-  };
+  let usesMath = false;
+  const baseDir = (cfg as { configDir?: string }).configDir ?? process.cwd();
+  const compiled = await compileReward(reward, {
+    at,
+    baseDir,
+    maxNewTokens: cfg.rl?.maxNewTokens,
+    timeoutMs: p?.timeoutMs,
+    fallback: p?.enabled ? p.fallback : undefined,
+    pool: p?.enabled ? () => (pool ??= createVerifierPool({ size: p.size, timeoutMs: p.timeoutMs, modules: p.modules, preloadMath: usesMath })) : undefined,
+  });
+  usesMath = compiled.verifiers.includes("math");
+  return { reward: compiled, closePool: async () => void (await pool?.close()) };
 }
 
 /** Build the tokenizer named by the config (or the checkpoint's own). */
@@ -96,36 +96,7 @@ export async function buildTokenizer(cfg: RunConfig): Promise<Tokenizer> {
 
 /** Build the engine: load a checkpoint (model.path) or initialise a model (model.init). */
 export async function buildEngine(cfg: RunConfig, tokenizer: Tokenizer): Promise<Engine> {
-  const m = cfg.model;
-  const torchOpts = { python: m.python, device: m.device, dtype: m.dtype, gradientCheckpointing: m.gradientCheckpointing, tokenBudget: m.tokenBudget, seed: cfg.seed, tokenizer };
-  if (cfg.model.path) {
-    if (!existsSync(cfg.model.path)) throw new Error(`config error at model.path: directory ${cfg.model.path} does not exist`);
-    if (m.engine === "torch") return TorchEngine.fromPretrained(cfg.model.path, torchOpts);
-    return EmbeddedEngine.fromPretrained(cfg.model.path, { tokenizer, seed: cfg.seed });
-  }
-  const init = cfg.model.init!;
-  const kv = init.numKvHeads ?? init.numHeads;
-  if (init.hiddenSize % init.numHeads !== 0) throw new Error(`config error at model.init.hiddenSize: ${init.hiddenSize} is not divisible by numHeads ${init.numHeads}`);
-  if (init.numHeads % kv !== 0) throw new Error(`config error at model.init.numKvHeads: numHeads ${init.numHeads} is not divisible by numKvHeads ${kv}`);
-  const mc: ModelConfig = {
-    modelType: "llama",
-    vocabSize: tokenizer.vocabSize,
-    hiddenSize: init.hiddenSize,
-    intermediateSize: init.intermediateSize ?? init.hiddenSize * 3,
-    numLayers: init.numLayers,
-    numHeads: init.numHeads,
-    numKvHeads: kv,
-    headDim: init.hiddenSize / init.numHeads,
-    rmsNormEps: 1e-5,
-    ropeTheta: init.ropeTheta,
-    maxPositionEmbeddings: init.maxPositionEmbeddings,
-    tieWordEmbeddings: init.tieWordEmbeddings,
-    attentionBias: false,
-    bosTokenId: tokenizer.bosId,
-    eosTokenId: tokenizer.eosId,
-  };
-  if (m.engine === "torch") return TorchEngine.create(mc, torchOpts);
-  return EmbeddedEngine.create(mc, { seed: cfg.seed, tokenizer, modelId: `random-init(${init.hiddenSize}x${init.numLayers})` });
+  return openEngine(cfg.model, { tokenizer, seed: cfg.seed });
 }
 
 /** Load or generate the train and test examples. */
@@ -145,16 +116,26 @@ export async function buildData(cfg: RunConfig): Promise<{ train: Example[]; tes
   };
 }
 
-/** The verifier for a run's examples: the procedural task's, or the math verifier. */
-export function buildVerifier(cfg: RunConfig): (response: string, example: Example) => Verdict {
-  const name = cfg.data.verifier ?? cfg.data.task;
-  if (name && name !== "math") {
-    const task = getTask(name);
-    return (r, e) => task.verify(r, e);
-  }
+/**
+ * The verifier of a run's examples: the reward block's primary verifier (see buildReward), sync
+ * or async (see CompiledReward.verifyOne).
+ * @throws Error `config error at …` as buildReward
+ */
+export async function buildVerifier(cfg: RunConfig): Promise<(response: string, example: Example) => Verdict | Promise<Verdict>> {
+  const { reward, closePool } = await buildReward({ ...cfg, rl: cfg.rl && { ...cfg.rl, verifierPool: { ...cfg.rl.verifierPool, enabled: false } } });
+  await closePool();
+  return reward.verifyOne;
+}
+
+/** A synchronous view of a verifier: throws, naming it, when it answers with a promise. */
+export function syncVerifier(verify: (r: string, e: Example) => Verdict | Promise<Verdict>, name: string): (r: string, e: Example) => Verdict {
   return (r, e) => {
-    const v = verifyMath(r, e.answer);
-    return { correct: v.correct, reward: v.correct ? 1 : 0, extracted: v.extracted, reason: v.reason };
+    const v = verify(r, e);
+    if (v && typeof (v as Promise<Verdict>).then === "function") {
+      void (v as Promise<Verdict>).catch(() => undefined);
+      throw new Error(`verifier "${name}" is asynchronous (it runs programs or awaits); this feature needs a synchronous verifier — use ctx.verifyAsync / verifyBatch`);
+    }
+    return v as Verdict;
   };
 }
 
@@ -163,16 +144,17 @@ export async function buildContext(cfg: RunConfig): Promise<RunContext> {
   const engine = await buildEngine(cfg, tokenizer);
   const { train, test } = await buildData(cfg);
   if (train.length === 0) throw new Error("data error: the training set is empty");
-  const verify = buildVerifier(cfg);
+  const { reward, closePool } = await buildReward(cfg);
   const encodePrompt = (ex: Example) => {
     const text = renderPrompt(ex, { template: cfg.data.template });
     const ids = tokenizer.encode(text);
     return Int32Array.from(tokenizer.bosId !== null ? [tokenizer.bosId, ...ids] : ids);
   };
-  const { verifyBatch, closePool } = batchVerifier(cfg, verify);
   const close = async () => {
     await engine.close();
     await closePool();
   };
-  return { cfg, tokenizer, engine, train, test, verify, encodePrompt, verifyBatch, close };
+  const verify = syncVerifier(reward.verifyOne, reward.primary);
+  const verifyAsync = async (r: string, e: Example) => reward.verifyOne(r, e);
+  return { cfg, tokenizer, engine, train, test, verify, verifyAsync, encodePrompt, verifyBatch: reward.scoreBatch, close };
 }

@@ -33,10 +33,10 @@ const mathRefs = ["1/2", "3", "x+1", "\\frac{\\sqrt{2}}{2}", "(1, 2)", "[0, 1)",
 const MATH_JUNK_PAIRS = 500;
 const MATH_PER_CALL_MS = 5000; // well under the pool's default 10 s timeout
 
-function checkShape(r: { correct: unknown; score: unknown; reason: unknown }): void {
+function checkShape(r: { correct: unknown; reward: unknown; reason: unknown }): void {
   assert.equal(typeof r.correct, "boolean");
-  assert.equal(typeof r.score, "number");
-  assert.ok(Number.isFinite(r.score as number));
+  assert.equal(typeof r.reward, "number");
+  assert.ok(Number.isFinite(r.reward as number));
   assert.equal(typeof r.reason, "string");
 }
 

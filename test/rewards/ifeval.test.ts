@@ -90,19 +90,19 @@ test("fraction satisfied, per-constraint results, bad input never throws", () =>
     { type: "word_count", relation: "sideways", num_words: 5 },
     { type: "word_count" },
   ]);
-  assert.equal(v.score, 1 / 5);
+  assert.equal(v.reward, 1 / 5);
   assert.equal(v.correct, false);
   assert.match(v.results[2]!.reason, /unknown constraint/);
   assert.match(v.results[3]!.reason, /relation/);
   assert.match(v.results[4]!.reason, /num_words/);
-  assert.equal(verifyConstraints("x", [{ type: "lowercase" }, { type: "uppercase" }], { strict: true }).score, 0);
-  assert.equal(verifyConstraints("x", []).score, 1);
+  assert.equal(verifyConstraints("x", [{ type: "lowercase" }, { type: "uppercase" }], { strict: true }).reward, 0);
+  assert.equal(verifyConstraints("x", []).reward, 1);
 });
 
 test("IFEval rows convert to constraints; users can register checkers", () => {
   const cs = fromIFEval(["punctuation:no_comma", "length_constraints:number_words"], [{}, { relation: "less than", num_words: 10, unused: null }]);
   assert.deepEqual(cs[1], { relation: "less than", num_words: 10, type: "length_constraints:number_words" });
-  assert.equal(verifyConstraints("short answer", cs).score, 1);
+  assert.equal(verifyConstraints("short answer", cs).reward, 1);
   registerConstraint({ name: "test_even_words", description: "even word count", check: (r) => ({ ok: r.split(/\s+/).length % 2 === 0, reason: "" }) });
   assert.equal(verifyConstraints("a b", [{ type: "test_even_words" }]).correct, true);
 });

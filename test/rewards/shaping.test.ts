@@ -1,7 +1,8 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
-import { dapoOverlongPenalty, softOverlongPunishment } from "../../src/rewards/shaping/overlong.ts";
+import { dapoOverlongPenalty } from "../../src/rewards/shaping/overlong.ts";
+import { dapoOverlongPenalty as algorithmsOverlong } from "../../src/algorithms/shaping.ts";
 import { cosineLengthReward, cosFn } from "../../src/rewards/shaping/cosine.ts";
 import { grpoLambdaRewards, grpoLambdaSelect, kimiLengthReward } from "../../src/rewards/shaping/grpo-lambda.ts";
 
@@ -19,15 +20,21 @@ test("DAPO overlong penalty matches golden.json cases.dapo_overlong to 1e-6", ()
   }
 });
 
-test("overlong: ramp, factor, soft clamp, bad options", () => {
+test("overlong: DAPO Eq. 13 — 0, a ramp, −factor at the cap and clamped at −factor beyond it", () => {
   const o = { maxLength: 100, buffer: 20, factor: 0.5 };
+  assert.equal(dapoOverlongPenalty(10, o), 0);
   assert.equal(dapoOverlongPenalty(80, o), 0);
   assert.equal(dapoOverlongPenalty(90, o), -0.25);
-  assert.equal(dapoOverlongPenalty(120, o), -1);
-  assert.equal(softOverlongPunishment(120, o), -0.5);
-  assert.equal(softOverlongPunishment(100, o), -0.5);
-  assert.equal(softOverlongPunishment(10, o), 0);
+  assert.equal(dapoOverlongPenalty(100, o), -0.5);
+  assert.equal(dapoOverlongPenalty(120, o), -0.5); // the paper's third case: −1 · factor past L_max
+  assert.equal(dapoOverlongPenalty(1e6, o), -0.5);
+  assert.ok(Object.is(dapoOverlongPenalty(0, o), 0), "no −0");
+  // Positional and options forms are the same function; the algorithm library re-exports it.
+  assert.equal(algorithmsOverlong, dapoOverlongPenalty);
+  assert.equal(dapoOverlongPenalty(90, 100, 20, 0.5), -0.25);
   assert.throws(() => dapoOverlongPenalty(1, { maxLength: 10, buffer: 0 }), /buffer/);
+  assert.throws(() => dapoOverlongPenalty(1, 10, 11), /buffer/);
+  assert.throws(() => dapoOverlongPenalty(1, 10, 5, -1), /factor/);
 });
 
 test("cosine length scaling: endpoints, monotonicity, exceed", () => {

@@ -52,7 +52,7 @@ test("exact match and token F1 follow SQuAD normalisation", () => {
   assert.equal(tokenF1("", ""), 1);
   assert.equal(tokenF1("a", "cat"), 0);
   const f = verifyTokenF1("Answer: Barack Obama", ["Obama", "President Barack Obama"], { threshold: 0.5 });
-  assert.ok(Math.abs(f.score - 0.8) < 1e-12);
+  assert.ok(Math.abs(f.reward - 0.8) < 1e-12);
   assert.equal(f.correct, true);
 });
 

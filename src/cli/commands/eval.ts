@@ -14,7 +14,7 @@ import type { Example, Verdict } from "../../tasks/types.ts";
 import { evaluate, type EvalResult } from "../../eval/accuracy.ts";
 import { compareResults, passAtKCurve } from "../../eval/compare.ts";
 import { asciiCurve, formatComparison, formatReport } from "../../eval/report.ts";
-import { buildVerifier } from "../../trainer/context.ts";
+import { buildVerifier, syncVerifier } from "../../trainer/context.ts";
 import { loadRunConfig } from "../../config/schema.ts";
 import { compileReward } from "../../rewards/compile.ts";
 import { rewardConfigSchema, BUILTIN_VERIFIER_NAMES } from "../../rewards/config.ts";
@@ -112,7 +112,7 @@ export async function evalCheckpoint(dir: string, examples: Example[], o: EvalCo
     if (room < 1) throw new Error(`rlvr eval: the longest prompt (${longest} tokens) fills the model's context of ${engine.info().maxSeqLen} tokens; use shorter prompts`);
     const maxNewTokens = Math.min(o.maxNewTokens, room);
     if (maxNewTokens < o.maxNewTokens) process.stderr.write(`rlvr eval: note: --max-new-tokens ${o.maxNewTokens} lowered to ${maxNewTokens} (the model's context is ${engine.info().maxSeqLen} tokens, the longest prompt ${longest})\n`);
-    return await evaluate({ engine, tokenizer, verify, encodePrompt }, examples, {
+    return await evaluate({ engine, tokenizer, verify: syncVerifier(verify, o.verifier ?? "the run's"), verifyAsync: async (r, e) => verify(r, e), encodePrompt }, examples, {
       maxNewTokens,
       temperature: o.temperature,
       topP: o.topP,

@@ -7,7 +7,7 @@
  *   ifeval:                   {"response", "constraints": [{type, ...}]}  or IFEval's
  *                             {"response", "instruction_id_list", "kwargs"}
  *   code:                     {"response", "tests": [...], "language": "python" | "javascript"}
- * writes one JSON line per non-empty input line: {"line", "correct", "score", "extracted",
+ * writes one JSON line per non-empty input line: {"line", "correct", "reward", "extracted",
  * "reason", ...}; a bad line gives {"line", "error"} (and a message on stderr naming the line),
  * and the exit code is 1 when any line was bad.
  *
@@ -18,18 +18,18 @@
 import { createReadStream } from "node:fs";
 import { createInterface } from "node:readline";
 import type { Command } from "commander";
-import { verifyChoice } from "../../rewards/choice.ts";
-import { verifyExactMatch, verifyTokenF1 } from "../../rewards/exact.ts";
-import { verifyFormat } from "../../rewards/format.ts";
-import { verifyConstraints, fromIFEval, type Constraint } from "../../rewards/ifeval/index.ts";
-import { runCodeTests, type CodeTest } from "../../rewards/code/run-tests.ts";
-import { verifyMathLazy } from "../../rewards/math-bridge.ts";
+import { fromIFEval, type Constraint } from "../../rewards/ifeval/index.ts";
+import type { CodeTest } from "../../rewards/code/run-tests.ts";
+import "../../rewards/verifiers.ts";
+import { getVerifier } from "../../rewards/registry.ts";
+import type { Verdict as RewardVerdict } from "../../rewards/types.ts";
+import type { Example } from "../../tasks/types.ts";
 
 const KINDS = ["math", "choice", "exact", "f1", "format", "ifeval", "code"] as const;
 type Kind = (typeof KINDS)[number];
 
 type Row = Record<string, unknown>;
-type Verdict = { correct: boolean; score?: number; extracted: unknown; reason: string; [k: string]: unknown };
+type Verdict = RewardVerdict & Record<string, unknown>;
 
 function need(row: Row, field: string, kind: string, type: "string" | "array" = "string"): unknown {
   const v = row[field];
@@ -47,37 +47,46 @@ function need(row: Row, field: string, kind: string, type: "string" | "array" = 
  */
 export async function verifyRow(kind: Kind, row: Row, opts: { timeoutMs?: number; scoring?: "fraction" | "all" } = {}): Promise<Verdict> {
   const response = need(row, "response", kind) as string;
+  // The row becomes an example of the registry's verifier (src/rewards/verifiers.ts says what each reads).
+  const ex: Example = { id: "row", prompt: "", answer: "", task: kind, meta: {} };
+  const meta = ex.meta!;
+  let options: Record<string, unknown> | undefined;
   switch (kind) {
-    case "math": {
-      const v = await verifyMathLazy(response, need(row, "reference", kind) as string, row.options);
-      return v;
-    }
+    case "math":
+      ex.answer = need(row, "reference", kind) as string;
+      options = row.options as Record<string, unknown> | undefined;
+      break;
     case "choice":
-      return verifyChoice(response, need(row, "reference", kind) as string, {
-        options: row.options as Record<string, string> | string[] | undefined,
-        labels: row.labels as string[] | undefined,
-      });
+      ex.answer = need(row, "reference", kind) as string;
+      meta.options = row.options;
+      meta.labels = row.labels;
+      break;
     case "exact":
-      return verifyExactMatch(response, row.reference as string | string[]);
     case "f1":
-      return verifyTokenF1(response, row.reference as string | string[], { threshold: typeof row.threshold === "number" ? row.threshold : undefined });
+      if (Array.isArray(row.reference)) meta.answers = row.reference;
+      else ex.answer = String(row.reference);
+      if (kind === "f1" && typeof row.threshold === "number") options = { threshold: row.threshold };
+      break;
     case "format":
-      return verifyFormat(response, { template: typeof row.template === "string" ? row.template : undefined });
-    case "ifeval": {
-      const constraints: Constraint[] = Array.isArray(row.constraints)
+      if (typeof row.template === "string") meta.template = row.template;
+      break;
+    case "ifeval":
+      meta.constraints = Array.isArray(row.constraints)
         ? (row.constraints as Constraint[])
         : Array.isArray(row.instruction_id_list)
           ? fromIFEval(row.instruction_id_list as string[], (row.kwargs as Record<string, unknown>[]) ?? [])
           : (need(row, "constraints", kind, "array") as Constraint[]);
-      return verifyConstraints(response, constraints);
-    }
+      break;
     case "code": {
-      const tests = need(row, "tests", kind, "array") as CodeTest[];
+      meta.tests = need(row, "tests", kind, "array") as CodeTest[];
       const language = row.language ?? "python";
       if (language !== "python" && language !== "javascript") throw new Error(`field "language": expected "python" or "javascript", got ${JSON.stringify(language)}`);
-      return runCodeTests(response, tests, { language, scoring: opts.scoring, limits: opts.timeoutMs ? { timeoutMs: opts.timeoutMs } : undefined });
+      meta.language = language;
+      options = { scoring: opts.scoring, ...(opts.timeoutMs ? { timeoutMs: opts.timeoutMs } : {}) };
+      break;
     }
   }
+  return (await getVerifier(kind).verify(response, ex, { options })) as Verdict;
 }
 
 async function* lines(file: string | undefined): AsyncGenerator<{ n: number; text: string }> {

@@ -7,7 +7,7 @@ import "./checkers-length.ts";
 import "./checkers-content.ts";
 import "./checkers-format.ts";
 import { getConstraint, listConstraints } from "./registry.ts";
-import type { VerifierResult } from "../types.ts";
+import type { Verdict } from "../types.ts";
 
 export { registerConstraint, getConstraint, listConstraints, type ConstraintChecker, type ConstraintOutcome } from "./registry.ts";
 
@@ -23,7 +23,7 @@ export interface ConstraintResult {
   reason: string;
 }
 
-export interface ConstraintsVerdict extends VerifierResult {
+export interface ConstraintsVerdict extends Verdict {
   results: ConstraintResult[];
 }
 
@@ -43,8 +43,8 @@ export function fromIFEval(instructionIds: string[], kwargs: (Record<string, unk
  * @param response    model output
  * @param constraints list of `{type, ...params}`; unknown types and invalid parameters count as
  *                    not satisfied, with the reason saying why (they never throw)
- * @param opts.strict score 1 only when every constraint holds (default: fraction satisfied)
- * @returns score = satisfied / total (1 for an empty list), correct = all satisfied
+ * @param opts.strict reward 1 only when every constraint holds (default: fraction satisfied)
+ * @returns reward = satisfied / total (1 for an empty list), correct = all satisfied
  */
 export function verifyConstraints(response: string, constraints: Constraint[], opts: { strict?: boolean } = {}): ConstraintsVerdict {
   const list = Array.isArray(constraints) ? constraints : [];
@@ -66,7 +66,7 @@ export function verifyConstraints(response: string, constraints: Constraint[], o
   const frac = results.length ? satisfied / results.length : 1;
   return {
     correct: all,
-    score: opts.strict ? (all ? 1 : 0) : frac,
+    reward: opts.strict ? (all ? 1 : 0) : frac,
     extracted: null,
     reason: all ? `all ${results.length} constraints satisfied` : `${satisfied}/${results.length} satisfied; failed: ${results.filter((r) => !r.ok).map((r) => r.type).join(", ")}`,
     results,

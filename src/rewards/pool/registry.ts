@@ -1,26 +1,34 @@
 /**
- * Verifiers by name, so that worker threads can find them: a worker imports the modules it is
- * told to (each registers its verifiers on import) and then calls them by name.
- *
- * A verifier takes structured-cloneable arguments and returns a structured-cloneable value (or a
- * promise of one). Typical: `(response, reference, options) => VerifierResult`.
+ * The pool's view of the one verifier registry (src/rewards/registry.ts): a worker imports the
+ * modules it is told to (each registers verifiers or tasks on import), looks a verifier up by name
+ * and calls it with the job's structured-cloneable arguments — `(response, example, ctx)` for a
+ * registered Verifier (its verify), or whatever arguments the caller sent for a verifier
+ * registered here as a bare function.
  */
+import { findVerifier, registerVerifier as register, verifierNames, type Verifier } from "../registry.ts";
+
+export { verifierNames };
 
 export type NamedVerifier = (...args: any[]) => unknown;
 
-const verifiers = new Map<string, NamedVerifier>();
-
-/** Register (or replace) a verifier under `name` in this thread. */
-export function registerVerifier(name: string, fn: NamedVerifier): void {
-  verifiers.set(name, fn);
+/** Register (or replace) a verifier under `name` in this thread: a Verifier or a bare function. */
+export function registerVerifier(name: string, fn: NamedVerifier | Verifier<any>): void {
+  register(name, typeof fn === "function" ? ({ name, verify: fn } as Verifier<any>) : fn, { replace: true });
 }
 
-/** The verifier registered under `name` in this thread, or undefined. */
-export function getVerifier(name: string): NamedVerifier | undefined {
-  return verifiers.get(name);
-}
-
-/** Names registered in this thread, sorted. */
-export function verifierNames(): string[] {
-  return [...verifiers.keys()].sort();
+/**
+ * The verifier registered under `name` in this thread, as a function of the call's arguments.
+ * A name not registered yet may be a procedural task's: the returned function then imports the
+ * tasks (once; kept out of the worker's start-up) and looks again, rejecting with
+ * `unknown verifier "<name>"` when it is still missing.
+ */
+export function getVerifier(name: string): NamedVerifier {
+  const v = findVerifier(name);
+  if (v) return (...args: unknown[]) => (v.verify as NamedVerifier)(...args);
+  return async (...args: unknown[]) => {
+    await import("../../tasks/index.ts");
+    const w = findVerifier(name);
+    if (!w) throw new Error(`unknown verifier "${name}" (registered: ${verifierNames().join(", ")})`);
+    return (w.verify as NamedVerifier)(...args);
+  };
 }

@@ -1,0 +1,85 @@
+/**
+ * User reward functions from a module: `reward: {module: ./my-reward.ts, export: score}`.
+ *
+ * The module exports a function `(response, example, {step, options}) → number | boolean |
+ * {reward, correct?, extracted?, reason?, …} | null` (sync or async; null skips the sample), or a
+ * Verifier object (`{verify}`) / a value made by `defineReward`. It is imported once per thread —
+ * in the main process, or in each pool worker when rl.verifierPool is on (the worker imports it by
+ * file URL, so the pool can stop a function that hangs).
+ */
+import { isAbsolute, resolve } from "node:path";
+import { pathToFileURL } from "node:url";
+import type { Example } from "../tasks/types.ts";
+import { toVerdict, type Verifier, type VerifyContext } from "./registry.ts";
+import type { Verdict } from "./types.ts";
+
+/** Options of the built-in `module` verifier (what `{module, export}` compiles to). */
+export interface ModuleOptions {
+  /** Import specifier: a file URL (what the compiler makes of a path) or a package name. */
+  module: string;
+  /** Export name (default "default"). */
+  export?: string;
+  /** Passed to the function as ctx.options. */
+  options?: unknown;
+}
+
+/**
+ * The import specifier of a module path: file URLs and package names as they are; paths (absolute,
+ * or relative — to `base`, the config file's folder when known, else the working directory) as
+ * file URLs.
+ */
+export function moduleSpecifierOf(path: string, base = process.cwd()): string {
+  if (/^[a-z][a-z0-9+.-]+:/i.test(path)) return path;
+  if (isAbsolute(path) || path.startsWith("./") || path.startsWith("../") || /\.[cm]?[jt]s$/.test(path)) return pathToFileURL(resolve(base, path)).href;
+  return path;
+}
+
+type Loaded = (response: string, example: Example, ctx: VerifyContext) => unknown;
+const cache = new Map<string, Promise<Loaded>>();
+
+/**
+ * Import `spec` once and return its export `name` as a function of (response, example, ctx).
+ * @throws Error naming the module and export when the import fails or the export is not a
+ *   function / Verifier (listing the module's exports)
+ */
+export function loadRewardExport(spec: string, name = "default"): Promise<Loaded> {
+  const key = `${spec}#${name}`;
+  let p = cache.get(key);
+  if (!p) {
+    p = import(spec).then(
+      (m: Record<string, unknown>) => {
+        const x = m[name];
+        if (typeof x === "function") return x as Loaded;
+        if (x && typeof x === "object" && typeof (x as Verifier).verify === "function") {
+          const v = x as Verifier;
+          return (r: string, e: Example, c: VerifyContext) => v.verify(r, e, c);
+        }
+        const names = Object.keys(m).filter((k) => typeof m[k] === "function" || typeof (m[k] as Verifier | undefined)?.verify === "function");
+        throw new Error(`reward module ${spec} has no function export "${name}" (function exports: ${names.join(", ") || "none"}); set export: to one of them`);
+      },
+      (e: unknown) => {
+        throw new Error(`cannot load reward module ${spec}: ${((e as Error).message ?? String(e)).split("\n")[0]}`);
+      },
+    );
+    p.catch(() => cache.delete(key));
+    cache.set(key, p);
+  }
+  return p;
+}
+
+/**
+ * The built-in `module` verifier: calls the user function named by ctx.options ({module, export,
+ * options}) and turns its value into a Verdict (see toVerdict; null → reward NaN = skipped).
+ * @throws Error (on the promise) for a bad module/export or a value of the wrong shape
+ */
+export const moduleVerifier: Verifier = {
+  name: "module",
+  description: "a user reward function from a module",
+  verify: async (response: string, example: Example, ctx: VerifyContext = {}): Promise<Verdict> => {
+    const o = (ctx.options ?? {}) as Partial<ModuleOptions>;
+    if (typeof o.module !== "string") throw new Error('the "module" verifier needs options {module, export}');
+    const fn = await loadRewardExport(o.module, o.export);
+    const value = await fn(response, example, { step: ctx.step, options: o.options });
+    return toVerdict(value, `${o.module.split("/").pop()}#${o.export ?? "default"}`);
+  },
+};

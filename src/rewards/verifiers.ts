@@ -1,0 +1,198 @@
+/**
+ * The built-in verifiers, registered by name when this module is imported (the reward layer's
+ * entry points, the pool's workers and the CLI import it). What each reads from an example:
+ *
+ *   exact   normalised exact match of the answer span with `answer` (or any of `meta.answers`)
+ *           options: {extract?: boolean}
+ *   f1      token F1 (SQuAD) of the answer span with `answer` / `meta.answers`; correct at ≥ threshold
+ *           options: {extract?: boolean, threshold?: number (default 1)}
+ *   choice  the chosen option label vs `answer` (a label, or an option's text); option texts from
+ *           `meta.options` (or `meta.choices`), labels from `options.labels` / `meta.labels`
+ *   math    math answer equivalence with `answer` (src/rewards/math); options passed to verifyMath
+ *   format  the response's layout; options: {template?: "think-answer" | "<t>{answer}</t>…",
+ *           allowSurrounding?: boolean, uniqueTags?: string[]} (`meta.template` overrides)
+ *   ifeval  instruction constraints from `meta.constraints`, IFEval's `meta.instruction_id_list` +
+ *           `meta.kwargs`, or `answer` holding the constraints as JSON; options go to verifyConstraints
+ *   code    program tests from `meta.tests` or `answer` as a JSON array; language from
+ *           `meta.language` / `options.language` (default python); options: {scoring?: "fraction" |
+ *           "all", timeoutMs?: number}
+ *   majority  group-aware: 1 when the response's answer span agrees with the group's most frequent
+ *           answer (TTRL's pseudo-label, arXiv:2504.16084); alone (eval), exact match with `answer`
+ *   task    the verifier registered under the example's own `task` (rows made by `rlvr data gen`)
+ *   module  a user reward function from a module (see ./user-module.ts); the reward block's
+ *           `{module, export}` compiles to it
+ * Every procedural task also registers its verifier under its name (src/tasks/registry.ts).
+ */
+import type { Example } from "../tasks/types.ts";
+import { verifyChoice } from "./choice.ts";
+import { verifyExactMatch, verifyTokenF1 } from "./exact.ts";
+import { verifyFormat, type FormatOptions } from "./format.ts";
+import { verifyConstraints, fromIFEval, type Constraint } from "./ifeval/index.ts";
+import { runCodeTests, type CodeTest } from "./code/run-tests.ts";
+import { loadMath, type MathModule } from "./math-bridge.ts";
+import { getVerifier, hasVerifier, registerVerifier, type Verifier } from "./registry.ts";
+import { answerSpan, normalizeAnswer } from "./text.ts";
+import type { Verdict } from "./types.ts";
+import { moduleVerifier } from "./user-module.ts";
+
+/** The names this module registers (for messages that list verifiers before the registry fills). */
+export const BUILTIN_VERIFIERS = ["exact", "f1", "choice", "math", "format", "ifeval", "code", "majority", "task", "module"] as const;
+
+type Opts = Record<string, unknown>;
+const opts = (o: unknown): Opts => (o && typeof o === "object" && !Array.isArray(o) ? (o as Opts) : {});
+const meta = (e: Example): Opts => opts(e?.meta);
+/** An example, or a bare reference answer (programmatic use: `verify(response, "C")`). */
+const asExample = (e: Example | string): Example => (typeof e === "string" || typeof e === "number" ? { id: "-", prompt: "", answer: String(e), task: "-" } : e);
+
+/** The reference answers of an example: `meta.answers` (strings) when present, else `answer`. */
+function references(e: Example): string[] {
+  const many = meta(e).answers;
+  if (Array.isArray(many) && many.length && many.every((a) => typeof a === "string" || typeof a === "number")) return many.map(String);
+  return [String(e.answer)];
+}
+
+function checkKeys(o: unknown, at: string, known: Record<string, "boolean" | "number" | "string" | "array" | "any">): void {
+  if (o === undefined || o === null) return;
+  if (typeof o !== "object" || Array.isArray(o)) throw new Error(`config error at ${at}: expected an object of options, got ${Array.isArray(o) ? "an array" : typeof o}`);
+  for (const [k, v] of Object.entries(o as Opts)) {
+    const want = known[k];
+    if (!want) throw new Error(`config error at ${at}.${k}: unknown option; options: ${Object.keys(known).join(", ") || "none"}`);
+    const ok = want === "any" || (want === "array" ? Array.isArray(v) : typeof v === want);
+    if (!ok) throw new Error(`config error at ${at}.${k}: expected ${want === "array" ? "a list" : `a ${want}`}, got ${JSON.stringify(v)}`);
+  }
+}
+
+/** Parse a JSON list kept in `answer` (ifeval, code rows whose answer holds the spec). */
+function jsonList(e: Example, what: string): unknown[] {
+  let v: unknown;
+  try {
+    v = JSON.parse(String(e.answer));
+  } catch {
+    throw new Error(`example ${e.id}: no ${what} (looked in meta.${what} and answer as JSON); put the ${what} list in the row's meta.${what}`);
+  }
+  if (!Array.isArray(v)) throw new Error(`example ${e.id}: answer is JSON but not a list of ${what}`);
+  return v;
+}
+
+const exact: Verifier = {
+  name: "exact",
+  description: "normalised exact match of the answer span with the reference",
+  verify: (r, e, ctx) => verifyExactMatch(r, references(e), { extract: opts(ctx?.options).extract as boolean | undefined }),
+  checkOptions: (o, at) => checkKeys(o, at, { extract: "boolean" }),
+};
+
+const f1: Verifier = {
+  name: "f1",
+  description: "token F1 of the answer span with the reference (SQuAD)",
+  verify: (r, e, ctx) => {
+    const o = opts(ctx?.options);
+    return verifyTokenF1(r, references(e), { extract: o.extract as boolean | undefined, threshold: o.threshold as number | undefined });
+  },
+  checkOptions: (o, at) => checkKeys(o, at, { extract: "boolean", threshold: "number" }),
+};
+
+const choice: Verifier = {
+  name: "choice",
+  description: "the chosen option label vs the key",
+  verify: (r, e, ctx) => {
+    const o = opts(ctx?.options);
+    const m = meta(e);
+    const options = (m.options ?? m.choices) as Record<string, string> | string[] | undefined;
+    const labels = (o.labels ?? m.labels) as string[] | undefined;
+    return verifyChoice(r, String(e.answer), { options, labels });
+  },
+  checkOptions: (o, at) => checkKeys(o, at, { labels: "array" }),
+};
+
+let math: MathModule | null = null;
+/** Load the math verifier now, so that later `math` verifications return synchronously. */
+export async function preloadMath(): Promise<void> {
+  math ??= await loadMath();
+}
+const mathVerdict = (m: MathModule, r: string, e: Example, o: unknown): Verdict => {
+  const v = m.verifyMath(r, String(e.answer), o ?? undefined);
+  return { correct: v.correct, reward: v.correct ? 1 : 0, extracted: v.extracted, reason: v.reason };
+};
+const mathVerifier: Verifier = {
+  name: "math",
+  description: "math answer equivalence (src/rewards/math)",
+  verify: (r, e, ctx) => (math ? mathVerdict(math, r, e, ctx?.options) : loadMath().then((m) => mathVerdict((math = m), r, e, ctx?.options))),
+};
+
+const format: Verifier = {
+  name: "format",
+  description: "the response follows a layout (think-answer or a template)",
+  verify: (r, e, ctx) => {
+    const o = opts(ctx?.options);
+    const template = (meta(e).template ?? o.template) as FormatOptions["template"];
+    return verifyFormat(r, { template, allowSurrounding: o.allowSurrounding as boolean | undefined, uniqueTags: o.uniqueTags as string[] | undefined });
+  },
+  checkOptions: (o, at) => checkKeys(o, at, { template: "string", allowSurrounding: "boolean", uniqueTags: "array" }),
+};
+
+function constraintsOf(e: Example): Constraint[] {
+  const m = meta(e);
+  if (Array.isArray(m.constraints)) return m.constraints as Constraint[];
+  if (Array.isArray(m.instruction_id_list)) return fromIFEval(m.instruction_id_list as string[], (m.kwargs as Record<string, unknown>[]) ?? []);
+  return jsonList(e, "constraints") as Constraint[];
+}
+const ifeval: Verifier = {
+  name: "ifeval",
+  description: "instruction constraints satisfied (IFEval)",
+  verify: (r, e, ctx) => verifyConstraints(r, constraintsOf(e), opts(ctx?.options) as never),
+};
+
+const code: Verifier = {
+  name: "code",
+  description: "the response's program passes the example's tests (sandboxed)",
+  verify: async (r, e, ctx) => {
+    const o = opts(ctx?.options);
+    const m = meta(e);
+    const tests = (Array.isArray(m.tests) ? m.tests : jsonList(e, "tests")) as CodeTest[];
+    const language = (m.language ?? o.language ?? "python") as "python" | "javascript";
+    if (language !== "python" && language !== "javascript") throw new Error(`example ${e.id}: language must be "python" or "javascript", got ${JSON.stringify(language)}`);
+    return runCodeTests(r, tests, {
+      language,
+      scoring: o.scoring as "fraction" | "all" | undefined,
+      limits: typeof o.timeoutMs === "number" ? { timeoutMs: o.timeoutMs } : undefined,
+    });
+  },
+  checkOptions: (o, at) => {
+    checkKeys(o, at, { language: "string", scoring: "string", timeoutMs: "number" });
+    const s = opts(o).scoring;
+    if (s !== undefined && s !== "fraction" && s !== "all") throw new Error(`config error at ${at}.scoring: expected "fraction" or "all", got ${JSON.stringify(s)}`);
+  },
+};
+
+const majority: Verifier = {
+  name: "majority",
+  description: "agreement with the group's most frequent answer (TTRL); alone: exact match",
+  verify: (r, e) => verifyExactMatch(r, references(e)),
+  group: (responses) => {
+    const answers = responses.map((r) => {
+      const a = answerSpan(r);
+      return a === null ? null : normalizeAnswer(a);
+    });
+    const counts = new Map<string, number>();
+    for (const a of answers) if (a) counts.set(a, (counts.get(a) ?? 0) + 1);
+    let best: string | null = null;
+    let n = 0;
+    for (const [a, c] of counts) if (c > n) (best = a), (n = c); // first appearance wins ties
+    return answers.map((a) => ({ correct: a !== null && a === best, reward: a !== null && a === best ? 1 : 0, extracted: a, reason: best === null ? "no answers in the group" : `majority answer "${best}" (${n}/${responses.length})` }));
+  },
+};
+
+const task: Verifier = {
+  name: "task",
+  description: "the verifier registered under the example's own task",
+  verify: (r, e, ctx) => {
+    if (!e?.task || !hasVerifier(e.task) || e.task === "task") throw new Error(`example ${e?.id}: its task "${e?.task}" names no registered verifier`);
+    return getVerifier(e.task).verify(r, e, ctx);
+  },
+};
+
+for (const v of [exact, f1, choice, mathVerifier, format, ifeval, code, majority, task, moduleVerifier]) {
+  if (hasVerifier(v.name)) continue;
+  const verify = v.verify;
+  registerVerifier(v.name, { ...v, verify: (r, e, ctx) => verify(r, asExample(e), ctx) });
+}
