@@ -188,6 +188,12 @@ export const runConfigSchema = z.strictObject({
   guided: guidedConfigSchema.optional(),
   /** Label-free RL: TTRL, ETTRL's EAR, EVOL-RL, self-play (src/labelfree, docs/methods.md). */
   labelfree: labelFreeConfigSchema.optional(),
+  /**
+   * Modules imported before the config is validated (src/config/plugins.ts): paths relative to the
+   * config file, or package names. They register tasks, verifiers, losses, estimators and methods
+   * with the public API, so the config can name them. .js/.mjs always; .ts needs tsx installed.
+   */
+  plugins: z.array(z.string().min(1)).default([]),
   eval: evalSchema.prefault({}),
   logging: z.strictObject({ samplesPerStep: z.number().int().min(0).default(4) }).prefault({}),
   /**

@@ -18,6 +18,7 @@ import { checkpointsDir, linkTree, publishDir, removeCheckpointsAfter, scanCheck
 import { buildContext, type RunContext } from "./context.ts";
 import { RunInterrupted, SkipCounter } from "./faults.ts";
 import { RunLogger } from "./logger.ts";
+import { EventLogger, type TrainEventHandler } from "./events.ts";
 import { dataFingerprint, findResumePoint, logSizes, plainConfig, ResumeError, truncateLogs, TRAINER_STATE_FORMAT, type ResumePoint, type TrainerState } from "./resume.ts";
 import { initRlState, restoreRlState, rlStep, saveRlState, type RlState } from "./rl.ts";
 import { initSftState, sftCheckAccuracy, sftStep, type Progress } from "./sft.ts";
@@ -51,6 +52,8 @@ export interface TrainOptions extends RunHooks {
    * RunInterrupted (`rlvr train` aborts it on SIGINT).
    */
   signal?: AbortSignal;
+  /** Typed progress events (step metrics, samples, evaluations), see src/trainer/events.ts. */
+  onEvent?: TrainEventHandler;
 }
 
 export interface RunSummary {
@@ -64,7 +67,7 @@ export interface RunSummary {
 }
 
 /** Evaluate on the run's held-out set and log it to eval.jsonl. */
-export async function evalHeldOut(ctx: RunContext, dir: string, label: string, step: number): Promise<EvalResult> {
+export async function evalHeldOut(ctx: RunContext, dir: string, label: string, step: number, onEvent?: TrainEventHandler): Promise<EvalResult> {
   const e = ctx.cfg.eval;
   const examples = ctx.test.slice(0, e.n ?? ctx.test.length);
   const res = await evaluate(ctx, examples, {
@@ -75,6 +78,7 @@ export async function evalHeldOut(ctx: RunContext, dir: string, label: string, s
     seed: ctx.cfg.seed,
   });
   appendFileSync(join(dir, "eval.jsonl"), JSON.stringify({ label, step, ...res }) + "\n");
+  onEvent?.({ type: "eval", label, step, result: res });
   return res;
 }
 
@@ -128,7 +132,7 @@ async function trainLocked(cfg: RunConfig, opts: TrainOptions): Promise<RunSumma
   }
   mkdirSync(dir, { recursive: true });
   writeFileSync(join(dir, "config.yaml"), stringify(plainConfig(cfg)));
-  const log = new RunLogger(dir, opts.quiet);
+  const log: RunLogger = new EventLogger(dir, opts.quiet, opts.onEvent);
   if (resume) {
     for (const c of resume.skipped) log.info(`resume: skipping ${c.name}: ${c.problem}`);
     if (resume.changes.length) log.info(`resume: config changes: ${resume.changes.join(", ")}`);
@@ -261,7 +265,7 @@ async function trainLocked(cfg: RunConfig, opts: TrainOptions): Promise<RunSumma
   const before = sftTotal > 0 ? "sft" : "init";
   if (!evals[before]) {
     opts.stage?.("eval", "before RL");
-    evals[before] = await evalHeldOut(ctx, dir, before, 0);
+    evals[before] = await evalHeldOut(ctx, dir, before, 0, opts.onEvent);
   }
   if (cfg.rl && cfg.rl.steps > 0) {
     const r = cfg.rl;
@@ -291,11 +295,11 @@ async function trainLocked(cfg: RunConfig, opts: TrainOptions): Promise<RunSumma
         len: m["response/length_mean"]!,
         "s/step": m["time/step"]!,
       });
-      if (cfg.eval.every > 0 && rl.step % cfg.eval.every === 0 && rl.step < r.steps) await evalHeldOut(ctx, dir, "rl", rl.step);
+      if (cfg.eval.every > 0 && rl.step % cfg.eval.every === 0 && rl.step < r.steps) await evalHeldOut(ctx, dir, "rl", rl.step, opts.onEvent);
       await boundary("rl", rl.step, m);
     }
     opts.stage?.("eval", "after RL");
-    evals["rl"] = await evalHeldOut(ctx, dir, "rl", r.steps);
+    evals["rl"] = await evalHeldOut(ctx, dir, "rl", r.steps, opts.onEvent);
     await hooks.close?.();
   }
   opts.stage?.("save");

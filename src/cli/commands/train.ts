@@ -1,7 +1,8 @@
 /** `rlvr train <config.yaml>`: run the stages a config describes; `--resume <run-dir>` continues one. */
 import { join } from "node:path";
 import type { Command } from "commander";
-import { loadRunConfig, ConfigError } from "../../config/schema.ts";
+import { ConfigError } from "../../config/schema.ts";
+import { loadRunConfigFile } from "../../config/plugins.ts";
 import { train, NonFiniteError, ResumeError, RunInterrupted } from "../../trainer/run.ts";
 import { progressHooks } from "../progress.ts";
 
@@ -25,7 +26,7 @@ export function register(program: Command): void {
       if (opts.resume && opts.out && opts.out !== opts.resume) fail(`error: --out ${opts.out} and --resume ${opts.resume} name different run directories`, 2);
       let cfg;
       try {
-        cfg = loadRunConfig(file ?? join(opts.resume!, "config.yaml"));
+        cfg = await loadRunConfigFile(file ?? join(opts.resume!, "config.yaml"));
       } catch (e) {
         if (e instanceof ConfigError) fail(e.message, 2);
         throw e;

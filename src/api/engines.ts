@@ -1,0 +1,25 @@
+/**
+ * `rlvr/engines`: the engine contract (the four tensor jobs every engine does: sample, score,
+ * forwardBackward, optimStep; docs/engines.md), the factory openEngine, the embedded engine
+ * (in-process, jax-js) and the torch engine (a Python worker), and the tokenizers.
+ */
+export type {
+  Engine,
+  EngineInfo,
+  SampleRequest,
+  SampleResult,
+  StopReason,
+  TokenBatch,
+  TokenScores,
+  LossOutput,
+  TokenLossFn,
+  LossReport,
+  OptimStep,
+  CheckpointRef,
+  Sampler,
+} from "../engines/engine.ts";
+export { openEngine, initModelConfig, type ModelSpec, type OpenEngineOptions } from "../engines/open.ts";
+export { EmbeddedEngine, type EmbeddedEngineOptions } from "../engines/embedded/engine.ts";
+export { TorchEngine, type TorchEngineOptions } from "../engines/torch/engine.ts";
+export type { ModelConfig } from "../engines/embedded/hf-config.ts";
+export * from "../tokenizers/index.ts";

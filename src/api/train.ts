@@ -1,0 +1,63 @@
+/**
+ * The public `train()`: a run from a YAML file, a config object, or an already validated config —
+ * the same run `rlvr train` makes, with typed progress events for a program to drive it.
+ *
+ *   import { train } from "rlvr";
+ *   const summary = await train("examples/addition-grpo.yaml", { onEvent: (e) => e.type === "eval" && console.log(e.label, e.result.accuracy) });
+ *   const summary = await train({ model: { init: { hiddenSize: 64 } }, tokenizer: { type: "char", alphabet: "0123456789+=" }, data: { task: "addition" }, rl: { steps: 20 } });
+ */
+import { loadPlugins, loadRunConfigFile, withResolvedPlugins } from "../config/plugins.ts";
+import { parseRunConfig, type RunConfig, type RunConfigInput } from "../config/schema.ts";
+import { train as runStages, type RunSummary, type TrainOptions as StageOptions } from "../trainer/run.ts";
+
+/** What `train` accepts: a YAML file's path, a config object as a YAML file would hold it, or a parsed RunConfig. */
+export type TrainConfig = string | RunConfigInput | RunConfig;
+
+export interface TrainOptions extends StageOptions {
+  /** Folder that a config object's relative `plugins` paths start from (default: the working directory). */
+  baseDir?: string;
+}
+
+/**
+ * Whether `c` came from parseRunConfig/loadRunConfig with an RL stage: it carries the resolved
+ * algorithm, a key an input object cannot have. Anything else is (re)validated, which leaves a
+ * parsed config unchanged.
+ */
+function isParsed(c: RunConfigInput | RunConfig): c is RunConfig {
+  return Object.prototype.hasOwnProperty.call(c, "algorithm");
+}
+
+/**
+ * Validate a config (importing its `plugins` first) without running it.
+ * @throws ConfigError naming the file or "config", the field and the fix
+ */
+export async function resolveConfig(config: TrainConfig, baseDir = process.cwd()): Promise<RunConfig> {
+  if (typeof config === "string") return loadRunConfigFile(config);
+  const plugins = (config as { plugins?: string[] }).plugins ?? [];
+  await loadPlugins(plugins, baseDir, "config");
+  return withResolvedPlugins(isParsed(config) ? config : parseRunConfig(config, "config"), baseDir);
+}
+
+/**
+ * Train: SFT and/or RL stages as the config describes, held-out evaluations before and after RL,
+ * the run directory written as by `rlvr train` (config.yaml, metrics.jsonl, samples.jsonl,
+ * eval.jsonl, checkpoints/, report.md).
+ * @param config a YAML path, a config object (validated here), or a RunConfig
+ * @param opts `onEvent` receives typed events (stage, metrics per step, samples, evals; see
+ *   src/trainer/events.ts); `resume`, `signal`, `quiet` and `progress` as for the CLI
+ * @returns the run summary: run directory, held-out EvalResult per phase ("init"/"sft" before RL,
+ *   "rl" after), seconds, the final checkpoint's directory
+ * @throws ConfigError for an invalid config; RunInterrupted, NonFiniteError, ResumeError as the trainer
+ */
+export async function train(config: TrainConfig, opts: TrainOptions = {}): Promise<RunSummary> {
+  const { baseDir, ...rest } = opts;
+  const cfg = await resolveConfig(config, baseDir);
+  const onEvent = rest.onEvent;
+  const stage = onEvent
+    ? (name: string, detail?: string) => {
+        rest.stage?.(name, detail);
+        onEvent({ type: "stage", stage: name, ...(detail !== undefined ? { detail } : {}) });
+      }
+    : rest.stage;
+  return runStages(cfg, { ...rest, ...(stage ? { stage } : {}) });
+}

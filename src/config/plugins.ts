@@ -1,0 +1,99 @@
+/**
+ * Config plugins: `plugins: [./my-task.ts, ./my-loss.mjs, some-package]` in a run config names
+ * modules that register things with the public API (defineTask, registerVerifier/defineReward,
+ * registerAdvantage, registerPolicyLoss, defineMethod) when imported. They are imported before the
+ * config is validated, so the config can name what they register (data.task, rl.algorithm, …).
+ *
+ * Paths are relative to the config file's folder (or the working directory for a config object);
+ * package names are imported as they are. `.js`/`.mjs` modules load with plain Node. `.ts` modules
+ * need the TypeScript loader tsx (`npm install tsx`; the package lists it as an optional peer):
+ * when rlvr runs compiled, tsx is registered on the first `.ts` plugin; when rlvr itself runs from
+ * sources through tsx, they load as they are.
+ */
+import { existsSync, readFileSync } from "node:fs";
+import { dirname, isAbsolute, resolve } from "node:path";
+import { pathToFileURL } from "node:url";
+import { parse as parseYaml } from "yaml";
+import { ConfigError, loadRunConfig, type RunConfig } from "./schema.ts";
+
+const TS_FILE = /\.(c|m)?tsx?$/;
+let tsxRegistered = import.meta.url.endsWith(".ts"); // running from sources: a TypeScript loader is active
+
+/** Whether a plugin entry is a path (absolute, or relative `./`, `../`) rather than a package name. */
+function isPath(spec: string): boolean {
+  return isAbsolute(spec) || spec.startsWith("./") || spec.startsWith("../") || spec === "." || spec === "..";
+}
+
+/**
+ * The form of `spec` to write into a resolved config: paths made absolute (so that the run
+ * directory's config.yaml, used by --resume, names the same files), package names as they are.
+ */
+export function resolvePluginPath(spec: string, baseDir: string): string {
+  return isPath(spec) ? resolve(baseDir, spec) : spec;
+}
+
+async function registerTsx(where: string, spec: string): Promise<void> {
+  if (tsxRegistered) return;
+  let api: { register: () => unknown };
+  try {
+    api = await import("tsx/esm/api");
+  } catch {
+    throw new ConfigError(`${where}: ${spec} is TypeScript, which needs the loader tsx: run "npm install tsx" (or compile the plugin and list its .js)`);
+  }
+  api.register();
+  tsxRegistered = true;
+}
+
+/**
+ * Import each plugin module once, in order (ES modules are cached: importing again is a no-op).
+ * @param specs the config's `plugins` entries
+ * @param baseDir folder that relative paths start from
+ * @param where the config's name in error messages (a file path, or "config")
+ * @throws ConfigError `config error in <where> at plugins[i]: …` for a missing file, a .ts plugin
+ *   without tsx, or a module that throws or fails to parse while loading (its first line)
+ */
+export async function loadPlugins(specs: readonly string[], baseDir: string, where = "config"): Promise<void> {
+  for (const [i, spec] of specs.entries()) {
+    const at = `config error in ${where} at plugins[${i}]`;
+    if (typeof spec !== "string" || spec.length === 0) throw new ConfigError(`${at}: expected a module path or package name, got ${JSON.stringify(spec)}`);
+    let target = spec;
+    if (isPath(spec)) {
+      const file = resolve(baseDir, spec);
+      if (!existsSync(file)) throw new ConfigError(`${at}: ${file} does not exist (paths are relative to ${baseDir})`);
+      target = pathToFileURL(file).href;
+    }
+    if (TS_FILE.test(spec)) await registerTsx(at, spec);
+    try {
+      await import(target);
+    } catch (e) {
+      const msg = e instanceof Error ? e.message.split("\n")[0] : String(e);
+      throw new ConfigError(`${at}: cannot load ${spec}: ${msg}`);
+    }
+  }
+}
+
+/**
+ * Read a YAML run config, import its plugins, then validate it (so the config may name what the
+ * plugins registered). The returned config's `plugins` are absolute paths.
+ * @throws ConfigError naming the file and field (see loadRunConfig and loadPlugins)
+ */
+export async function loadRunConfigFile(path: string): Promise<RunConfig> {
+  let plugins: unknown = undefined;
+  try {
+    plugins = (parseYaml(readFileSync(path, "utf8")) as { plugins?: unknown } | null)?.plugins;
+  } catch {
+    // unreadable or invalid YAML: loadRunConfig reports it with the file and line
+  }
+  const baseDir = dirname(resolve(path));
+  if (plugins !== undefined && !Array.isArray(plugins)) throw new ConfigError(`config error in ${path} at plugins: expected a list of module paths, got ${JSON.stringify(plugins)}`);
+  if (Array.isArray(plugins)) await loadPlugins(plugins as string[], baseDir, path);
+  const cfg = loadRunConfig(path);
+  return withResolvedPlugins(cfg, baseDir);
+}
+
+/** `cfg` with its plugin paths made absolute against `baseDir`. */
+export function withResolvedPlugins(cfg: RunConfig, baseDir: string): RunConfig {
+  const list = (cfg as { plugins?: string[] }).plugins;
+  if (!list?.length) return cfg;
+  return { ...cfg, plugins: list.map((p) => resolvePluginPath(p, baseDir)) } as RunConfig;
+}

@@ -1,0 +1,52 @@
+/**
+ * rlvr: reinforcement learning from verifiable rewards for language models, as a library.
+ * Everything the CLI and a YAML config can do, a program can do with these functions; whatever a
+ * program registers (a task, a verifier, an advantage estimator, a policy loss, a method), a config can
+ * name — directly, or through `plugins:` (docs/api.md).
+ *
+ *   import { defineTask, train } from "rlvr";
+ *   defineTask({ name: "double", generate: ({ index }) => ({ prompt: `${index % 50}*2=`, answer: String(2 * (index % 50)) }), verify: (r, ex) => r.trim() === ex.answer });
+ *   const run = await train({ model: { init: { hiddenSize: 64 } }, tokenizer: { type: "char", alphabet: "0123456789*=" }, data: { task: "double" }, rl: { steps: 30 } });
+ *
+ * Subpaths hold the full libraries: `rlvr/algorithms`, `rlvr/rewards`, `rlvr/engines`, `rlvr/tasks`.
+ */
+
+// Training: a run from a config, typed progress events, the config schema and plugins.
+export { train, resolveConfig, type TrainConfig, type TrainOptions } from "./api/train.ts";
+export { NonFiniteError, ResumeError, RunInterrupted, type RunSummary, type RunHooks } from "./trainer/run.ts";
+export type { TrainEvent, TrainEventHandler, StageEvent, MetricsEvent, SamplesEvent, EvalEvent } from "./trainer/events.ts";
+export { ConfigError, loadRunConfig, parseRunConfig, runConfigSchema, type RunConfig, type RunConfigInput } from "./config/schema.ts";
+export { loadPlugins, loadRunConfigFile } from "./config/plugins.ts";
+
+// Tasks: defineTask (built-in tasks register on import), datasets, prompts.
+export { defineTask, type TaskSpec, type ExampleDraft, type TaskScore } from "./tasks/define.ts";
+export { registerTask, getTask, hasTask, listTasks, generateExamples, loadDataset, renderPrompt, type Example, type Task, type Verdict } from "./tasks/index.ts";
+
+// Algorithms: the registries a config's rl.algorithm names, and the presets.
+export {
+  registerAdvantage,
+  registerPolicyLoss,
+  getAdvantage,
+  getPolicyLoss,
+  listAdvantages,
+  listPolicyLosses,
+  resolveAlgorithm,
+  listPresets,
+  type AdvantageEntry,
+  type PolicyLossEntry,
+  type AlgorithmConfig,
+  type AlgorithmConfigInput,
+} from "./algorithms/index.ts";
+
+// Methods: a guided or label-free method as one object, enabled by name in a config's `methods:`.
+export { defineMethod, getMethod, listMethods, type Method, type MethodNeeds, type MethodSpec, type MethodStage } from "./methods/index.ts";
+
+// Engines: the contract and the factory.
+export { openEngine, type ModelSpec, type OpenEngineOptions } from "./engines/open.ts";
+export type { Engine, EngineInfo, SampleRequest, SampleResult, TokenBatch, TokenScores, TokenLossFn, LossOutput, LossReport, OptimStep, Sampler } from "./engines/engine.ts";
+export { loadTokenizer, CharTokenizer, HfTokenizer, type Tokenizer } from "./tokenizers/index.ts";
+
+// Evaluation: held-out accuracy with pass@k / maj@k, and the estimators.
+export { evaluate, type EvalOptions, type EvalResult } from "./eval/accuracy.ts";
+export { passAtK, kValues } from "./eval/passk.ts";
+export { majAtK, majorityIndex } from "./eval/majority.ts";
