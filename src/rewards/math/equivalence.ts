@@ -228,6 +228,8 @@ function isUnknown(a: Answer): boolean {
   return (
     isLabel(a) ||
     (a.k === "tuple" && a.items.every(isLabel)) ||
+    // a function's value at a point: f(2), P(A), g(-1), f(x, y)
+    /^(?:[a-zA-Z]|\\[a-zA-Z]+)(?:_\{?\w+\}?)?\s*\(\s*-?[\w.\\{}\s,]*\)$/.test(a.src.trim()) ||
     /^[a-zA-Z](?:\^\{?-1\}?|')?\s*\(\s*[a-zA-Z](?:\s*,\s*[a-zA-Z])*\s*\)$/.test(a.src.trim())
   );
 }
@@ -417,6 +419,7 @@ function compareInner(a: Answer, b: Answer, ctx: CompareContext): Decision {
       return no(`interval vs ${b.k}`);
     case "union":
       if (b.k === "union") return matchUnordered(a.parts, b.parts, ctx) ? yes("same union") : no("unions differ");
+      if (b.k === "list" && asUnion(b)) return compareInner(a, asUnion(b)!, ctx);
       if (a.parts.length === 1) return compareAnswers(a.parts[0]!, b, ctx);
       return no(`union vs ${b.k}`);
     case "set":
@@ -424,6 +427,8 @@ function compareInner(a: Answer, b: Answer, ctx: CompareContext): Decision {
       if (a.items.length === 1 && b.k === "expr") return tag(compareAnswers(a.items[0]!, b, ctx), "singleton set");
       return no(`set vs ${b.k}`);
     case "list": {
+      // "x < -2 or x > 3": a list of intervals is their union
+      if (b.k === "union" && asUnion(a)) return compareInner(asUnion(a)!, b, ctx);
       if (b.k === "list") {
         const va = equationValues(a);
         const vb = equationValues(b);
@@ -456,6 +461,17 @@ function isNumericIdentity(e: Extract<Answer, { k: "eq" }>, ctx: CompareContext)
   if (e.lhs.k !== "expr" || e.rhs.k !== "expr") return false;
   if (collectSyms(e.lhs.node, new Set()).size > 0 || collectSyms(e.rhs.node, new Set()).size > 0) return false;
   return compareAnswers(e.lhs, e.rhs, ctx).equal;
+}
+
+/** A list whose items are all intervals (or unions of them) as one union; null otherwise. */
+function asUnion(a: Extract<Answer, { k: "list" }>): Answer | null {
+  const parts: Answer[] = [];
+  for (const it of a.items) {
+    if (it.k === "interval") parts.push(it);
+    else if (it.k === "union") parts.push(...it.parts);
+    else return null;
+  }
+  return parts.length > 1 ? { k: "union", parts, src: a.src } : null;
 }
 
 function tag(d: Decision, what: string): Decision {

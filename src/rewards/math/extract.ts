@@ -300,7 +300,10 @@ export function lastFinalAnswer(text: string): string | null {
   if (last < 0) return null;
   const box = lastBoxedGroup(text);
   if (box !== null && box.start >= last) return null;
-  return statementValue(text.slice(last, last + 800));
+  const rest = text.slice(last, last + 800);
+  // a statement: "final answer: …", "final answer is …", "**Final Answer** …" on its own, or "… is …" soon after
+  if (!/^\s*(?:\*\*|#+)?\s*(?::|is\b|=|\n|\*\*|$)/i.test(rest) && !/^[^.\n]{0,100}?\s(?:is|are)\s/i.test(rest)) return null;
+  return statementValue(rest);
 }
 
 /**
@@ -342,6 +345,7 @@ export function lastNumber(text: string): string | null {
 /** The whole text when it is short (≤ 120 characters, one line) and has no prose word (4+ letters outside LaTeX commands). */
 export function bareAnswer(text: string): string | null {
   const t = text.trim();
+  if (NUMBER_WORD_RE.test(t)) return t.replace(/[.!]$/, "");
   if (t.length === 0 || t.length > 120 || t.includes("\n")) return null;
   const withoutCommands = t.replace(/\\[a-zA-Z]+(\{[^{}]*\})?/g, " ");
   if (/[a-zA-Z]{4,}/.test(withoutCommands)) return null;
@@ -350,6 +354,17 @@ export function bareAnswer(text: string): string | null {
   // a lone "$...$" pair around prose is currency, not math
   if ((t.match(/\$/g) ?? []).length % 2 === 1) return null;
   return stripMathDelimiters(t);
+}
+
+/** A number spelled out as the whole response ("seven", "Twelve."); normalize.ts turns it into digits. */
+const NUMBER_WORD_RE = /^(?:zero|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen|sixteen|seventeen|eighteen|nineteen|twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety|hundred|one hundred|thousand|one thousand)[.!]?$/i;
+
+/** Two words in a row outside math spans and LaTeX commands: the text is prose, not a bare answer. */
+function isProse(text: string): boolean {
+  let outside = text;
+  for (const sp of mathSpans(text).reverse()) outside = outside.slice(0, sp.start) + " " + outside.slice(sp.end);
+  outside = outside.replace(/\\[a-zA-Z]+(\{[^{}]*\})?/g, " ");
+  return /(?<![a-zA-Z])[a-zA-Z]{2,}\s+[a-zA-Z]{2,}(?![a-zA-Z])/.test(outside) && !/^\s*[a-zA-Z]+(?:\s+[a-zA-Z]+)?\s*$/.test(outside);
 }
 
 /** Remove one layer of surrounding `$...$`, `$$...$$`, `\(...\)` or `\[...\]`. */
@@ -434,7 +449,11 @@ export function extractReference(reference: string, opts: MathVerifyOptions = {}
   const whole = reference.trim();
   if (whole.length === 0) return null;
   if (o.extractReference) {
-    const modes: ExtractionMode[] = ["answerTag", "boxed", "gsm8k"];
+    // a reference written as sentences ("The answer is $5$.", "Final Answer: … $28\%$. I hope …") is read like a
+    // response, except for the last-number fallback
+    const modes: ExtractionMode[] = isProse(whole)
+      ? ["answerTag", "finalAnswer", "boxed", "gsm8k", "answerIs", "lastMath"]
+      : ["answerTag", "boxed", "gsm8k"];
     for (const mode of modes) {
       const a = runMode(mode, whole);
       if (a !== null && a.trim().length > 0) return { answer: a.trim(), mode };
