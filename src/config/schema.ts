@@ -4,12 +4,17 @@
  *   config error in run.yaml at rl.groupSize: Too small: expected number to be >0, got 0
  */
 import { readFileSync } from "node:fs";
+import { dirname, resolve } from "node:path";
 import { parse as parseYaml, YAMLParseError } from "yaml";
 import { z } from "zod";
-import { getAdvantage, resolveAlgorithm, type AlgorithmConfig } from "../algorithms/index.ts";
+import { checkRunMemory } from "./memory.ts";
+import { resolveConfigPaths } from "./paths.ts";
+import { getAdvantage, getPolicyLoss, listAdvantages, resolveAlgorithm, type AlgorithmConfig } from "../algorithms/index.ts";
+import { validateMethods } from "../methods/index.ts";
 import { guidedConfigSchema } from "../guided/config.ts";
 import { labelFreeConfigSchema } from "../labelfree/config.ts";
 import { rolloutSelectionFields } from "../rollout/config.ts";
+import { applyRolloutDefaults, rolloutEngineSchema } from "../rollout/samplers/config.ts";
 import { rolloutStrategyFields } from "../rollout/strategy-config.ts";
 import { checkRewardConfig, rewardConfigSchema } from "../rewards/config.ts";
 
@@ -17,12 +22,12 @@ const posInt = z.number().int().positive();
 
 /** A randomly initialised Llama-style model; the vocabulary comes from the tokenizer. */
 const modelInitSchema = z.strictObject({
-  hiddenSize: posInt.default(128),
-  numLayers: posInt.default(2),
-  numHeads: posInt.default(4),
-  numKvHeads: posInt.optional(),
-  intermediateSize: posInt.optional(),
-  maxPositionEmbeddings: posInt.default(64),
+  hiddenSize: posInt.max(65536).default(128),
+  numLayers: posInt.max(1024).default(2),
+  numHeads: posInt.max(1024).default(4),
+  numKvHeads: posInt.max(1024).optional(),
+  intermediateSize: posInt.max(1 << 20).optional(),
+  maxPositionEmbeddings: posInt.max(1 << 20).default(64),
   tieWordEmbeddings: z.boolean().default(true),
   ropeTheta: z.number().positive().default(10000),
 });
@@ -44,7 +49,7 @@ const modelSchema = z
     /** Torch engine only: recompute activations in backward (less memory). */
     gradientCheckpointing: z.boolean().default(false),
     /** Torch engine only: most tokens (rows × padded length) per forward; larger batches are micro-batched. */
-    tokenBudget: posInt.default(16384),
+    tokenBudget: posInt.max(1 << 30).default(16384),
   })
   .refine((m) => m.path !== undefined || m.init !== undefined, { message: "set model.path (a checkpoint directory) or model.init (a random model's size)" });
 
@@ -63,9 +68,9 @@ const dataSchema = z
     test: z.string().optional(),
     preset: z.enum(["generic", "gsm8k", "math", "deepscaler", "orz"]).optional(),
     /** Number of train examples to generate (procedural tasks). */
-    trainSize: posInt.default(20000),
+    trainSize: posInt.max(10_000_000).default(20000),
     /** Held-out examples for evaluation. */
-    testSize: posInt.default(256),
+    testSize: posInt.max(1_000_000).default(256),
     /** Prompt template: plain (default), r1, boxed. */
     template: z.enum(["plain", "r1", "boxed"]).default("plain"),
     /** Verifier of the rows, by registry name (same as `reward: {verifier: <name>}`); a custom dataset must name one. */
@@ -88,8 +93,8 @@ const optimSchema = {
 
 const sftSchema = z.strictObject({
   steps: z.number().int().min(0),
-  batchSize: posInt.default(64),
-  microBatchSize: posInt.optional(),
+  batchSize: posInt.max(1 << 20).default(64),
+  microBatchSize: posInt.max(1 << 20).optional(),
   /** Demonstrations: SFT cycles over the first `examples` training examples (default: all of them). */
   examples: posInt.optional(),
   /**
@@ -109,22 +114,22 @@ const sftSchema = z.strictObject({
 const rlSchema = z.strictObject({
   steps: z.number().int().min(0),
   /** Prompts per step (each gets a group of groupSize responses). */
-  promptsPerStep: posInt.default(16),
+  promptsPerStep: posInt.max(1 << 16).default(16),
   /**
    * Responses per prompt. 1 only with an advantage estimator that needs no group
-   * (`SINGLE_SAMPLE_ADVANTAGES`: REINFORCE++, whitened over the batch); checked in parseRunConfig.
+   * (an estimator registered with `needsGroups: false`, e.g. REINFORCE++); checked in parseRunConfig.
    */
-  groupSize: posInt.default(8),
-  maxNewTokens: posInt.default(16),
+  groupSize: posInt.max(4096).default(8),
+  maxNewTokens: posInt.max(1 << 20).default(16),
   temperature: z.number().min(0).default(1),
   topP: z.number().gt(0).max(1).default(1),
   topK: z.number().int().min(0).default(0),
   /** PPO epochs over each batch of rollouts. */
-  epochs: posInt.default(1),
+  epochs: posInt.max(1024).default(1),
   /** Optimizer steps per epoch (the batch is split into this many mini-batches). */
-  miniBatches: posInt.default(1),
+  miniBatches: posInt.max(1 << 20).default(1),
   /** Sequences per engine call (gradient accumulation); default = the whole mini-batch. */
-  microBatchSize: posInt.optional(),
+  microBatchSize: posInt.max(1 << 20).optional(),
   ...optimSchema,
   lr: z.number().positive().default(1e-4),
   /** The algorithm: a preset name (grpo, dr_grpo, dapo, gspo, ...) or a full block. */
@@ -138,7 +143,7 @@ const rlSchema = z.strictObject({
   verifierPool: z
     .strictObject({
       enabled: z.boolean().default(false),
-      size: posInt.optional(),
+      size: posInt.max(1024).optional(),
       timeoutMs: posInt.default(10000),
       fallback: z.number().default(0),
       modules: z.array(z.string()).default([]),
@@ -163,14 +168,14 @@ const evalSchema = z.strictObject({
   /** Evaluate every N RL steps (0 = only before and after). */
   every: z.number().int().min(0).default(0),
   /** Held-out examples per evaluation (<= data.testSize). */
-  n: posInt.optional(),
+  n: posInt.max(1_000_000).optional(),
   /** Sampling temperature (0 = greedy decoding). */
   temperature: z.number().min(0).default(0),
   /** Samples per prompt (pass@k, maj@k and mean@n use them; with temperature 0 keep 1). */
-  samples: posInt.default(1),
+  samples: posInt.max(4096).default(1),
   /** With temperature > 0, also decode greedily and report greedy accuracy alongside. */
   greedy: z.boolean().default(false),
-  maxNewTokens: posInt.optional(),
+  maxNewTokens: posInt.max(1 << 20).optional(),
 });
 
 export const runConfigSchema = z.strictObject({
@@ -180,6 +185,8 @@ export const runConfigSchema = z.strictObject({
   model: modelSchema,
   tokenizer: tokenizerSchema.optional(),
   data: dataSchema,
+  /** Who samples the rollouts: the trainer (default) or vLLM, colocated or on servers (src/rollout/samplers/config.ts, docs/scaling.md). */
+  rollout: rolloutEngineSchema.optional(),
   /** How responses are scored (src/rewards/config.ts, docs/rewards.md); default data.verifier / data.task. */
   reward: rewardConfigSchema.optional(),
   sft: sftSchema.optional(),
@@ -188,6 +195,12 @@ export const runConfigSchema = z.strictObject({
   guided: guidedConfigSchema.optional(),
   /** Label-free RL: TTRL, ETTRL's EAR, EVOL-RL, self-play (src/labelfree, docs/methods.md). */
   labelfree: labelFreeConfigSchema.optional(),
+  /**
+   * Methods registered with defineMethod (src/methods/define.ts) and enabled by name, each with
+   * its options block, e.g. `methods: {my-method: {weight: 0.5}}`. Built-in methods keep their
+   * `guided` and `labelfree` blocks.
+   */
+  methods: z.record(z.string(), z.record(z.string(), z.unknown())).optional(),
   /**
    * Modules imported before the config is validated (src/config/plugins.ts): paths relative to the
    * config file, or package names. They register tasks, verifiers, losses, estimators and methods
@@ -291,6 +304,9 @@ export function parseRunConfig(raw: unknown, where = "config"): RunConfig {
     throw new ConfigError(lines.join("\n"));
   }
   const cfg: RunConfig = r.data;
+  // Sizes that cannot fit are refused before anything is allocated (src/config/memory.ts).
+  const mem = checkRunMemory(cfg);
+  if (mem) throw new ConfigError(`config error in ${where} at ${mem.field}: ${mem.message}`);
   if (cfg.rl) {
     try {
       cfg.algorithm = resolveAlgorithm(cfg.rl.algorithm as never, { path: "rl.algorithm" });
@@ -299,45 +315,44 @@ export function parseRunConfig(raw: unknown, where = "config"): RunConfig {
       throw new ConfigError(msg.startsWith("config error at ") ? `config error in ${where} at ${msg.slice("config error at ".length)}` : `config error in ${where}: ${msg}`);
     }
   }
-  if (cfg.rl && getAdvantage(cfg.algorithm!.advantage.name).level === "token") {
-    // Token-level estimators (REINFORCE++) run in the RL step only.
-    const adv = cfg.algorithm!.advantage.name;
-    if (cfg.labelfree?.ear) throw new ConfigError(`config error in ${where} at labelfree.ear: EAR reshapes sequence advantages; "${adv}" gives per-token advantages. Use a sequence-level estimator (e.g. grpo) or drop labelfree.ear`);
-    if (cfg.labelfree?.selfPlay) throw new ConfigError(`config error in ${where} at labelfree.selfPlay: self-play's step uses sequence advantages; "${adv}" gives per-token advantages. Use a sequence-level estimator (e.g. grpo)`);
-  }
-  if (cfg.rl?.groupSize === 1) checkSingleSample(cfg, where);
-  try {
-    checkRewardConfig(cfg);
-  } catch (e) {
-    const msg = (e as Error).message;
-    throw new ConfigError(msg.startsWith("config error at ") ? `config error in ${where} at ${msg.slice("config error at ".length)}` : `config error in ${where}: ${msg}`);
-  }
+  const rolloutError = applyRolloutDefaults(cfg);
+  if (rolloutError) throw new ConfigError(`config error in ${where} at rollout: ${rolloutError}`);
+  if (cfg.rl) checkCapabilities(cfg, where);
   return cfg;
 }
 
 /**
- * Advantage estimators that work with one response per prompt: they normalise over the whole batch
- * instead of within a prompt's group (REINFORCE++, arXiv:2501.03262). Every other estimator
- * compares a response with its group mates, so a group of one gives it no signal.
+ * Combinations checked by asking the registries what each named piece declares (an estimator's
+ * `needsGroups`, a loss's `wholeBatch`, a method's `needs`), not by lists of names.
+ * @throws ConfigError naming the field and the fix.
  */
-export const SINGLE_SAMPLE_ADVANTAGES: readonly string[] = ["reinforce_pp"];
-
-/** `rl.groupSize: 1` needs a batch-level advantage and none of the features that read a group. @throws ConfigError naming the field. */
-function checkSingleSample(cfg: RunConfig, where: string): void {
+function checkCapabilities(cfg: RunConfig, where: string): void {
   const fail = (path: string, why: string) => {
     throw new ConfigError(`config error in ${where} at ${path}: ${why}`);
   };
-  const adv = cfg.algorithm!.advantage.name;
-  if (!SINGLE_SAMPLE_ADVANTAGES.includes(adv)) {
-    fail("rl.groupSize", `1 response per prompt needs an advantage that normalises over the batch (${SINGLE_SAMPLE_ADVANTAGES.join(", ")}, e.g. rl.algorithm: reinforce_pp); "${adv}" compares responses within a prompt's group, which a group of 1 does not have. Set rl.groupSize >= 2 or change the algorithm`);
-  }
-  // Features defined on groups of responses.
   const rl = cfg.rl!;
-  if (rl.dynamicSampling) fail("rl.dynamicSampling", "dynamic sampling drops groups whose responses all score the same, which every group of 1 does; set rl.groupSize >= 2 or remove it");
-  if (rl.difficultyFilter) fail("rl.difficultyFilter", "the filter keeps groups by their pass rate, which a group of 1 cannot estimate; set rl.groupSize >= 2 or remove it");
-  if (rl.tree) fail("rl.tree", "tree rollouts fork a group from shared roots; set rl.groupSize >= 2 or remove it");
-  if (cfg.labelfree?.ttrl || cfg.labelfree?.evol) fail(cfg.labelfree.ttrl ? "labelfree.ttrl" : "labelfree.evol", "the majority vote needs several responses per prompt; set rl.groupSize >= 2");
-  if (cfg.labelfree?.selfPlay) fail("labelfree.selfPlay", "self-play's learnability reward needs several solve attempts per proposal; set rl.groupSize >= 2");
+  const adv = cfg.algorithm!.advantage.name;
+  if (rl.groupSize === 1) {
+    if (getAdvantage(adv).needsGroups) {
+      const batchLevel = listAdvantages().filter((n) => !getAdvantage(n).needsGroups);
+      fail("rl.groupSize", `1 response per prompt needs an advantage that normalises over the batch (${batchLevel.join(", ")}, e.g. rl.algorithm: reinforce_pp); "${adv}" compares responses within a prompt's group, which a group of 1 does not have. Set rl.groupSize >= 2 or change the algorithm`);
+    }
+    // Rollout features defined on groups of responses.
+    if (rl.dynamicSampling) fail("rl.dynamicSampling", "dynamic sampling drops groups whose responses all score the same, which every group of 1 does; set rl.groupSize >= 2 or remove it");
+    if (rl.difficultyFilter) fail("rl.difficultyFilter", "the filter keeps groups by their pass rate, which a group of 1 cannot estimate; set rl.groupSize >= 2 or remove it");
+    if (rl.tree) fail("rl.tree", "tree rollouts fork a group from shared roots; set rl.groupSize >= 2 or remove it");
+  }
+  const loss = cfg.algorithm!.loss.name;
+  const perUpdate = Math.ceil((rl.promptsPerStep * rl.groupSize) / rl.miniBatches);
+  if (getPolicyLoss(loss).wholeBatch && rl.microBatchSize !== undefined && rl.microBatchSize < perUpdate) {
+    fail("rl.microBatchSize", `loss "${loss}" needs each optimizer update's ${perUpdate} sequences in one pass (its clip bounds are computed over the whole update); remove rl.microBatchSize, set it to at least ${perUpdate}, or raise rl.miniBatches`);
+  }
+  try {
+    validateMethods(cfg);
+  } catch (e) {
+    const msg = (e as Error).message;
+    throw new ConfigError(msg.startsWith("config error at ") ? `config error in ${where} at ${msg.slice("config error at ".length)}` : `config error in ${where}: ${msg}`);
+  }
 }
 
 /** Read and validate a YAML config file. @throws ConfigError naming the file, line (YAML syntax) or field. */
@@ -358,5 +373,6 @@ export function loadRunConfig(path: string): RunConfig {
     }
     throw e;
   }
-  return parseRunConfig(raw ?? {}, path);
+  // Paths in the config resolve against its folder (src/config/paths.ts).
+  return parseRunConfig(resolveConfigPaths(raw ?? {}, dirname(resolve(path))), path);
 }

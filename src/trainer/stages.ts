@@ -1,0 +1,102 @@
+/**
+ * The stages of a run, each a loop over optimizer steps with a boundary (faults, checkpoints,
+ * interruption) after every step: the SFT warm-up (with its `sft.stopAt` check), the held-out
+ * evaluations, and the RL stage (the pipeline step of src/pipeline/step.ts, or the step a method
+ * replaces it with), then the final save and report.
+ */
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { buildMethodHooks } from "../methods/index.ts";
+import { checkpointsDir, publishDir, tempDirFor } from "./checkpoints.ts";
+import { initRlState, rlStep } from "./rl.ts";
+import { evalHeldOut, type RunSummary } from "./run.ts";
+import type { RunSession } from "./session.ts";
+import { sftCheckAccuracy, sftStep } from "./sft.ts";
+
+/**
+ * The SFT warm-up. `sft.stopAt` ends it once greedy accuracy on the held-back check set reaches
+ * the target; the check runs after a step's checkpoint, so a run resumed from that checkpoint
+ * repeats it (its log line was truncated away) before training on.
+ */
+export async function runSft(s: RunSession): Promise<void> {
+  const { cfg, sft, sftTotal, opts } = s;
+  if (s.stage !== "sft" || !cfg.sft || sft.step >= sftTotal) return;
+  const stopAt = cfg.sft.stopAt;
+  const reachedTarget = async (): Promise<boolean> => {
+    if (!stopAt || sft.step === 0 || sft.step % stopAt.every !== 0 || sft.step >= sftTotal) return false;
+    const acc = await sftCheckAccuracy(s.ctx, cfg.eval.maxNewTokens ?? cfg.rl?.maxNewTokens ?? 16);
+    const stop = acc >= stopAt.accuracy;
+    s.log.metrics({ stage: "sft", step: sft.step, "check/accuracy": acc, "check/stopped": stop ? 1 : 0 });
+    if (stop) opts.stage?.("sft", `stopped at step ${sft.step}: check-set accuracy ${(acc * 100).toFixed(1)}% ≥ ${(stopAt.accuracy * 100).toFixed(1)}%`);
+    return stop;
+  };
+  opts.stage?.("sft", sft.step > 0 ? `steps ${sft.step + 1}–${sftTotal}` : `${sftTotal} steps`);
+  let stopped = await reachedTarget(); // only on resume (sft.step > 0)
+  while (!stopped && sft.step < sftTotal) {
+    if (opts.signal?.aborted) await s.interrupt();
+    const m = await sftStep(s.ctx, sft, s.log);
+    opts.progress?.("sft", sft.step, sftTotal, { loss: m["loss"]! });
+    await s.boundary("sft", sft.step, m);
+    stopped = await reachedTarget();
+  }
+}
+
+/** Held-out evaluation before RL ("sft" after a warm-up, else "init"), once per run. */
+export async function evalBefore(s: RunSession): Promise<void> {
+  const before = s.sftTotal > 0 ? "sft" : "init";
+  if (s.evals[before]) return;
+  s.opts.stage?.("eval", "before RL");
+  s.evals[before] = await evalHeldOut(s.ctx, s.dir, before, 0, s.opts.onEvent);
+}
+
+/**
+ * The RL stage: the methods' hooks (on resume with their saved state), then RL steps with periodic
+ * held-out evaluations and reference resets, and the final evaluation.
+ */
+export async function runRl(s: RunSession): Promise<void> {
+  const { cfg, ctx, opts, alg } = s;
+  const r = cfg.rl;
+  if (!r || r.steps <= 0) return;
+  const hooks = buildMethodHooks(ctx, cfg);
+  s.methodHooks = hooks;
+  const saved = s.resume?.state.rl;
+  if (s.rl && saved?.methods) hooks.restoreState?.(saved.methods);
+  if (!s.rl) {
+    s.rl = initRlState(ctx, alg);
+    s.stage = "rl";
+    if (s.rl.kl.coef > 0 || alg.kl.adaptive) await s.referenceFromPolicy();
+    await hooks.init?.(ctx);
+  }
+  const rl = s.rl;
+  if (rl.step < r.steps) opts.stage?.("rl", rl.step > 0 ? `steps ${rl.step + 1}–${r.steps}` : `${r.steps} steps`);
+  while (rl.step < r.steps) {
+    if (opts.signal?.aborted) await s.interrupt();
+    const m = hooks.step ? await hooks.step(ctx, alg, rl, s.log) : await rlStep(ctx, alg, rl, s.log, hooks);
+    await hooks.afterStep?.(ctx, rl, m, s.log);
+    if (r.referenceResetEvery > 0 && rl.step % r.referenceResetEvery === 0) await s.referenceFromPolicy();
+    const keys = { reward: "reward/mean", acc: "accuracy", "zero-std": "groups/zero_std_frac", entropy: "entropy", kl: "kl", len: "response/length_mean", "s/step": "time/step" };
+    opts.progress?.("rl", rl.step, r.steps, Object.fromEntries(Object.entries(keys).map(([k, v]) => [k, m[v]!])));
+    if (cfg.eval.every > 0 && rl.step % cfg.eval.every === 0 && rl.step < r.steps) await evalHeldOut(ctx, s.dir, "rl", rl.step, opts.onEvent);
+    await s.boundary("rl", rl.step, m);
+  }
+  opts.stage?.("eval", "after RL");
+  s.evals["rl"] = await evalHeldOut(ctx, s.dir, "rl", r.steps, opts.onEvent);
+  await hooks.close?.();
+}
+
+/** Save checkpoints/final, close the engine, write report.md. @returns the run summary. */
+export async function finish(s: RunSession, seconds: () => number): Promise<RunSummary> {
+  s.opts.stage?.("save");
+  const final = join(checkpointsDir(s.dir), "final");
+  const tmp = tempDirFor(final);
+  await s.ctx.engine.save(tmp);
+  publishDir(tmp, final);
+  await s.ctx.close();
+  const secs = seconds();
+  const lines = [`# rlvr run`, "", `- run directory: ${s.dir}`, `- model: ${s.ctx.engine.info().modelId}`, `- seconds: ${secs.toFixed(1)}`];
+  if (s.resume) lines.push(`- resumed from: ${s.resume.checkpoint.name}`);
+  lines.push("", "| phase | accuracy | mean length | truncated |", "|---|---|---|---|");
+  for (const [k, v] of Object.entries(s.evals)) lines.push(`| ${k} | ${(v.accuracy * 100).toFixed(1)}% | ${v.meanLength.toFixed(2)} | ${(v.truncated * 100).toFixed(1)}% |`);
+  writeFileSync(join(s.dir, "report.md"), lines.join("\n") + "\n");
+  return { dir: s.dir, evals: s.evals, seconds: secs, checkpoint: final, ...(s.resume ? { resumedFrom: s.resume.checkpoint.dir } : {}) };
+}
