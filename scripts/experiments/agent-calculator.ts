@@ -24,7 +24,7 @@ import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { combineMetrics, makeSftLoss, stepCounts } from "../../src/algorithms/index.ts";
 import { parseRunConfig, type RunConfigInput } from "../../src/config/schema.ts";
-import { learningRate } from "../../src/engines/embedded/optimizer.ts";
+import { learningRate } from "../../src/core/schedule.ts";
 import { agentRollouts, toolDemonstration } from "../../src/rollout/agent.ts";
 import { defaultTools } from "../../src/rollout/tools/registry.ts";
 import { verifyLeadingInteger } from "../../src/tasks/arithmetic.ts";

@@ -7,7 +7,7 @@
  * SFT on them.
  */
 import type { AlgorithmConfig } from "../algorithms/index.ts";
-import { learningRate } from "../engines/embedded/optimizer.ts";
+import { learningRate } from "../core/schedule.ts";
 import type { Example } from "../tasks/types.ts";
 import type { Sequence } from "../trainer/batch.ts";
 import type { RunContext } from "../trainer/context.ts";

@@ -13,7 +13,7 @@
  * samples another; one policy-loss update on both roles.
  */
 import { computeAdvantages, makePolicyLoss, combineMetrics, type AlgorithmConfig } from "../algorithms/index.ts";
-import { learningRate } from "../engines/embedded/optimizer.ts";
+import { learningRate } from "../core/schedule.ts";
 import { evaluateExpression } from "../tasks/expr.ts";
 import { getTask } from "../tasks/index.ts";
 import type { Example } from "../tasks/types.ts";

@@ -8,7 +8,7 @@
  * (src/methods/) transform the stages they declare, through `hooks`.
  */
 import { combineMetrics, makePolicyLoss, type AlgorithmConfig } from "../algorithms/index.ts";
-import { learningRate } from "../engines/embedded/optimizer.ts";
+import { learningRate } from "../core/schedule.ts";
 import { Rng, hash32 } from "../util/rng.ts";
 import type { RunContext } from "../trainer/context.ts";
 import type { RlStepHooks } from "../trainer/hooks.ts";

@@ -3,7 +3,7 @@
  * trained), aggregated token-mean over the whole optimizer step.
  */
 import { makeSftLoss, combineMetrics } from "../algorithms/index.ts";
-import { learningRate } from "../engines/embedded/optimizer.ts";
+import { learningRate } from "../core/schedule.ts";
 import { Rng, hash32 } from "../util/rng.ts";
 import type { Sequence } from "../core/sequence.ts";
 import { optimize } from "../pipeline/optimize.ts";

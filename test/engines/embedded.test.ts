@@ -16,7 +16,8 @@ import { runInNewContext } from "node:vm";
 import { EmbeddedEngine } from "../../src/engines/embedded/engine.ts";
 import { hfParamNames, parseHfConfig, type ModelConfig } from "../../src/engines/embedded/hf-config.ts";
 import { readSafetensors } from "../../src/engines/embedded/safetensors.ts";
-import { decays, learningRate } from "../../src/engines/embedded/optimizer.ts";
+import { decays } from "../../src/engines/embedded/optimizer.ts";
+import { learningRate } from "../../src/core/schedule.ts";
 import type { SampleRequest, TokenBatch } from "../../src/engines/engine.ts";
 import { referenceLogits, referenceScores, logSoftmaxRow, type RefWeights } from "./helpers/reference-llama.ts";
 import {

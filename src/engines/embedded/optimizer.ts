@@ -1,6 +1,7 @@
 /**
  * AdamW with bias correction and decoupled weight decay (Loshchilov & Hutter 2019,
- * arXiv:1711.05101), global-norm gradient clipping, and learning-rate schedules.
+ * arXiv:1711.05101) and global-norm gradient clipping. (The learning-rate schedule is in
+ * src/core/schedule.ts: engines receive the rate in optimStep.)
  *
  * Weights, gradients and moments are name → array records (Hugging Face tensor names). The
  * update is one jitted function over the whole record, so it compiles once per model.
@@ -52,26 +53,3 @@ export const adamwUpdate = jit((w: Tensors, g: Tensors, m: Tensors, v: Tensors, 
   hyper.dispose();
   return out;
 });
-
-export interface ScheduleOptions {
-  /** Peak learning rate. */
-  lr: number;
-  /** "constant" or "cosine" decay after warmup. */
-  schedule: "constant" | "cosine";
-  /** Linear warmup steps from 0 to lr. */
-  warmupSteps: number;
-  /** Total steps (cosine reaches minLrRatio·lr at this step). */
-  totalSteps: number;
-  /** Final learning rate as a fraction of lr for cosine (default 0.1). */
-  minLrRatio?: number;
-}
-
-/** Learning rate at optimizer step `step` (0-based). */
-export function learningRate(step: number, o: ScheduleOptions): number {
-  if (o.warmupSteps > 0 && step < o.warmupSteps) return (o.lr * (step + 1)) / o.warmupSteps;
-  if (o.schedule === "constant") return o.lr;
-  const minR = o.minLrRatio ?? 0.1;
-  const span = Math.max(1, o.totalSteps - o.warmupSteps);
-  const t = Math.min(1, Math.max(0, (step - o.warmupSteps) / span));
-  return o.lr * (minR + (1 - minR) * 0.5 * (1 + Math.cos(Math.PI * t)));
-}
