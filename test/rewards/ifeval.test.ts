@@ -3,7 +3,9 @@ import assert from "node:assert/strict";
 import { verifyConstraints, fromIFEval, listConstraints, registerConstraint } from "../../src/rewards/ifeval/index.ts";
 import { sentences, words, paragraphs } from "../../src/rewards/ifeval/text-stats.ts";
 
-const ok = (response: string, c: Record<string, unknown> & { type: string }) => verifyConstraints(response, [c]).results[0]!;
+// These cases pin the "strict-words" conventions; the IFEval-exact default is covered by
+// ifeval-reference.test.ts, the empty-response exploits by ifeval-exploits.test.ts.
+const ok = (response: string, c: Record<string, unknown> & { type: string }) => verifyConstraints(response, [c], { mode: "strict-words" }).results[0]!;
 
 test("at least 15 checkers are registered", () => {
   assert.ok(listConstraints().length >= 15, `${listConstraints().length}`);
@@ -83,9 +85,9 @@ test("language script detection", () => {
 });
 
 test("fraction satisfied, per-constraint results, bad input never throws", () => {
-  const v = verifyConstraints("hello world", [
+  const v = verifyConstraints("hello there, this answer is written in lower case english", [
     { type: "lowercase" },
-    { type: "word_count", relation: "at least", num_words: 5 },
+    { type: "word_count", relation: "at least", num_words: 50 },
     { type: "no_such_checker" },
     { type: "word_count", relation: "sideways", num_words: 5 },
     { type: "word_count" },

@@ -1,15 +1,46 @@
 /**
  * Instruction-following verifier: check a response against a list of constraints and return the
- * fraction satisfied plus one result per constraint (IFEval-style, Zhou et al. 2023,
- * arXiv:2311.07911; our own implementations and counting conventions).
+ * fraction satisfied plus one result per constraint (IFEval, Zhou et al. 2023, arXiv:2311.07911).
+ * Two counting modes (docs/rewards-ifeval.md): "ifeval" (default) reproduces the reference
+ * implementation's rules; "strict-words" keeps our stricter conventions. In both, a response with
+ * no letter or digit (empty, whitespace, only markdown markers or punctuation) fails every
+ * constraint, so a policy cannot satisfy "no commas" or "fewer than N words" by answering nothing.
  */
 import "./checkers-length.ts";
 import "./checkers-content.ts";
 import "./checkers-format.ts";
-import { getConstraint, listConstraints } from "./registry.ts";
+import "./reference/rules.ts";
+import { IFEVAL_MODES, checkFor, getConstraint, listConstraints, type IfevalMode } from "./registry.ts";
 import type { Verdict } from "../types.ts";
 
-export { registerConstraint, getConstraint, listConstraints, type ConstraintChecker, type ConstraintOutcome } from "./registry.ts";
+export {
+  registerConstraint,
+  registerReferenceRule,
+  getConstraint,
+  listConstraints,
+  IFEVAL_MODES,
+  type ConstraintChecker,
+  type ConstraintOutcome,
+  type IfevalMode,
+  type ReferenceRule,
+} from "./registry.ts";
+export { detectLanguage, IFEVAL_LANGUAGES } from "./reference/language.ts";
+export { countSentences, sentTokenize } from "./reference/punkt.ts";
+export { wordTokenize } from "./reference/word-tokenize.ts";
+
+/** Options of verifyConstraints. */
+export interface ConstraintOptions {
+  /** Reward 1 only when every constraint holds (default: fraction satisfied). */
+  strict?: boolean;
+  /** Counting rules (default "ifeval"). */
+  mode?: IfevalMode;
+}
+
+const CONTENT = /[\p{L}\p{N}]/u;
+/** Does the response carry any letter or digit? Responses without one fail every constraint. */
+export function hasContent(response: unknown): response is string {
+  return typeof response === "string" && CONTENT.test(response);
+}
 
 /** A constraint in data: its checker name (or IFEval instruction id) and parameters. */
 export interface Constraint {
@@ -44,18 +75,24 @@ export function fromIFEval(instructionIds: string[], kwargs: (Record<string, unk
  * @param constraints list of `{type, ...params}`; unknown types and invalid parameters count as
  *                    not satisfied, with the reason saying why (they never throw)
  * @param opts.strict reward 1 only when every constraint holds (default: fraction satisfied)
+ * @param opts.mode   "ifeval" (default: the reference IFEval rules) or "strict-words"
  * @returns reward = satisfied / total (1 for an empty list), correct = all satisfied
+ * @throws Error only for an unknown `mode`
  */
-export function verifyConstraints(response: string, constraints: Constraint[], opts: { strict?: boolean } = {}): ConstraintsVerdict {
+export function verifyConstraints(response: string, constraints: Constraint[], opts: ConstraintOptions = {}): ConstraintsVerdict {
+  const mode = opts.mode ?? "ifeval";
+  if (!IFEVAL_MODES.includes(mode)) throw new Error(`ifeval mode: expected one of ${IFEVAL_MODES.join(", ")}, got ${JSON.stringify(opts.mode)}`);
   const list = Array.isArray(constraints) ? constraints : [];
+  const content = hasContent(response);
   const results: ConstraintResult[] = list.map((c) => {
     const type = String(c?.type ?? "");
     const checker = getConstraint(type);
     if (!checker) {
       return { type, ok: false, reason: `unknown constraint "${type}" (known: ${listConstraints().map((x) => x.name).join(", ")})` };
     }
+    if (!content) return { type, ok: false, reason: "response has no letters or digits" };
     try {
-      const r = checker.check(response, c as Record<string, unknown>);
+      const r = checkFor(checker, mode)(response, c as Record<string, unknown>);
       return { type, ok: r.ok === true, reason: r.reason };
     } catch (e) {
       return { type, ok: false, reason: `invalid parameters for ${type}: ${(e as Error).message}` };

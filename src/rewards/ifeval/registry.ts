@@ -24,18 +24,58 @@ export interface ConstraintChecker {
   check(response: string, params: Record<string, unknown>): ConstraintOutcome;
 }
 
+/**
+ * How constraints are counted:
+ * - "ifeval": the reference IFEval implementation's rules, quirks included (default);
+ * - "strict-words": our stricter conventions (whole-word keywords, blank-line paragraphs,
+ *   script-based checks for `script`) — see docs/rewards-ifeval.md for the differences.
+ */
+export type IfevalMode = "ifeval" | "strict-words";
+export const IFEVAL_MODES: readonly IfevalMode[] = ["ifeval", "strict-words"];
+
+/**
+ * A checker's IFEval-exact rule. `strictWords` is the checker's own `check`, for parameters the
+ * reference does not know (e.g. `script` on the language checker).
+ */
+export type ReferenceRule = (
+  response: string,
+  params: Record<string, unknown>,
+  strictWords: (response: string, params: Record<string, unknown>) => ConstraintOutcome,
+) => ConstraintOutcome;
+
 const checkers = new Map<string, ConstraintChecker>();
 const aliases = new Map<string, string>();
+const referenceRules = new Map<string, ReferenceRule>();
 
-/** Register (or replace) a checker under its name and aliases. */
+/**
+ * Register (or replace) a checker under its name and aliases. Replacing a built-in checker also
+ * drops its IFEval-exact rule, so the new `check` is used in every mode.
+ */
 export function registerConstraint(c: ConstraintChecker): void {
   checkers.set(c.name, c);
+  referenceRules.delete(c.name);
   for (const a of c.aliases ?? []) aliases.set(a, c.name);
+}
+
+/** Attach the IFEval-exact rule (mode "ifeval") to the registered checker `name`. */
+export function registerReferenceRule(name: string, rule: ReferenceRule): void {
+  if (!checkers.has(name)) throw new Error(`registerReferenceRule: no checker named "${name}"`);
+  referenceRules.set(name, rule);
 }
 
 /** Look a checker up by name or alias; undefined when unknown. */
 export function getConstraint(name: string): ConstraintChecker | undefined {
   return checkers.get(name) ?? checkers.get(aliases.get(name) ?? "");
+}
+
+/**
+ * The check function a mode uses for a checker: its IFEval-exact rule in mode "ifeval" when it
+ * has one, else its own `check`.
+ */
+export function checkFor(c: ConstraintChecker, mode: IfevalMode): ConstraintChecker["check"] {
+  const rule = mode === "ifeval" ? referenceRules.get(c.name) : undefined;
+  if (!rule) return (r, p) => c.check(r, p);
+  return (r, p) => rule(r, p, (rr, pp) => c.check(rr, pp));
 }
 
 /** All registered checkers, sorted by name. */

@@ -1,0 +1,59 @@
+/**
+ * Language identification for the IFEval language rules (`language:response_language`,
+ * `change_case:english_capital`, `change_case:english_lowercase`).
+ *
+ * The reference calls Python `langdetect` (a port of Google's language-detection: character
+ * n-gram profiles of 55 languages, ISO 639-1 codes, answers vary from run to run on short text).
+ * We use ELD (Efficient Language Detector, `eld`, medium database: 60 languages, ISO 639-1;
+ * maintained, Apache-2.0, pure JavaScript) restricted to the languages langdetect knows, and
+ * franc (MIT, trigram profiles) only to recognise the two IFEval response languages ELD lacks,
+ * Swahili and Nepali. Measured against langdetect on 8,794 responses (2-core CPU): this pair
+ * agrees on 97.5% of labels and on 98.3% of "is it English" decisions; franc-all alone 94.6% /
+ * 96.1% (it reads short English as Scots, Dutch or French).
+ *
+ * Returns null when the text carries no letters to judge (the reference then counts the
+ * instruction as followed).
+ */
+import { eld as eldMedium } from "eld/medium";
+import { franc } from "franc";
+
+/** The 55 languages langdetect can answer (its codes; zh-cn/zh-tw appear as "zh" in ELD). */
+const LANGDETECT = "af ar bg bn ca cs cy da de el en es et fa fi fr gu he hi hr hu id it ja kn ko lt lv mk ml mr ne nl no pa pl pt ro ru sk sl so sq sv sw ta te th tl tr uk ur vi zh".split(" ");
+const eld = eldMedium.newInstance();
+eld.setLanguageSubset(LANGDETECT);
+/** franc (ISO 639-3) judges among langdetect's languages; only its Swahili / Nepali answers are used. */
+const FRANC_ONLY = (
+  "afr arb bul ben cat ces cym dan deu ell eng spa ekk pes fin fra guj heb hin hrv hun ind ita jpn kan kor " +
+  "lit lvs mkd mal mar npi nld nob pan pol por ron rus slk slv som als swe swh tam tel tha tgl tur ukr urd vie cmn"
+).split(" ");
+const LETTER = /\p{L}/u;
+
+/** The languages IFEval asks responses to be written in (the reference's LANGUAGE_CODES, ISO 639-1). */
+export const IFEVAL_LANGUAGES = [
+  "en", "es", "pt", "ar", "hi", "fr", "ru", "de", "ja", "it", "bn", "uk", "th", "ur", "ta", "te",
+  "bg", "ko", "pl", "he", "fa", "vi", "ne", "sw", "kn", "mr", "gu", "pa", "ml", "fi",
+] as const;
+
+/** Every code `detectLanguage` can return. */
+export const DETECTABLE_LANGUAGES: readonly string[] = LANGDETECT.map((c) => (c === "zh" ? "zh-cn" : c));
+
+/**
+ * The language of `text` as a langdetect code ("en", "ta", "zh-cn", …), or null when it has no
+ * letters. Upper-case text is judged as its lower-case form.
+ */
+export function detectLanguage(text: string): string | null {
+  if (!LETTER.test(text)) return null;
+  const lower = text.toLowerCase();
+  const second = franc(lower, { only: FRANC_ONLY, minLength: 1 });
+  if (second === "swh") return "sw";
+  if (second === "npi") return "ne";
+  const code = eld.detect(lower).language;
+  if (!code) return null;
+  return code === "zh" ? "zh-cn" : code;
+}
+
+/** Does a language kwarg (ISO 639-1, as IFEval writes it) name the detected language? */
+export function sameLanguage(wanted: string, detected: string): boolean {
+  const w = wanted.trim().toLowerCase();
+  return w === detected || (w === "zh" && detected.startsWith("zh"));
+}
