@@ -20,6 +20,8 @@ export { loadPlugins, loadRunConfigFile } from "./config/plugins.ts";
 
 // Tasks: defineTask (built-in tasks register on import), datasets, prompts.
 export { defineTask, type TaskSpec, type ExampleDraft, type TaskScore } from "./tasks/define.ts";
+export type { Candidate } from "./tasks/split.ts";
+export type { Rng } from "./tasks/rng.ts";
 export { registerTask, getTask, hasTask, listTasks, generateExamples, loadDataset, renderPrompt, type Example, type Task, type Verdict } from "./tasks/index.ts";
 
 // Algorithms: the registries a config's rl.algorithm names, and the presets.

@@ -4,20 +4,13 @@
 //   npm install rlvr-<version>.tgz && node user.mjs
 import { defineTask, train } from "rlvr";
 
-/** Three digits for example `index` of `split`: held-out lists (digit sum divisible by 5) never appear in training. */
-function digits(seed, split, index) {
-  for (let attempt = 0; ; attempt++) {
-    let h = (seed * 0x9e3779b1) ^ (index * 0x85ebca6b) ^ (attempt * 0xc2b2ae35);
-    const d = [0, 1, 2].map(() => ((h = Math.imul(h ^ (h >>> 15), 0x2c1b3c6d) + 0x6d2b79f5), (h >>> 0) % 10));
-    if ((d[0] + d[1] + d[2]) % 5 === 0 === (split === "test")) return d;
-  }
-}
-
-// The task: name the smallest digit ("3,8,5<" → "3"); the reward: 1 when the response starts with it.
+// The task: name the smallest of three digits ("3,8,5<" → "3"); held-out lists never appear in
+// training (rlvr draws each example from a seeded stream and splits prompts by a hash). The reward:
+// 1 when the response starts with the answer, else 0.
 defineTask({
   name: "smallest-digit",
-  generate: ({ seed, split, index }) => {
-    const d = digits(seed, split, index);
+  sample: (rng) => {
+    const d = [rng.int(0, 9), rng.int(0, 9), rng.int(0, 9)];
     return { prompt: `${d.join(",")}<`, answer: String(Math.min(...d)) };
   },
   verify: (response, example) => response.trim().startsWith(example.answer),

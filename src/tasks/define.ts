@@ -7,11 +7,17 @@
  *
  *   defineTask({
  *     name: "double",
- *     generate: ({ index, seed }) => { const x = (index * 7 + seed) % 50; return { prompt: `${x}*2=`, answer: String(2 * x) }; },
+ *     sample: (rng) => { const x = rng.int(0, 49); return { prompt: `${x}*2=`, answer: String(2 * x) }; },
  *     verify: (response, ex) => response.trim() === ex.answer,
  *   });
+ *
+ * With `sample`, train and test are disjoint by construction: candidates are drawn from a seeded
+ * stream until one falls in the requested split of a hash partition of prompts (src/tasks/split.ts,
+ * 10% of the prompt space is test). With `generate`, the task makes each example itself.
  */
 import { registerTask } from "./registry.ts";
+import type { Rng } from "./rng.ts";
+import { generateInSplit, type Candidate } from "./split.ts";
 import type { Example, Task, Verdict } from "./types.ts";
 
 /** What `generate` may return: a full Example, or just its prompt and answer (plus any other fields). */
@@ -26,10 +32,17 @@ export interface TaskSpec {
   /** The difficulty knob (default: none, `{min: 0, max: 0, default: 0}`). */
   difficulties?: Task["difficulties"];
   /**
-   * Example `index` of `split` at `difficulty` from `seed`; deterministic. Keep the splits disjoint
-   * (e.g. different index streams per split) so held-out accuracy measures generalisation.
+   * One random instance (prompt, answer, optional meta/solution) drawn from `rng`; deterministic
+   * given the rng. rlvr seeds it per example and keeps train and test prompts disjoint. Give this
+   * or `generate`.
    */
-  generate(opts: { seed: number; index: number; difficulty: number; split: "train" | "test" }): ExampleDraft;
+  sample?(rng: Rng, opts: { difficulty: number }): Candidate;
+  /**
+   * Example `index` of `split` at `difficulty` from `seed`; deterministic. Keep the splits disjoint
+   * (e.g. different index streams per split) so held-out accuracy measures generalisation. Give
+   * this or `sample`.
+   */
+  generate?(opts: { seed: number; index: number; difficulty: number; split: "train" | "test" }): ExampleDraft;
   /** Score a response: true/false, a reward in [0, 1], or a full Verdict. May throw; a throw scores 0. */
   verify(response: string, example: Example): TaskScore;
   /** Replace a task already registered under `name` (default: refuse). */
@@ -65,11 +78,14 @@ export function toTaskVerdict(value: unknown, task: string, example: Example): V
 export function defineTask(spec: TaskSpec): Task {
   const name = spec.name;
   if (!name || typeof name !== "string") throw new Error("defineTask: set name to a non-empty string (what data.task will name)");
+  if ((spec.sample === undefined) === (spec.generate === undefined)) throw new Error(`defineTask "${name}": give exactly one of sample(rng) and generate({seed, index, difficulty, split})`);
+  const { sample, generate } = spec;
   const task: Task = {
     name,
     difficulties: spec.difficulties ?? { min: 0, max: 0, default: 0, description: "no difficulty knob" },
     generate(opts) {
-      const draft = spec.generate(opts);
+      if (sample) return generateInSplit(name, opts, (rng) => sample(rng, { difficulty: opts.difficulty }));
+      const draft = generate!(opts);
       const id = draft.id ?? `${name}-${opts.split}-d${opts.difficulty}-${String(opts.index).padStart(6, "0")}`;
       return { ...draft, id, task: draft.task ?? name, difficulty: draft.difficulty ?? opts.difficulty };
     },
