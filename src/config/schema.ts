@@ -318,6 +318,12 @@ export function parseRunConfig(raw: unknown, where = "config"): RunConfig {
   const rolloutError = applyRolloutDefaults(cfg);
   if (rolloutError) throw new ConfigError(`config error in ${where} at rollout: ${rolloutError}`);
   if (cfg.rl) checkCapabilities(cfg, where);
+  try {
+    checkRewardConfig(cfg);
+  } catch (e) {
+    const msg = (e as Error).message;
+    throw new ConfigError(msg.startsWith("config error at ") ? `config error in ${where} at ${msg.slice("config error at ".length)}` : `config error in ${where}: ${msg}`);
+  }
   return cfg;
 }
 

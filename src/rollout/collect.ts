@@ -70,8 +70,9 @@ export function checkRolloutSettings(r: RolloutSettings): void {
 /**
  * Sample, verify and (with hints) repair one generation batch.
  * @param seed the batch's sampling seed (plain sampling uses it exactly as the trainer always did).
+ * @param step the training step, passed to the reward (user reward functions see it)
  */
-export async function collectRollouts(ctx: CollectContext, r: RolloutSettings, examples: readonly Example[], prompts: readonly Int32Array[], seed: number): Promise<CollectedRollouts> {
+export async function collectRollouts(ctx: CollectContext, r: RolloutSettings, examples: readonly Example[], prompts: readonly Int32Array[], seed: number, step?: number): Promise<CollectedRollouts> {
   checkRolloutSettings(r);
   const t0 = performance.now();
   const G = r.groupSize;
@@ -103,7 +104,12 @@ export async function collectRollouts(ctx: CollectContext, r: RolloutSettings, e
   }
   const t1 = performance.now();
   let texts = rollouts.map((o) => o.answerText ?? ctx.tokenizer.decode(o.tokens));
-  const v = await ctx.verifyBatch(texts, rollouts.map((o) => examples[o.promptIndex]!));
+  // The reward sees token lengths and truncation (length shaping) and the groups (group-aware components).
+  const v = await ctx.verifyBatch(
+    texts,
+    rollouts.map((o) => examples[o.promptIndex]!),
+    { lengths: rollouts.map((o) => o.tokens.length), truncated: rollouts.map((o) => o.stopReason === "max_tokens"), groupIds: Int32Array.from(rollouts.map((o) => o.promptIndex)), step },
+  );
   let verdicts = v.verdicts;
   const events = { ...v.events };
   let sampledTokens = rollouts.reduce((a, o) => a + o.sampledTokens, 0);

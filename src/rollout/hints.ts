@@ -36,7 +36,11 @@ export interface HintOptions extends SamplingSettings {
   maxSeqLen: number;
 }
 
-export type BatchVerifier = (responses: readonly string[], examples: readonly Example[]) => Promise<{ verdicts: Verdict[]; events: Record<string, number> }>;
+export type BatchVerifier = (
+  responses: readonly string[],
+  examples: readonly Example[],
+  info?: { lengths?: ArrayLike<number>; truncated?: ArrayLike<boolean>; groupIds?: ArrayLike<number>; step?: number },
+) => Promise<{ verdicts: Verdict[]; events: Record<string, number> }>;
 
 export interface HintResult {
   trajectories: Trajectory[];
