@@ -5,11 +5,8 @@
  */
 import { readFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
-import { dirname, resolve } from "node:path";
 import { parse as parseYaml, YAMLParseError } from "yaml";
 import { z } from "zod";
-import { checkRunMemory } from "./memory.ts";
-import { resolveConfigPaths } from "./paths.ts";
 import { checkRunMemory } from "./memory.ts";
 import { resolveConfigPaths } from "./paths.ts";
 import { getAdvantage, getPolicyLoss, listAdvantages, resolveAlgorithm, type AlgorithmConfig } from "../algorithms/index.ts";
@@ -307,9 +304,6 @@ export function parseRunConfig(raw: unknown, where = "config"): RunConfig {
     throw new ConfigError(lines.join("\n"));
   }
   const cfg: RunConfig = r.data;
-  // Sizes that cannot fit are refused before anything is allocated (src/config/memory.ts).
-  const mem = checkRunMemory(cfg);
-  if (mem) throw new ConfigError(`config error in ${where} at ${mem.field}: ${mem.message}`);
   // Sizes that cannot fit are refused before anything is allocated (src/config/memory.ts).
   const mem = checkRunMemory(cfg);
   if (mem) throw new ConfigError(`config error in ${where} at ${mem.field}: ${mem.message}`);

@@ -295,6 +295,11 @@ export class TorchEngine implements Engine {
   killWorker(): void {
     this.worker.kill();
   }
+
+  /** Run a command an extension module added to the worker (e.g. vllm_sample, python/rlvr_worker/vllm_colocated.py), in turn with the engine's calls. */
+  async extensionCall(op: string, header: Record<string, unknown> = {}, tensors: Record<string, Int32Array | Float32Array> = {}): Promise<{ header: Record<string, unknown>; tensors: Record<string, unknown> }> {
+    return this.exclusive(() => this.worker.call(op, header, tensors));
+  }
 }
 
 function countTokens(batch: TokenBatch): number {
