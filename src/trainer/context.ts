@@ -13,6 +13,7 @@ import type { RunConfig } from "../config/schema.ts";
 import { createVerifierPool, type VerifierPool } from "../rewards/pool/pool.ts";
 import { resolveRewardConfig } from "../rewards/config.ts";
 import { compileReward, type BatchInfo, type CompiledReward, type ScoredBatch } from "../rewards/compile.ts";
+import { createSampler, withColocatedPython } from "../rollout/samplers/vllm.ts";
 
 export interface RunContext {
   cfg: RunConfig;
@@ -141,7 +142,11 @@ export function syncVerifier(verify: (r: string, e: Example) => Verdict | Promis
 
 export async function buildContext(cfg: RunConfig): Promise<RunContext> {
   const tokenizer = await buildTokenizer(cfg);
-  const engine = await buildEngine(cfg, tokenizer);
+  const engine = await buildEngine(withColocatedPython(cfg), tokenizer);
+  const sampler = (await createSampler(cfg.rollout, engine, cfg.seed).catch(async (e) => {
+    await engine.close();
+    throw e;
+  })) ?? undefined;
   const { train, test } = await buildData(cfg);
   if (train.length === 0) throw new Error("data error: the training set is empty");
   const { reward, closePool } = await buildReward(cfg);
@@ -151,10 +156,11 @@ export async function buildContext(cfg: RunConfig): Promise<RunContext> {
     return Int32Array.from(tokenizer.bosId !== null ? [tokenizer.bosId, ...ids] : ids);
   };
   const close = async () => {
+    await sampler?.close?.();
     await engine.close();
     await closePool();
   };
   const verify = syncVerifier(reward.verifyOne, reward.primary);
   const verifyAsync = async (r: string, e: Example) => reward.verifyOne(r, e);
-  return { cfg, tokenizer, engine, train, test, verify, verifyAsync, encodePrompt, verifyBatch: reward.scoreBatch, close };
+  return { cfg, tokenizer, engine, sampler, train, test, verify, verifyAsync, encodePrompt, verifyBatch: reward.scoreBatch, close };
 }
