@@ -23,15 +23,22 @@ const JS_GLOBALS = new Set(
   ).split(" "),
 );
 
-/** One assert call: the solution-side pieces and how to check them. */
+/** One assert call: what the solution computes (pieces) and what is checked here. */
 export interface JsCheck {
   method: JsAssertMethod;
-  /** Source of the actual value (evaluated inside the sandbox when it names the solution). */
   actual: Side;
-  /** Source of the expected value, for methods that take one. */
+  /** For methods that take an expected value. */
   expected?: Side;
 }
-export type Side = { inside: true; expr: string } | { inside: false; value: Val };
+
+/**
+ * One argument of an assert call: `pieces` are the solution's calls (evaluated inside the
+ * sandbox); `expr` is the argument with each piece replaced by `__rlvr_v[k]`, evaluated here.
+ */
+export interface Side {
+  pieces: string[];
+  expr: string;
+}
 
 /** Split `src` at top-level occurrences of `sep` characters (outside strings, comments, brackets). */
 export function splitTopLevel(src: string, seps: string): string[] {
@@ -76,41 +83,141 @@ function scan(src: string, seps: string): { parts: string[]; balanced: boolean }
   return { parts: parts.map((p) => p.trim()).filter((p) => p !== ""), balanced: balanced && depth === 0 };
 }
 
-/** Identifiers an expression reads that are not JS globals, property names, object keys or arrow parameters. */
-export function freeNames(expr: string): string[] {
-  const code = expr.replace(/(["'`])(?:\\.|(?!\1)[^\\])*\1/g, '""');
-  const params = new Set<string>();
-  for (const m of code.matchAll(/\(([^()]*)\)\s*=>/g)) for (const p of m[1]!.split(/[,\s{}[\]=.]+/)) if (p) params.add(p);
-  for (const m of code.matchAll(/([A-Za-z_$][\w$]*)\s*=>/g)) params.add(m[1]!);
-  const names: string[] = [];
-  for (const m of code.matchAll(/[A-Za-z_$][\w$]*/g)) {
-    const before = code.slice(0, m.index).trimEnd();
-    const after = code.slice(m.index! + m[0].length).trimStart();
-    if (before.endsWith(".") && !before.endsWith("..")) continue;
-    if (/[{,]$/.test(before) && after.startsWith(":")) continue;
-    if (/^\d/.test(m[0]) || JS_GLOBALS.has(m[0]) || params.has(m[0])) continue;
-    names.push(m[0]);
+const IDENT = /[A-Za-z_$][\w$]*/y;
+
+/** Index just past the bracket group opening at `i` (strings and comments skipped). */
+function skipGroup(src: string, i: number): number {
+  let depth = 0;
+  while (i < src.length) {
+    const c = src[i]!;
+    if (c === "'" || c === '"' || c === "`") {
+      i++;
+      while (i < src.length && src[i] !== c) i += src[i] === "\\" ? 2 : 1;
+      i++;
+      continue;
+    }
+    if ("([{".includes(c)) depth++;
+    else if (")]}".includes(c)) {
+      depth--;
+      if (depth === 0) return i + 1;
+    }
+    i++;
   }
-  return names;
+  return src.length;
 }
 
-/** Evaluate a test's expected-side expression here, in a fresh context without the solution. */
-export function evalExpected(expr: string): Val {
-  const ctx = vm.createContext({});
-  vm.runInContext(JS_ENCODER, ctx, { timeout: 1000 });
-  const json = vm.runInContext(`JSON.stringify(__rlvrEnc((${expr})))`, ctx, { timeout: 1000 }) as string;
+/** Parameter names of the arrow functions in `src` (their uses are not the solution's). */
+function arrowParams(src: string): Set<string> {
+  const params = new Set<string>();
+  for (const m of src.matchAll(/\(([^()]*)\)\s*=>/g)) for (const p of m[1]!.split(/[,\s{}[\]=.]+/)) if (p) params.add(p);
+  for (const m of src.matchAll(/([A-Za-z_$][\w$]*)\s*=>/g)) params.add(m[1]!);
+  return params;
+}
+
+/**
+ * Split one argument into the solution's pieces and a check expression. A piece starts at a name
+ * that is not a JavaScript global, a property name, an object key or an arrow parameter (so: the
+ * solution's functions and values) and runs over its calls, indexing and member accesses.
+ * @throws Error when a piece uses an arrow function's parameter (not supported)
+ */
+export function splitSide(expr: string): Side {
+  const params = arrowParams(expr);
+  const pieces: string[] = [];
+  let out = "";
+  let i = 0;
+  while (i < expr.length) {
+    const c = expr[i]!;
+    if (c === "'" || c === '"' || c === "`") {
+      const start = i;
+      i++;
+      while (i < expr.length && expr[i] !== c) i += expr[i] === "\\" ? 2 : 1;
+      i++;
+      out += expr.slice(start, i);
+      continue;
+    }
+    IDENT.lastIndex = i;
+    const m = IDENT.exec(expr);
+    if (!m || /[\w$]/.test(expr[i - 1] ?? "")) {
+      out += c;
+      i++;
+      continue;
+    }
+    const name = m[0];
+    const before = expr.slice(0, i).trimEnd();
+    const afterName = expr.slice(i + name.length).trimStart();
+    const property = before.endsWith(".") && !before.endsWith("..");
+    const key = /[{,]$/.test(before) && afterName.startsWith(":") && !afterName.startsWith("::");
+    if (property || key || JS_GLOBALS.has(name) || params.has(name)) {
+      out += name;
+      i += name.length;
+      continue;
+    }
+    // A piece: `[new] name` followed by (…), […] and .prop / ?.prop accesses.
+    let start = i;
+    if (/\bnew\s*$/.test(out)) {
+      const kw = out.match(/new\s*$/)!;
+      out = out.slice(0, out.length - kw[0].length);
+      start = i - kw[0].length;
+    }
+    let j = i + name.length;
+    for (;;) {
+      let k = j;
+      while (k < expr.length && /\s/.test(expr[k]!)) k++;
+      const d = expr[k];
+      if (d === "(" || d === "[") j = skipGroup(expr, k);
+      else if ((d === "." && expr[k + 1] !== ".") || (d === "?" && expr[k + 1] === ".")) {
+        k += d === "?" ? 2 : 1;
+        while (k < expr.length && /\s/.test(expr[k]!)) k++;
+        IDENT.lastIndex = k;
+        const p = IDENT.exec(expr);
+        if (p) j = k + p[0].length;
+        else if (expr[k] === "(" || expr[k] === "[") j = skipGroup(expr, k);
+        else break;
+      } else break;
+    }
+    const piece = expr.slice(start, j).trim();
+    for (const p of params) if (new RegExp(`(^|[^\\w$.])${p.replace(/\$/g, "\\$")}([^\\w$]|$)`).test(piece)) throw new Error(`a call inside an arrow function is not supported: ${piece.slice(0, 80)} (write one test per call)`);
+    out += `__rlvr_v[${pieces.length}]`;
+    pieces.push(piece);
+    i = j;
+  }
+  return { pieces, expr: out };
+}
+
+/** Rebuilds typed wire values as plain JavaScript values inside the judging context. */
+const JS_DECODER = String.raw`
+function __rlvrDec(x) {
+  if (x === null || typeof x !== "object") return x;
+  if (Array.isArray(x)) return x.map(__rlvrDec);
+  switch (x.$) {
+    case "int": return BigInt(x.v);
+    case "float": return x.v === "nan" ? NaN : x.v === "inf" ? Infinity : -Infinity;
+    case "undefined": return undefined;
+    case "tuple": return x.v.map(__rlvrDec);
+    case "set": case "frozenset": return new Set(x.v.map(__rlvrDec));
+    case "dict": { const o = {}; for (const [k, v] of x.v) o[String(__rlvrDec(k))] = __rlvrDec(v); return o; }
+    default: throw new Error("returned a " + (x.type || x.$) + ", which is not plain data");
+  }
+}
+`;
+
+/**
+ * Evaluate a side here, in a fresh vm context that never sees the solution, with the pieces'
+ * values (wire format) bound to `__rlvr_v`.
+ * @throws Error when the expression throws, or a value is not plain data
+ */
+export function evalSide(side: Side, values: unknown[]): Val {
+  const ctx = vm.createContext({ __rlvrWire: JSON.stringify(values) });
+  vm.runInContext(JS_ENCODER + JS_DECODER + "var __rlvr_v = JSON.parse(__rlvrWire).map(__rlvrDec);", ctx, { timeout: 1000 });
+  const json = vm.runInContext(`JSON.stringify(__rlvrEnc((${side.expr})))`, ctx, { timeout: 1000 }) as string;
   return decodeValue(JSON.parse(json));
 }
 
 const TAKES_EXPECTED = new Set<JsAssertMethod>(["equal", "notEqual", "strictEqual", "notStrictEqual", "deepEqual", "notDeepEqual", "deepStrictEqual", "notDeepStrictEqual"]);
 
-function side(expr: string): Side {
-  return freeNames(expr).length > 0 ? { inside: true, expr } : { inside: false, value: evalExpected(expr) };
-}
-
 /**
  * Parse a JS assert test.
- * @throws Error naming the unsupported form, or an expected value that fails to evaluate
+ * @throws Error naming the unsupported form
  */
 export function parseJsAssert(src: string): JsCheck[] {
   const checks: JsCheck[] = [];
@@ -123,12 +230,12 @@ export function parseJsAssert(src: string): JsCheck[] {
     const args = splitTopLevel(m[2]!, ",");
     if (args.length === 0) throw new Error(`assert without arguments: ${stmt.slice(0, 120)}`);
     if (method === "throws" || method === "doesNotThrow") {
-      checks.push({ method, actual: { inside: true, expr: `(() => { try { (${args[0]})(); } catch (e) { return true; } return false; })()` } });
+      checks.push({ method, actual: { pieces: [`(() => { try { (${args[0]})(); } catch (e) { return true; } return false; })()`], expr: "__rlvr_v[0]" } });
     } else if (TAKES_EXPECTED.has(method)) {
       if (args.length < 2) throw new Error(`assert.${method} needs an actual and an expected value: ${stmt.slice(0, 120)}`);
-      checks.push({ method, actual: side(args[0]!), expected: side(args[1]!) });
+      checks.push({ method, actual: splitSide(args[0]!), expected: splitSide(args[1]!) });
     } else {
-      checks.push({ method, actual: side(args[0]!) });
+      checks.push({ method, actual: splitSide(args[0]!) });
     }
   }
   if (checks.length === 0) throw new Error("empty assert test");

@@ -1,13 +1,14 @@
 /**
  * The trusted Python judge for `assert` tests: a program that never loads the solution.
  *
- * plan:  stdin `{"op": "plan", "solution": src, "asserts": [stmt, …]}` → stdout
+ * plan:  stdin `{"op": "plan", "asserts": [stmt, …]}` → stdout
  *        `{"plans": [{"pieces": [expr, …], "prelude": [stmt, …], "checks": [expr, …], "shown": [src, …]} | {"error": msg}]}`.
  *        Each assert's test expression is split (with `ast`, without running anything) into
  *        pieces — the calls of the solution's functions, with their arguments — and a check
  *        expression in which each piece is replaced by `__rlvr_v[k]`. A name belongs to the
- *        solution when the solution's source binds it at module level, or when it is neither a
- *        builtin nor one of the standard modules the judge provides (math, re, collections, …).
+ *        solution unless it is a builtin or one of the standard modules the judge provides (math,
+ *        re, collections, …) — also when the solution defines a function of that name, so that
+ *        `def abs(x): return 0` cannot capture the test's arithmetic.
  *        Pieces are evaluated inside the sandbox, in the solution's process; everything else —
  *        the expected side, the comparison, abs(), sorted(), math.isclose() — in the judge.
  *        Refused (the test fails, with the reason): statements other than `assert` and imports
@@ -26,37 +27,7 @@ MODULES["json"] = json
 BUILTINS = set(dir(builtins)) - {"__import__", "exec", "eval", "open", "compile", "input", "breakpoint", "exit", "quit"}
 SCOPES = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp, ast.Lambda, ast.NamedExpr, ast.Await, ast.Yield, ast.YieldFrom)
 
-def solution_names(src):
-    try:
-        tree = ast.parse(src)
-    except BaseException:
-        return set()
-    names = set()
-    def visit(node):
-        for c in ast.iter_child_nodes(node):
-            if isinstance(c, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                names.add(c.name)
-                for n in ast.walk(c):
-                    if isinstance(n, ast.Global):
-                        names.update(n.names)
-                continue
-            if isinstance(c, ast.Lambda):
-                continue
-            if isinstance(c, ast.Name) and not isinstance(c.ctx, ast.Load):
-                names.add(c.id)
-            if isinstance(c, (ast.Import, ast.ImportFrom)):
-                for a in c.names:
-                    if a.name == "*":
-                        continue
-                    n = a.asname or a.name.split(".")[0]
-                    if isinstance(c, ast.Import) and n in MODULES and (a.asname is None or a.asname == a.name):
-                        continue
-                    names.add(n)
-            visit(c)
-    visit(tree)
-    return names
-
-def plan_one(stmt, sol):
+def plan_one(stmt):
     tree = ast.parse(stmt)
     prelude, tests, judge_names = [], [], set()
     for s in tree.body:
@@ -80,9 +51,11 @@ def plan_one(stmt, sol):
             elif isinstance(n, ast.Lambda):
                 local.update(a.arg for a in ast.walk(n.args) if isinstance(a, ast.arg))
     def is_sol(name):
-        if name in judge_names or name in local:
+        # Builtins and the provided modules always mean the judge's own, even when the solution
+        # defines a function of that name (else 'def abs' would capture the test's arithmetic).
+        if name in judge_names or name in local or name in BUILTINS or name in MODULES:
             return False
-        return name in sol or (name not in BUILTINS and name not in MODULES)
+        return True
     def dep(node):
         return any(isinstance(n, ast.Name) and is_sol(n.id) for n in ast.walk(node))
     pieces = []
@@ -175,11 +148,10 @@ def judge_one(item):
 
 req = json.loads(sys.stdin.read())
 if req["op"] == "plan":
-    sol = solution_names(req["solution"])
     plans = []
     for a in req["asserts"]:
         try:
-            plans.append(plan_one(a, sol))
+            plans.append(plan_one(a))
         except BaseException as e:
             plans.append({"error": ("%s: %s" % (type(e).__name__, e))[:300]})
     out = {"plans": plans}

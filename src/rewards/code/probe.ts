@@ -10,7 +10,8 @@
  *
  * Fallback when bwrap is missing or cannot create namespaces here (weaker; `rlvr doctor` and a
  * one-time warning say so):
- * - `unshare --net [--pid --fork --kill-child]` (util-linux): no network, tree dies with launcher;
+ * - `unshare --net [--pid --fork --kill-child --mount --mount-proc]` (util-linux): no network, the
+ *   tree dies with the launcher, and /proc shows only the program's own processes;
  * - `prlimit` (util-linux): RLIMIT_AS, NPROC, FSIZE, NOFILE, CPU, CORE;
  * - `setpriv` (util-linux, root only): a random uid per program, so RLIMIT_NPROC is not shared;
  * - Node's permission model (`--permission` / `--experimental-permission`);
@@ -209,8 +210,9 @@ export function sandboxSupport(): SandboxSupport {
   let netns = false;
   let pidns = false;
   const candidates: string[][] = isRoot()
-    ? [["--net", "--pid", "--fork", "--kill-child"], ["--net"]]
+    ? [["--net", "--pid", "--fork", "--kill-child", "--mount", "--mount-proc"], ["--net", "--pid", "--fork", "--kill-child"], ["--net"]]
     : [
+        ["--user", "--map-root-user", "--net", "--pid", "--fork", "--kill-child", "--mount", "--mount-proc"],
         ["--user", "--map-root-user", "--net", "--pid", "--fork", "--kill-child"],
         ["--user", "--map-root-user", "--net"],
       ];
@@ -261,7 +263,7 @@ export function describeLayers(s: SandboxSupport = sandboxSupport()): { layer: s
     rows.push({ layer: "rlimits per sandbox", present: b.prlimit !== null, detail: b.prlimit ? "prlimit inside the sandbox's own user namespace" : "prlimit missing: Python sets its own limits, Node only its heap" });
   } else {
     rows.push({ layer: "network namespace", present: s.netns, detail: s.unshareArgs.join(" ") || "none: in-process blocks only" });
-    rows.push({ layer: "pid namespace", present: s.pidns, detail: s.pidns ? "tree dies with the launcher" : "process-group kill only" });
+    rows.push({ layer: "pid namespace", present: s.pidns, detail: s.pidns ? `tree dies with the launcher${s.unshareArgs.includes("--mount-proc") ? "; own /proc" : "; host /proc visible"}` : "process-group kill only" });
     rows.push({ layer: "rlimits", present: s.prlimit, detail: "prlimit" });
     rows.push({ layer: "uid per program", present: s.dropUid, detail: s.dropUid ? "setpriv to a random uid" : "all programs share this process's uid" });
     rows.push({ layer: "file system", present: false, detail: "host files and /proc visible (read); writes refused only by Node's permission model and a bypassable Python audit hook" });

@@ -13,7 +13,7 @@
 import { DEFAULT_LIMITS, makeWorkdir, runSandboxed, type Language, type SandboxLimits, type SandboxResult } from "./sandbox.ts";
 import { NODE_RUNNER, PYTHON_RUNNER, PYTHON_STDIO_GUARD } from "./harness.ts";
 import { PYTHON_JUDGE } from "./judge.ts";
-import { parseJsAssert, type Side } from "./js-assert.ts";
+import { evalSide, parseJsAssert, type Side } from "./js-assert.ts";
 import { sandboxSupport } from "./probe.ts";
 import { decodeValue, equalsExpected, findOpaque, jsAssertHolds, showValue, type Val } from "./values.ts";
 import type { Verdict } from "../types.ts";
@@ -184,7 +184,7 @@ type PyPlan = { pieces: string[]; prelude: string[]; checks: string[]; shown: st
 async function runPythonFunctionCases(code: string, tests: CodeTest[], opts: CodeRunOptions): Promise<CodeCaseResult[]> {
   const asserts = tests.map((t, i) => (t.assert != null ? i : -1)).filter((i) => i >= 0);
   let plans: PyPlan[] = [];
-  if (asserts.length) plans = (await runJudge<{ plans: PyPlan[] }>({ op: "plan", solution: code, asserts: asserts.map((i) => String(tests[i]!.assert)) }, opts)).plans;
+  if (asserts.length) plans = (await runJudge<{ plans: PyPlan[] }>({ op: "plan", asserts: asserts.map((i) => String(tests[i]!.assert)) }, opts)).plans;
   const planOf = new Map(asserts.map((ti, k) => [ti, plans[k]!]));
   // One expression list: each call test's call, then each assert's pieces.
   const exprs: string[] = [];
@@ -263,15 +263,11 @@ function compareCall(index: number, a: Answer | undefined, t: CodeTest, missing:
 
 async function runJsFunctionCases(code: string, tests: CodeTest[], opts: CodeRunOptions): Promise<CodeCaseResult[]> {
   const exprs: string[] = [];
+  const place = (side: Side) => side.pieces.map((p) => exprs.push(p) - 1);
   const plans = tests.map((t) => {
     if (t.assert == null) return { call: exprs.push(String(t.call)) - 1 };
     try {
-      const checks = parseJsAssert(String(t.assert)).map((c) => ({
-        c,
-        actual: c.actual.inside ? exprs.push(c.actual.expr) - 1 : -1,
-        expected: c.expected?.inside ? exprs.push(c.expected.expr) - 1 : -1,
-      }));
-      return { checks };
+      return { checks: parseJsAssert(String(t.assert)).map((c) => ({ c, actual: place(c.actual), expected: c.expected ? place(c.expected) : [] })) };
     } catch (e) {
       return { error: (e as Error).message };
     }
@@ -282,22 +278,25 @@ async function runJsFunctionCases(code: string, tests: CodeTest[], opts: CodeRun
     if ("error" in p) return { index: i, passed: false, reason: `unsupported assert test: ${p.error}` };
     if ("call" in p) return compareCall(i, answers[p.call!], t, missing);
     for (const { c, actual, expected } of p.checks!) {
-      const get = (side: Side | undefined, k: number): Val | string | undefined => {
-        if (!side) return undefined;
-        if (!side.inside) return { t: "tuple", v: [side.value] } as Val;
-        const a = answers[k];
-        if (a === undefined) return missing;
-        return "error" in a ? a.error : { t: "tuple", v: [a.v] };
-      };
-      const av = get(c.actual, actual);
-      const ev = get(c.expected, expected);
-      if (typeof av === "string") return { index: i, passed: false, reason: av };
-      if (typeof ev === "string") return { index: i, passed: false, reason: ev };
-      const unwrap = (v: Val | undefined) => (v === undefined ? undefined : (v as { v: Val[] }).v[0]!);
-      const a = unwrap(av)!;
-      const op = findOpaque(a);
-      if (op !== null) return { index: i, passed: false, reason: `returned a ${op}, which is not plain data` };
-      if (!jsAssertHolds(c.method, a, unwrap(ev))) return { index: i, passed: false, reason: `assert.${c.method} failed: got ${showValue(a)}` };
+      const judged: Val[] = [];
+      for (const [side, slots] of [[c.actual, actual], [c.expected, expected]] as const) {
+        if (!side) continue;
+        const values: unknown[] = [];
+        for (const k of slots) {
+          const a = answers[k];
+          if (a === undefined) return { index: i, passed: false, reason: missing };
+          if ("error" in a) return { index: i, passed: false, reason: a.error };
+          const op = findOpaque(a.v);
+          if (op !== null) return { index: i, passed: false, reason: `returned a ${op}, which is not plain data` };
+          values.push(toWire(a.v));
+        }
+        try {
+          judged.push(evalSide(side, values));
+        } catch (e) {
+          return { index: i, passed: false, reason: `test expression failed: ${String((e as Error).message ?? e).slice(0, 200)}` };
+        }
+      }
+      if (!jsAssertHolds(c.method, judged[0]!, judged[1])) return { index: i, passed: false, reason: `assert.${c.method} failed: got ${showValue(judged[0]!)}` };
     }
     return { index: i, passed: true, reason: "passed" };
   });

@@ -13,7 +13,7 @@
  * host uid (Linux ≥ 5.14 counts RLIMIT_NPROC per user namespace).
  *
  * Without bubblewrap (fallback, weaker; a one-time warning says so):
- *   unshare --net [--pid --fork --kill-child]  prlimit …  [setpriv --reuid=<random uid>]  <interpreter>
+ *   unshare --net [--pid --fork --kill-child --mount --mount-proc]  prlimit …  [setpriv --reuid=<random uid>]  <interpreter>
  * plus Node's permission model and, for Python harness runs, an audit hook (harness.ts).
  *
  * Always: a fresh host work dir deleted afterwards, a minimal environment, a wall-clock timeout
@@ -234,9 +234,10 @@ function chownWorkdir(dir: string, uid: number): void {
 export async function runSandboxed(spec: SandboxSpec, support: SandboxSupport = sandboxSupport()): Promise<SandboxResult> {
   const lim = { ...DEFAULT_LIMITS, ...spec.limits };
   warnFallback(support);
-  if (spec.language === "javascript" && !support.bwrap && !support.netns) {
-    // No network namespace: Node 20's permission model has no network permission, so preload a
-    // module that makes sockets and DNS throw (in-process, weaker than a namespace).
+  if (spec.language === "javascript" && !support.bwrap) {
+    // Fallback: a network namespace (if any) does not cover unix sockets bound to host paths, and
+    // Node 20's permission model has no network permission, so preload a module that makes
+    // sockets and DNS throw (in-process, weaker than bubblewrap's seccomp filter).
     const file = join(spec.workdir, ".rlvr-netblock.cjs");
     writeFileSync(file, NODE_NETBLOCK);
     spec = { ...spec, args: ["--require", file, ...spec.args] };
@@ -352,10 +353,11 @@ export async function runSandboxed(spec: SandboxSpec, support: SandboxSupport = 
       child.on("exit", (code, sig) => {
         exitCode = code;
         signal = sig;
-        // Kill anything left in the group (a daemonised grandchild), then give the pipes a
-        // moment to drain before resolving.
+        // Kill anything left in the group (a daemonised grandchild), then let the pipes drain:
+        // 'close' normally follows at once; a loaded machine may take a while to deliver the
+        // last output, and a grandchild that escaped the group would hold them open forever.
         killTree();
-        setTimeout(finish, 50);
+        setTimeout(finish, 1500);
       });
       child.on("close", (code, sig) => {
         exitCode ??= code;
