@@ -236,7 +236,9 @@ function isUnknown(a: Answer): boolean {
 
 /** A name rather than a value (see {@link isLabelNode}). */
 function isLabel(a: Answer): boolean {
-  return a.k === "expr" && isLabelNode(a.node);
+  if (a.k === "expr") return isLabelNode(a.node);
+  // geometry names the expression parser reads as words: ABC, \angle ABC, m\angle PQR, \triangle DEF
+  return a.k === "text" && /^(?:m\s*)?(?:\\(?:angle|measuredangle|triangle)\s*)?[A-Z]{2,6}$/.test(a.src.trim());
 }
 
 function isSymAnswer(a: Answer): a is Extract<Answer, { k: "expr" }> & { node: { k: "sym" } } {
@@ -386,13 +388,13 @@ function compareInner(a: Answer, b: Answer, ctx: CompareContext): Decision {
   if (a.k === "eq" && a.rel === "=") {
     if (isUnknown(a.lhs)) return tag(compareAnswers(a.rhs, b, ctx), "rhs of equation");
     if (isUnknown(a.rhs)) return tag(compareAnswers(a.lhs, b, ctx), "lhs of equation");
-    if (isNumericIdentity(a, ctx)) return tag(compareAnswers(a.rhs, b, ctx), "value of a true numeric equation");
+    if (isNumericIdentity(a, ctx)) return tag(compareAnswers(a.rhs, b, ctx), "result of a numeric computation");
     return no("equation vs value");
   }
   if (b.k === "eq" && b.rel === "=") {
     if (isUnknown(b.lhs)) return tag(compareAnswers(a, b.rhs, ctx), "rhs of equation");
     if (isUnknown(b.rhs)) return tag(compareAnswers(a, b.lhs, ctx), "lhs of equation");
-    if (isNumericIdentity(b, ctx)) return tag(compareAnswers(a, b.rhs, ctx), "value of a true numeric equation");
+    if (isNumericIdentity(b, ctx)) return tag(compareAnswers(a, b.rhs, ctx), "result of a numeric computation");
     return no("value vs equation");
   }
   switch (a.k) {
@@ -456,11 +458,13 @@ function compareInner(a: Answer, b: Answer, ctx: CompareContext): Decision {
   }
 }
 
-/** `\frac{16}{4} = 4`: both sides are numbers (no variable) and equal, so the equation states its right side. */
-function isNumericIdentity(e: Extract<Answer, { k: "eq" }>, ctx: CompareContext): boolean {
+/**
+ * `\frac{16}{4} = 4`, `\sin 60^\circ = \frac{\sqrt3}{2}`: a computation whose left side has no variable states its
+ * result, the right side (as in a chain `a = b = c`, the last member is the claim).
+ */
+function isNumericIdentity(e: Extract<Answer, { k: "eq" }>, _ctx: CompareContext): boolean {
   if (e.lhs.k !== "expr" || e.rhs.k !== "expr") return false;
-  if (collectSyms(e.lhs.node, new Set()).size > 0 || collectSyms(e.rhs.node, new Set()).size > 0) return false;
-  return compareAnswers(e.lhs, e.rhs, ctx).equal;
+  return collectSyms(e.lhs.node, new Set()).size === 0 && collectSyms(e.rhs.node, new Set()).size === 0;
 }
 
 /** A list whose items are all intervals (or unions of them) as one union; null otherwise. */

@@ -61,7 +61,12 @@ export function allBoxed(text: string): BoxSpan[] {
   found.reverse();
   // drop boxes nested inside an earlier (outer) box
   const out: BoxSpan[] = [];
-  for (const b of found) if (!out.some((o) => o.start < b.start && b.end <= o.end)) out.push(b);
+  let reach = -1; // end of the last kept box: a box starting before it is nested inside it
+  for (const b of found) {
+    if (b.end <= reach) continue;
+    out.push(b);
+    reach = b.end;
+  }
   return out;
 }
 

@@ -88,6 +88,7 @@ export function tokenize(s: string): Tok[] {
       else if (FUNCS.has(name)) out.push({ t: "fn", v: name });
       else if (GREEK.has(name)) out.push({ t: "sym", v: name });
       else if (name === "|") out.push({ t: "p", v: "|" });
+      else if (name === "angle" || name === "measuredangle" || name === "triangle") out.push({ t: "sym", v: name }); // part of a label
       else out.push({ t: "cmd", v: name });
       continue;
     }
@@ -805,6 +806,23 @@ function parseMatrixExpression(src: string, depth: number): Answer | null {
     }
     literals++;
     i = close + endTag.length;
+    // a power or transpose right after the literal: A^2, A^{3}, A^T
+    const pw = /^\s*\^\s*\{?\s*(\d{1,2}|T|\\top)\s*\}?/.exec(src.slice(i, i + 20));
+    if (pw) {
+      const lit = items.pop() as Node[][];
+      const p = pw[1]!;
+      if (p === "T" || p === "\\top") items.push(lit[0]!.map((_, j) => lit.map((r) => r[j]!)));
+      else {
+        const e = Number(p);
+        if (e < 1 || lit.length !== lit[0]!.length) return null;
+        let acc: MVal = { m: lit };
+        for (let k = 1; k < e; k++) acc = mMul(acc, { m: lit }) ?? acc;
+        items.push((acc as { m: Node[][] }).m);
+        literals++; // a power is arithmetic even on one literal
+      }
+      if (p === "T" || p === "\\top") literals++;
+      i += pw[0].length;
+    }
     re.lastIndex = i;
   }
   items.push(src.slice(i));
