@@ -7,9 +7,10 @@ import { register as data } from "./data.ts";
 import { register as verify } from "./verify.ts";
 import { register as dashboard } from "./dashboard.ts";
 import { register as setup } from "./setup.ts";
+import { register as doctor } from "./doctor.ts";
 
 type Register = (program: Command) => void;
-const modules: Register[] = [quickstart, trainCmd, evalCmd, data, verify, dashboard, setup];
+const modules: Register[] = [quickstart, trainCmd, evalCmd, data, verify, dashboard, setup, doctor];
 
 export function registerCommands(program: Command): void {
   for (const register of modules) register(program);

@@ -266,7 +266,7 @@ export function describeLayers(s: SandboxSupport = sandboxSupport()): { layer: s
     rows.push({ layer: "pid namespace", present: s.pidns, detail: s.pidns ? `tree dies with the launcher${s.unshareArgs.includes("--mount-proc") ? "; own /proc" : "; host /proc visible"}` : "process-group kill only" });
     rows.push({ layer: "rlimits", present: s.prlimit, detail: "prlimit" });
     rows.push({ layer: "uid per program", present: s.dropUid, detail: s.dropUid ? "setpriv to a random uid" : "all programs share this process's uid" });
-    rows.push({ layer: "file system", present: false, detail: "host files and /proc visible (read); writes refused only by Node's permission model and a bypassable Python audit hook" });
+    rows.push({ layer: "file system", present: false, detail: "host files visible (read) and /tmp writable by Python; other writes refused only by Node's permission model and a bypassable Python audit hook" });
   }
   rows.push({ layer: "node permission model", present: s.nodePermissionFlag !== null, detail: s.nodePermissionFlag ?? "unavailable" });
   rows.push({ layer: "python3", present: s.python !== null, detail: s.python ?? "missing: Python solutions score 0" });
