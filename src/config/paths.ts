@@ -7,7 +7,7 @@
 import { isAbsolute, resolve } from "node:path";
 
 /** Input paths of a run config (dotted; `[]` = each entry of a list). */
-export const CONFIG_PATH_FIELDS = ["data.train", "data.test", "model.path", "tokenizer.path", "rl.verifierPool.modules[]", "reward.module", "plugins[]"] as const;
+export const CONFIG_PATH_FIELDS = ["data.train", "data.test", "model.path", "tokenizer.path", "rl.verifierPool.modules[]", "reward.module", "plugins[]"] as const; // and reward.components[].module (below)
 
 /** A relative file path (not a URL, not a bare package name where modules are meant). */
 function relativePath(v: string, moduleField: boolean): boolean {
@@ -39,5 +39,8 @@ export function resolveConfigPaths(raw: unknown, baseDir: string): unknown {
       if (Array.isArray(o[key])) o[key] = (o[key] as unknown[]).map(fix);
     } else if (key in o) o[key] = fix(o[key]);
   }
+  // reward.components[].module: user reward modules of a composed reward (src/rewards/config.ts).
+  const comps = (out.reward as { components?: unknown } | undefined)?.components;
+  if (Array.isArray(comps)) for (const c of comps) if (c && typeof c === "object" && typeof (c as { module?: unknown }).module === "string" && relativePath((c as { module: string }).module, true)) (c as { module: string }).module = resolve(baseDir, (c as { module: string }).module);
   return out;
 }

@@ -13,7 +13,6 @@ export {
   defineReward,
   toVerdict,
   type Verifier,
-  type VerifierResult,
   type VerifyContext,
   type GroupVerifyContext,
   type VerifyFn,

@@ -67,12 +67,12 @@ export function loadMathAudit(): Promise<{ auditMath(cases: unknown[]): MathAudi
   return auditModule;
 }
 
-/** Verify a math answer (async because the module loads lazily). Never throws: errors → incorrect. */
-export async function verifyMathLazy(response: string, reference: string, opts?: unknown): Promise<MathVerdictLike & { score: number }> {
+/** Verify a math answer as a Verdict (async because the module loads lazily). Never throws: errors → incorrect. */
+export async function verifyMathLazy(response: string, reference: string, opts?: unknown): Promise<MathVerdictLike & { reward: number }> {
   try {
     const v = (await loadMath()).verifyMath(response, reference, opts);
-    return { ...v, score: v.correct ? 1 : 0 };
+    return { ...v, reward: v.correct ? 1 : 0 };
   } catch (e) {
-    return { correct: false, score: 0, extracted: null, normalizedAnswer: null, normalizedReference: null, reason: `error: ${(e as Error).message}` };
+    return { correct: false, reward: 0, extracted: null, normalizedAnswer: null, normalizedReference: null, reason: `error: ${(e as Error).message}` };
   }
 }

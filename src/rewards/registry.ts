@@ -12,8 +12,6 @@ import type { Example } from "../tasks/types.ts";
 import type { Verdict } from "./types.ts";
 
 export type { Verdict } from "./types.ts";
-/** The old name of the result type; the same type (kept for the public API's readers). */
-export type VerifierResult = Verdict;
 
 /** What a verifier is told besides the response and the example. */
 export interface VerifyContext {

@@ -250,7 +250,7 @@ export class VerifierPool {
 
   /**
    * Run a verifier and reduce its outcome to a reward.
-   * @param score     maps the verifier's value to a reward (default: `value.score`, else
+   * @param score     maps the verifier's value to a reward (default: `value.reward`, else
    *                  `value.correct` as 0/1, else a number value, else null)
    * @param fallback  reward on timeout / crash / error (default 0; null = skip the sample)
    * @returns the reward and, when the call failed, the event name
@@ -289,13 +289,13 @@ export class VerifierPool {
   }
 }
 
-/** `value.score` (number), else `value.correct` as 0/1, else a plain number/boolean, else null. */
+/** `value.reward` (a Verdict's, number), else `value.correct` as 0/1, else a plain number/boolean, else null. */
 export function defaultScore(value: unknown): number | null {
   if (typeof value === "number") return Number.isFinite(value) ? value : null;
   if (typeof value === "boolean") return value ? 1 : 0;
   if (value && typeof value === "object") {
-    const v = value as { score?: unknown; correct?: unknown };
-    if (typeof v.score === "number" && Number.isFinite(v.score)) return v.score;
+    const v = value as { reward?: unknown; correct?: unknown };
+    if (typeof v.reward === "number" && Number.isFinite(v.reward)) return v.reward;
     if (typeof v.correct === "boolean") return v.correct ? 1 : 0;
   }
   return null;
