@@ -14,7 +14,7 @@ import type { Example, Task, Verdict } from "./types.ts";
 import type { Rng } from "./rng.ts";
 import { checkDifficulty, generateInSplit, type GenerateOptions } from "./split.ts";
 import { fail } from "./answer.ts";
-import { verifyConstraints, type Constraint } from "../rewards/ifeval/index.ts";
+import { verifyConstraints, type Constraint, type IfevalMode } from "../rewards/ifeval/index.ts";
 
 const TOPICS = [
   "a rainy afternoon in the city", "your favourite breakfast", "learning to ride a bike", "a walk by the sea",
@@ -42,6 +42,8 @@ export interface IfevalMeta {
 export interface IfevalOptions {
   /** Reward = fraction of constraints satisfied instead of all-or-nothing (default false). */
   partialCredit?: boolean;
+  /** Counting rules: "ifeval" (the reference IFEval rules, default) or "strict-words". */
+  mode?: IfevalMode;
 }
 
 /** Build the instruction-following task. */
@@ -90,7 +92,7 @@ export function createIfevalTask(opts: IfevalOptions = {}): Task {
       }
     }
     const solution = caseFn([body, postscript, ending].filter((s) => s !== "").join("\n"));
-    const check = verifyConstraints(solution, constraints);
+    const check = verifyConstraints(solution, constraints, { mode: opts.mode });
     if (!check.correct) throw new Error(`ifeval: built solution fails its constraints: ${check.reason}`);
     const prompt = `Write a short note about ${topic}. Follow ${k === 1 ? "this rule" : "these rules"}:\n${rules.map((r, i) => `${i + 1}. ${r}`).join("\n")}`;
     const meta: IfevalMeta = { constraints };
@@ -107,7 +109,7 @@ export function createIfevalTask(opts: IfevalOptions = {}): Task {
       const meta = example.meta as IfevalMeta | undefined;
       if (!meta || !Array.isArray(meta.constraints)) return fail("example has no ifeval meta");
       if (typeof response !== "string" || response.trim() === "") return fail("empty response");
-      const v = verifyConstraints(response, meta.constraints);
+      const v = verifyConstraints(response, meta.constraints, { mode: opts.mode });
       const frac = v.results.length ? v.results.filter((r) => r.ok).length / v.results.length : 0;
       return { correct: v.correct, reward: v.correct ? 1 : opts.partialCredit ? frac : 0, extracted: null, reason: v.reason };
     },

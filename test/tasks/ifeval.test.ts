@@ -2,15 +2,23 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { ifevalTask, createIfevalTask, generateExamples, type Example, type IfevalMeta } from "../../src/tasks/index.ts";
 
-test("ifeval: k constraints from distinct groups; stored solutions pass at every k", () => {
+test("ifeval: k constraints from distinct groups; stored solutions pass at every k, in both modes", () => {
+  const strictWords = createIfevalTask({ mode: "strict-words" });
   for (let k = 1; k <= 7; k++) {
     for (const ex of generateExamples(ifevalTask, { n: 20, seed: 6, difficulty: k })) {
       const m = ex.meta as IfevalMeta;
       assert.equal(m.constraints.length, k);
       assert.equal(ex.prompt.split("\n").filter((l) => /^\d+\. /.test(l)).length, k);
       assert.equal(ifevalTask.verify(ex.solution!, ex).correct, true);
+      assert.equal(strictWords.verify(ex.solution!, ex).correct, true);
     }
   }
+});
+
+test("ifeval: the modes differ where the reference and strict-words differ (substring keywords)", () => {
+  const ex: Example = { id: "m", prompt: "", answer: "", task: "ifeval", meta: { constraints: [{ type: "keywords_include", keywords: ["lantern"] }] } };
+  assert.equal(ifevalTask.verify("Two lanterns glowed by the harbor.", ex).correct, true);
+  assert.equal(createIfevalTask({ mode: "strict-words" }).verify("Two lanterns glowed by the harbor.", ex).correct, false);
 });
 
 test("ifeval: a different response meeting the constraints passes; violations fail with reasons", () => {

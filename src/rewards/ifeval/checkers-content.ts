@@ -3,11 +3,14 @@
  */
 import { compare, num, registerConstraint, relation, str, strList } from "./registry.ts";
 import { words } from "./text-stats.ts";
+import { detectLanguage, sameLanguage } from "./reference/language.ts";
 
 const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
-/** Whole-word, case-insensitive occurrences of a keyword (phrases allowed). */
+/** Whole-word, case-insensitive occurrences of a keyword (phrases allowed; outer spaces ignored). */
 function occurrences(text: string, keyword: string): number {
-  const re = new RegExp(`(?<![\\p{L}\\p{N}])${escape(keyword)}(?![\\p{L}\\p{N}])`, "giu");
+  const k = keyword.trim();
+  if (!k) return 0;
+  const re = new RegExp(`(?<![\\p{L}\\p{N}])${escape(k)}(?![\\p{L}\\p{N}])`, "giu");
   return text.match(re)?.length ?? 0;
 }
 
@@ -146,6 +149,12 @@ const SCRIPTS: Record<string, RegExp> = {
   thai: /\p{Script=Thai}/u,
   hangul: /\p{Script=Hangul}/u,
   han: /\p{Script=Han}/u,
+  tamil: /\p{Script=Tamil}/u,
+  telugu: /\p{Script=Telugu}/u,
+  kannada: /\p{Script=Kannada}/u,
+  gujarati: /\p{Script=Gujarati}/u,
+  gurmukhi: /\p{Script=Gurmukhi}/u,
+  malayalam: /\p{Script=Malayalam}/u,
   japanese: /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}]/u,
   cjk: /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}]/u,
 };
@@ -155,18 +164,23 @@ const LANGUAGE_SCRIPT: Record<string, string> = {
   ru: "cyrillic", uk: "cyrillic", bg: "cyrillic", sr: "cyrillic", mk: "cyrillic", kk: "cyrillic",
   el: "greek", ar: "arabic", fa: "arabic", ur: "arabic", he: "hebrew", hi: "devanagari", mr: "devanagari", ne: "devanagari",
   bn: "bengali", th: "thai", ko: "hangul", zh: "han", ja: "japanese",
+  ta: "tamil", te: "telugu", kn: "kannada", gu: "gujarati", pa: "gurmukhi", ml: "malayalam",
 };
 
 registerConstraint({
   name: "language_script",
   description:
-    "at least `min_fraction` (default 0.9) of the letters are in `script` (latin, cyrillic, greek, arabic, hebrew, devanagari, bengali, thai, hangul, han, japanese, cjk) or in the script of `language` (ISO 639-1 code); languages sharing a script are not told apart",
+    "the response is in `language` (ISO 639-1; identified from the text, see docs/rewards-ifeval.md), or at least `min_fraction` (default 0.9) of its letters are in `script` (latin, cyrillic, greek, arabic, hebrew, devanagari, bengali, thai, hangul, han, japanese, cjk, tamil, telugu, kannada, gujarati, gurmukhi, malayalam)",
   aliases: ["language:response_language"],
   check(r, p) {
-    const scriptName = p.script !== undefined ? String(p.script).toLowerCase() : LANGUAGE_SCRIPT[String(p.language ?? "").toLowerCase()];
-    if (!scriptName || !SCRIPTS[scriptName]) {
-      throw new Error(`script/language: unknown ${JSON.stringify(p.script ?? p.language)} (scripts: ${Object.keys(SCRIPTS).join(", ")})`);
+    if (p.script === undefined && p.language !== undefined) {
+      const want = str(p, "language");
+      const got = detectLanguage(r);
+      if (got === null) return { ok: false, reason: "no letters to identify a language" };
+      return { ok: sameLanguage(want, got), reason: `detected language ${got}; required ${want}` };
     }
+    const scriptName = String(p.script ?? "").toLowerCase();
+    if (!SCRIPTS[scriptName]) throw new Error(`script: unknown ${JSON.stringify(p.script)} (scripts: ${Object.keys(SCRIPTS).join(", ")}); or give language: an ISO 639-1 code`);
     const re = SCRIPTS[scriptName]!;
     const letters = [...r].filter((c) => /\p{L}/u.test(c));
     if (letters.length === 0) return { ok: false, reason: "no letters" };

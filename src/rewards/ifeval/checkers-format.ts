@@ -6,10 +6,10 @@ import { compare, num, registerConstraint, relation } from "./registry.ts";
 
 registerConstraint({
   name: "json_format",
-  description: "the whole response is valid JSON (a surrounding ```json fence is allowed)",
+  description: "the whole response is valid JSON (a surrounding ``` or ```json fence, any case, is allowed)",
   aliases: ["detectable_format:json_format"],
   check(r) {
-    const t = r.trim().replace(/^```(?:json|JSON)?\s*\n?/, "").replace(/\n?```\s*$/, "").trim();
+    const t = r.trim().replace(/^```(?:json)?\s*\n?/i, "").replace(/\n?```\s*$/, "").trim();
     try {
       JSON.parse(t);
       return { ok: true, reason: "valid JSON" };
@@ -60,7 +60,7 @@ registerConstraint({
   check(r, p) {
     const splitter = String(p.section_spliter ?? p.section_splitter ?? "Section").trim();
     const esc = splitter.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
-    const n = (r.match(new RegExp(`(^|\\n)\\s*[#*]*\\s*${esc}\\s*\\d+`, "gi")) ?? []).length;
+    const n = (r.match(new RegExp(`(^|\\n)\\s*["'“‘#*>]*\\s*${esc}\\s*\\d+`, "gi")) ?? []).length;
     const rel = relation(p.relation);
     const target = num(p, "num_sections");
     return { ok: compare(n, rel, target), reason: `${n} "${splitter} N" sections; required ${rel} ${target}` };
@@ -72,8 +72,9 @@ registerConstraint({
   description: "at least `num_highlights` markdown-highlighted spans (*text* or **text**)",
   aliases: ["detectable_format:number_highlighted_sections"],
   check(r, p) {
-    const bold = r.match(/\*\*[^*\n]+\*\*/g) ?? [];
-    const rest = r.replace(/\*\*[^*\n]+\*\*/g, "");
+    const BOLD = /\*\*[^*\n]*[^*\s][^*\n]*\*\*/g;
+    const bold = r.match(BOLD) ?? [];
+    const rest = r.replace(BOLD, "");
     const single = rest.match(/\*[^*\n]*[^*\s][^*\n]*\*/g) ?? [];
     const n = bold.length + single.length;
     const rel = relation(p.relation);
@@ -100,6 +101,8 @@ registerConstraint({
   aliases: ["combination:two_responses"],
   check(r) {
     const parts = r.split(/\n?\s*\*{6}\s*\n?/).map((s) => s.trim());
+    while (parts.length > 0 && parts[0] === "") parts.shift();
+    while (parts.length > 0 && parts[parts.length - 1] === "") parts.pop();
     const ok = parts.length === 2 && parts[0] !== "" && parts[1] !== "" && parts[0] !== parts[1];
     return { ok, reason: ok ? "two distinct responses" : `${parts.length} parts separated by ******` };
   },

@@ -4,6 +4,9 @@
 import { compare, num, registerConstraint, relation } from "./registry.ts";
 import { paragraphs, sentences, words } from "./text-stats.ts";
 
+/** A markdown divider `***` standing alone between whitespace, on its own line or inline. */
+const HAS_DIVIDER = /(?:^|\s)\*\*\*+(?=\s|$)/;
+
 registerConstraint({
   name: "word_count",
   description: "number of words stands in `relation` to `num_words` (default relation: at least)",
@@ -33,7 +36,7 @@ registerConstraint({
   description: "exactly `num_paragraphs` paragraphs (blank-line separated; `divider: true` → separated by ***); `relation` optional",
   aliases: ["length_constraints:number_paragraphs"],
   check(r, p) {
-    const divider = p.divider === true || (p.divider === undefined && /\n\s*\*\*\*+\s*\n/.test(r));
+    const divider = p.divider === true || (p.divider === undefined && HAS_DIVIDER.test(r));
     const n = paragraphs(r, divider).length;
     const rel = relation(p.relation, "relation", "exactly");
     const target = num(p, "num_paragraphs");
@@ -57,7 +60,7 @@ registerConstraint({
   description: "exactly `num_paragraphs` paragraphs (*** separated) and paragraph `nth_paragraph` (1-based) starts with `first_word`",
   aliases: ["length_constraints:nth_paragraph_first_word"],
   check(r, p) {
-    const paras = paragraphs(r, /\n\s*\*\*\*+\s*\n/.test(r));
+    const paras = paragraphs(r, HAS_DIVIDER.test(r));
     const want = num(p, "num_paragraphs");
     const nth = num(p, "nth_paragraph");
     const first = String(p.first_word ?? "").toLowerCase();

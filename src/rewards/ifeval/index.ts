@@ -37,9 +37,13 @@ export interface ConstraintOptions {
 }
 
 const CONTENT = /[\p{L}\p{N}]/u;
-/** Does the response carry any letter or digit? Responses without one fail every constraint. */
+const FENCE = /```[\p{L}\p{N}_+-]*/gu;
+/**
+ * Does the response carry any letter or digit outside code-fence markers (```json counts as
+ * markup)? Responses without one fail every constraint.
+ */
 export function hasContent(response: unknown): response is string {
-  return typeof response === "string" && CONTENT.test(response);
+  return typeof response === "string" && CONTENT.test(response.replace(FENCE, ""));
 }
 
 /** A constraint in data: its checker name (or IFEval instruction id) and parameters. */
