@@ -20,10 +20,9 @@
  *        that is not plain data fails the test.
  */
 export const PYTHON_JUDGE = String.raw`
-import ast, builtins, json, sys
-import math, cmath, re, collections, itertools, functools, string, decimal, fractions, heapq, bisect, statistics, operator
-MODULES = {m.__name__: m for m in (math, cmath, re, collections, itertools, functools, string, decimal, fractions, heapq, bisect, statistics, operator)}
-MODULES["json"] = json
+import ast, builtins, importlib, json, sys
+# Standard modules a test may use; imported only when a check names them.
+MODULES = {"math", "cmath", "re", "collections", "itertools", "functools", "string", "decimal", "fractions", "heapq", "bisect", "statistics", "operator", "json"}
 BUILTINS = set(dir(builtins)) - {"__import__", "exec", "eval", "open", "compile", "input", "breakpoint", "exit", "quit"}
 SCOPES = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp, ast.Lambda, ast.NamedExpr, ast.Await, ast.Yield, ast.YieldFrom)
 
@@ -119,12 +118,15 @@ def decode(x):
 
 def judge_import(name, globals=None, locals=None, fromlist=(), level=0):
     if level == 0 and name in MODULES:
-        return MODULES[name]
+        return importlib.import_module(name)
     raise ImportError("the judge provides only these modules: " + ", ".join(sorted(MODULES)))
 
 def judge_one(item):
     env = {"__builtins__": dict({k: getattr(builtins, k) for k in BUILTINS}, __import__=judge_import)}
-    env.update(MODULES)
+    for c in item["checks"]:
+        for n in ast.walk(ast.parse(c, mode="eval")):
+            if isinstance(n, ast.Name) and n.id in MODULES:
+                env[n.id] = importlib.import_module(n.id)
     try:
         vals = []
         for i, v in enumerate(item["values"]):
