@@ -46,7 +46,7 @@ function dataset(kind: string): { train: string; test: string } {
   return { train, test };
 }
 
-const CASES: { kind: string; reward: Record<string, unknown>; component: string }[] = [
+const CASES: { kind: string; reward: Record<string, unknown>; component: string; pool?: boolean }[] = [
   { kind: "exact", reward: { verifier: "exact" }, component: "exact" },
   { kind: "f1", reward: { verifier: "f1", options: { threshold: 0.5 } }, component: "f1" },
   { kind: "choice", reward: { verifier: "choice" }, component: "choice" },
@@ -55,13 +55,15 @@ const CASES: { kind: string; reward: Record<string, unknown>; component: string 
   { kind: "ifeval", reward: { verifier: "ifeval" }, component: "ifeval" },
   { kind: "code", reward: { verifier: "code", options: { timeoutMs: 5000 } }, component: "code" },
   { kind: "module", reward: { components: [{ name: "ends", module: userModule, export: "score" }, { verifier: "exact", weight: 0.5 }], shaping: [{ type: "overlong", buffer: 1 }] }, component: "ends" },
+  // The same user module scored in the verifier pool's worker threads (they import it themselves).
+  { kind: "module", reward: { components: [{ name: "ends_pool", module: userModule, export: "score" }] }, component: "ends_pool", pool: true },
 ];
 
 const results = new Map<string, Record<string, number>[]>();
 
 for (const c of CASES) {
-  test(`custom JSONL task trains 2 RL steps with reward ${JSON.stringify(c.reward).replace(userModule, "<module>")}`, { timeout: 180_000 }, async () => {
-    const out = join(root, `run-${c.kind}`);
+  test(`custom JSONL task trains 2 RL steps with reward ${JSON.stringify(c.reward).replace(userModule, "<module>")}${c.pool ? " in the verifier pool" : ""}`, { timeout: 180_000 }, async () => {
+    const out = join(root, `run-${c.component}`);
     const cfg = parseRunConfig({
       seed: 2,
       out,
@@ -69,7 +71,7 @@ for (const c of CASES) {
       tokenizer: { type: "char", alphabet: "0123456789,>+=<AB" },
       data: { ...dataset(c.kind), testSize: 2 },
       reward: c.reward,
-      rl: { steps: 2, promptsPerStep: 2, groupSize: 2, maxNewTokens: 2, lr: 1e-3 },
+      rl: { steps: 2, promptsPerStep: 2, groupSize: 2, maxNewTokens: 2, lr: 1e-3, ...(c.pool ? { verifierPool: { enabled: true, size: 1 } } : {}) },
       eval: { maxNewTokens: 2 },
     });
     const s = await train(cfg, { quiet: true });
@@ -77,7 +79,7 @@ for (const c of CASES) {
     assert.equal(rl.length, 2);
     for (const row of rl) {
       for (const k of ["reward/mean", "accuracy", "loss/policy", "grad_norm"]) assert.ok(Number.isFinite(row[k]), `${c.kind}: ${k} = ${row[k]}`);
-      assert.equal(row["verifier/errors"] ?? 0, 0);
+      for (const k of ["verifier/errors", "verifier/timeouts", "verifier/crashes"]) assert.equal(row[k] ?? 0, 0, `${c.kind}: ${k}`);
     }
     assert.ok(Number.isFinite(s.evals["rl"]!.accuracy));
     results.set(c.component, rl);
