@@ -168,7 +168,12 @@ export function defineReward<E = Example>(def: {
   const v: Verifier<E> = {
     name: def.name,
     description: def.description,
-    verify: async (response, example, ctx = {}) => toVerdict(await def.score(response, example, ctx), `reward "${def.name}"`),
+    // Synchronous when `score` is, so eval and the guided methods can score in line.
+    verify: (response, example, ctx = {}) => {
+      const who = `reward "${def.name}"`;
+      const value = def.score(response, example, ctx);
+      return value && typeof (value as PromiseLike<unknown>).then === "function" ? Promise.resolve(value).then((v) => toVerdict(v, who)) : toVerdict(value, who);
+    },
     ...(def.group ? { group: def.group } : {}),
     ...(def.checkOptions ? { checkOptions: def.checkOptions } : {}),
   };

@@ -36,6 +36,8 @@ export function moduleSpecifierOf(path: string, base = process.cwd()): string {
 
 type Loaded = (response: string, example: Example, ctx: VerifyContext) => unknown;
 const cache = new Map<string, Promise<Loaded>>();
+/** Exports already loaded, so that a synchronous function is called synchronously. */
+const ready = new Map<string, Loaded>();
 
 /**
  * Import `spec` once and return its export `name` as a function of (response, example, ctx).
@@ -49,10 +51,15 @@ export function loadRewardExport(spec: string, name = "default"): Promise<Loaded
     p = import(spec).then(
       (m: Record<string, unknown>) => {
         const x = m[name];
-        if (typeof x === "function") return x as Loaded;
+        if (typeof x === "function") {
+          ready.set(key, x as Loaded);
+          return x as Loaded;
+        }
         if (x && typeof x === "object" && typeof (x as Verifier).verify === "function") {
           const v = x as Verifier;
-          return (r: string, e: Example, c: VerifyContext) => v.verify(r, e, c);
+          const f: Loaded = (r, e, c) => v.verify(r, e, c);
+          ready.set(key, f);
+          return f;
         }
         const names = Object.keys(m).filter((k) => typeof m[k] === "function" || typeof (m[k] as Verifier | undefined)?.verify === "function");
         throw new Error(`reward module ${spec} has no function export "${name}" (function exports: ${names.join(", ") || "none"}); set export: to one of them`);
@@ -75,11 +82,21 @@ export function loadRewardExport(spec: string, name = "default"): Promise<Loaded
 export const moduleVerifier: Verifier = {
   name: "module",
   description: "a user reward function from a module",
-  verify: async (response: string, example: Example, ctx: VerifyContext = {}): Promise<Verdict> => {
+  // Synchronous when the module is loaded and the function is (held-out evaluation and the guided
+  // methods then score in line); a promise otherwise.
+  verify: (response: string, example: Example, ctx: VerifyContext = {}): Verdict | Promise<Verdict> => {
     const o = (ctx.options ?? {}) as Partial<ModuleOptions>;
     if (typeof o.module !== "string") throw new Error('the "module" verifier needs options {module, export}');
-    const fn = await loadRewardExport(o.module, o.export);
-    const value = await fn(response, example, { step: ctx.step, options: o.options });
-    return toVerdict(value, `${o.module.split("/").pop()}#${o.export ?? "default"}`);
+    const who = `${o.module.split("/").pop()}#${o.export ?? "default"}`;
+    const call = (fn: Loaded): Verdict | Promise<Verdict> => {
+      const value = fn(response, example, { step: ctx.step, options: o.options });
+      return isThenable(value) ? Promise.resolve(value).then((v) => toVerdict(v, who)) : toVerdict(value, who);
+    };
+    const fn = ready.get(`${o.module}#${o.export ?? "default"}`);
+    return fn ? call(fn) : loadRewardExport(o.module, o.export).then(call);
   },
 };
+
+function isThenable(v: unknown): v is PromiseLike<unknown> {
+  return !!v && (typeof v === "object" || typeof v === "function") && typeof (v as PromiseLike<unknown>).then === "function";
+}

@@ -81,6 +81,8 @@ test("user module: sync and async functions by path (relative to the config fold
   const s = await compile({ module: "./user-rewards.ts", export: "endsWith" });
   const e = ex("42");
   assert.deepEqual((await s.scoreBatch(["so 42", "41"], [e, e])).verdicts.map((v) => v.reward), [1, 0]);
+  const one = s.verifyOne("so 42", e); // a sync function scores synchronously (eval, guided methods)
+  assert.ok(!(one instanceof Promise) && one.reward === 1 && one.correct);
   const a = await compile({ module: "./user-rewards.ts", export: "endsWithAsync" });
   const av = (await a.scoreBatch(["so 42"], [e], { step: 7 })).verdicts[0]!;
   assert.deepEqual([av.reward, av.correct, av.extracted, av.reason], [1, true, "42", "step 7"]);
@@ -117,6 +119,7 @@ test("user module failures are counted events with the fallback reward; null ski
 test("defineReward registers a function a config can name", async () => {
   defineReward({ name: "test/short", score: (r) => (r.length <= 3 ? 1 : 0) });
   const r = await compile({ verifier: "test/short" });
+  assert.deepEqual(r.verifyOne("abc", ex("-")), { correct: true, reward: 1, extracted: null, reason: "reward 1" });
   assert.deepEqual((await r.scoreBatch(["abc", "abcd"], [ex("-"), ex("-")])).verdicts.map((v) => v.reward), [1, 0]);
 });
 
