@@ -327,7 +327,7 @@ export function lastMathSpan(text: string): string | null {
 function numberMatches(text: string): string[] {
   const t = text.replace(/[\u2212\u2013]/g, "-");
   const spans = mathSpans(t);
-  const re = /(?<![\w\\.,])(?:\\[dt]?frac\{-?\d+\}\{-?\d+\}|-?\d{1,3}(?:,\d{3})+(?:\.\d+)?|-?\d+,\d+(?![\d,])|-?\d+(?:\.\d+)?(?:\s*\/\s*\d+(?:\.\d+)?)?|-?\.\d+)(?![a-zA-Z]*\d)/g;
+  const re = /(?<![\w\\.,])(?:\\[dt]?frac\{-?\d+\}\{-?\d+\}|-?\d+:\d+(?![\d:])|-?\d{1,3}(?:,\d{3})+(?:\.\d+)?|-?\d+,\d+(?![\d,])|-?\d+(?:\.\d+)?(?:\s*\/\s*\d+(?:\.\d+)?)?|-?\.\d+)(?![a-zA-Z]*\d)/g;
   const out: string[] = [];
   for (let m = re.exec(t); m !== null; m = re.exec(t)) {
     const at = m.index;
@@ -358,6 +358,13 @@ export function bareAnswer(text: string): string | null {
   if (/(?<![a-zA-Z_\\])(?!(?:and|or)\b)[a-zA-Z]{2,}\s+(?!(?:and|or)\b)[a-zA-Z]{2,}(?![a-zA-Z])/.test(withoutCommands)) return null;
   // a lone "$...$" pair around prose is currency, not math
   if ((t.match(/\$/g) ?? []).length % 2 === 1) return null;
+  // words outside the math spans ("so $x = 2$.") make it a sentence: lastMath reads it
+  const spans = mathSpans(t);
+  if (spans.length > 0) {
+    let outside = t;
+    for (const sp of [...spans].reverse()) outside = outside.slice(0, sp.start) + " " + outside.slice(sp.end);
+    if (/[a-zA-Z]{2,}/.test(outside.replace(/\\[a-zA-Z]+(\{[^{}]*\})?/g, " "))) return null;
+  }
   return stripMathDelimiters(t);
 }
 

@@ -466,8 +466,11 @@ export function isLabelNode(n: Node, depth = 0): boolean {
         const b = walk(m.b, d + 1);
         return { ok: a.ok && b.ok, sym: a.sym || b.sym };
       }
-      case "fn":
-        return m.name === "abs" && m.args.length === 1 ? walk(m.args[0]!, d + 1) : { ok: false, sym: false };
+      case "fn": {
+        // |AB|, \cos\theta, \sin A: a function of names is a name
+        const args = m.args.map((x) => walk(x, d + 1));
+        return { ok: args.every((x) => x.ok), sym: args.some((x) => x.sym) };
+      }
       default:
         return { ok: false, sym: false };
     }
