@@ -6,7 +6,9 @@
  *
  * Paths are relative to the config file's folder (or the working directory for a config object);
  * package names are imported as they are. `.js`/`.mjs` modules load with plain Node. `.ts` modules
- * need the TypeScript loader tsx (`npm install tsx`; the package lists it as an optional peer):
+ * need the TypeScript loader tsx (`npm install tsx`; the package lists it as an optional peer) and
+ * load as ES modules when named `.mts` or inside a package with `"type": "module"` (tsx treats
+ * other `.ts` files as CommonJS, which cannot import rlvr):
  * when rlvr runs compiled, tsx is registered on the first `.ts` plugin; when rlvr itself runs from
  * sources through tsx, they load as they are.
  */
@@ -17,6 +19,7 @@ import { parse as parseYaml } from "yaml";
 import { ConfigError, loadRunConfig, type RunConfig } from "./schema.ts";
 
 const TS_FILE = /\.(c|m)?tsx?$/;
+const CJS_ERRORS = new Set(["ERR_REQUIRE_ESM", "ERR_PACKAGE_PATH_NOT_EXPORTED", "ERR_REQUIRE_ASYNC_MODULE"]);
 let tsxRegistered = import.meta.url.endsWith(".ts"); // running from sources: a TypeScript loader is active
 
 /** Whether a plugin entry is a path (absolute, or relative `./`, `../`) rather than a package name. */
@@ -67,7 +70,10 @@ export async function loadPlugins(specs: readonly string[], baseDir: string, whe
       await import(target);
     } catch (e) {
       const msg = e instanceof Error ? e.message.split("\n")[0] : String(e);
-      throw new ConfigError(`${at}: cannot load ${spec}: ${msg}`);
+      const code = (e as { code?: string }).code ?? "";
+      // tsx loads a .ts file as CommonJS unless its package.json says "type": "module"; rlvr is ESM only.
+      const hint = /\.tsx?$/.test(spec) && CJS_ERRORS.has(code) ? ` (a .ts plugin outside an ES-module package loads as CommonJS: rename it .mts or set "type": "module" in its package.json)` : "";
+      throw new ConfigError(`${at}: cannot load ${spec}: ${msg}${hint}`);
     }
   }
 }
