@@ -9,7 +9,7 @@ import { parse as parseYaml, YAMLParseError } from "yaml";
 import { z } from "zod";
 import { checkRunMemory } from "./memory.ts";
 import { resolveConfigPaths } from "./paths.ts";
-import { getAdvantage, getPolicyLoss, listAdvantages, resolveAlgorithm, type AlgorithmConfig } from "../algorithms/index.ts";
+import { getAdvantage, getPolicyLoss, listAdvantages, mismatchConfigSchema, resolveAlgorithm, type AlgorithmConfig } from "../algorithms/index.ts";
 import { validateMethods } from "../methods/index.ts";
 import { guidedConfigSchema } from "../guided/config.ts";
 import { labelFreeConfigSchema } from "../labelfree/config.ts";
@@ -151,6 +151,15 @@ const rlSchema = z.strictObject({
     .prefault({}),
   /** Reset the reference model to the current policy every N steps (0 = never; ProRL). */
   referenceResetEvery: z.number().int().min(0).default(0),
+  /**
+   * Asynchronous rollouts with bounded staleness (src/pipeline/step.ts): the next `maxStaleness`
+   * steps' batches are generated while the trainer trains, by a sampler apart from it (the
+   * rollout engine, or for the embedded engine a copy of the policy in a worker thread); no batch
+   * is trained more than `maxStaleness` policy versions after the weights that sampled it.
+   * Mismatch correction (algorithm.mismatch, truncated importance sampling) defaults on. 0 = the
+   * synchronous loop, exactly.
+   */
+  async: z.strictObject({ maxStaleness: z.number().int().min(0).max(8).default(1) }).optional(),
   /**
    * Data selection and overlong filtering (src/rollout/config.ts, docs/rollouts.md):
    * dynamicSampling (DAPO), difficultyFilter (pass-rate band), curriculum (difficulty from rolling
@@ -318,6 +327,8 @@ export function parseRunConfig(raw: unknown, where = "config"): RunConfig {
   const rolloutError = applyRolloutDefaults(cfg);
   if (rolloutError) throw new ConfigError(`config error in ${where} at rollout: ${rolloutError}`);
   if (cfg.rl) checkCapabilities(cfg, where);
+  // rl.async trains on batches sampled by older weights: correct for the gap by default.
+  if ((cfg.rl?.async?.maxStaleness ?? 0) > 0 && cfg.algorithm && !cfg.algorithm.mismatch) cfg.algorithm.mismatch = mismatchConfigSchema.parse({});
   try {
     checkRewardConfig(cfg);
   } catch (e) {
