@@ -89,6 +89,9 @@ interface Part {
   at: string;
 }
 
+/** Component names that would collide with the step's other reward/… metrics. */
+const RESERVED = ["mean", "verifier", "skipped", "overlong_penalty", "errors", "timeouts"];
+
 type Stash = WeakMap<RewardGroup<Example>, Map<string, (Verdict | undefined)[]>>;
 
 function stashSet(stash: Stash, g: RewardGroup<Example>, name: string, i: number, v: Verdict): void {
@@ -197,6 +200,8 @@ export async function compileReward(reward: RewardConfig, o: CompileOptions = {}
   const parts: Part[] = [];
   for (let i = 0; i < comps.length; i++) parts.push(await resolvePart(comps[i]!, single ? at : `${at}.components[${i}]`, defaults));
   const names = parts.map((p) => p.name);
+  const reserved = parts.find((p) => RESERVED.includes(p.name) || /^(errors|timeouts)\//.test(p.name));
+  if (reserved) throw new Error(`config error at ${reserved.at}: the component name "${reserved.name}" is taken by a metric (reward/${reserved.name}); set name: to another`);
   const dup = names.find((n, i) => names.indexOf(n) !== i);
   if (dup) throw new Error(`config error at ${at}.components: two components are named "${dup}"; give one a name:`);
   const primary = reward.correct ?? parts.find((p) => p.vname !== "format")?.name ?? parts[0]!.name;

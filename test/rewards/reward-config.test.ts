@@ -127,6 +127,7 @@ test("config errors name the field: unknown verifier, bad options, a custom data
   await assert.rejects(compile({ verifier: "exactt" }), /config error at reward\.verifier: unknown verifier "exactt"; registered: .*exact/);
   await assert.rejects(compile({ verifier: "f1", options: { treshold: 1 } }), /config error at reward\.options\.treshold: unknown option; options: extract, threshold/);
   await assert.rejects(compile({ components: [{ verifier: "exact" }, { verifier: "exact" }] }), /two components are named "exact"/);
+  await assert.rejects(compile({ components: [{ name: "mean", verifier: "exact" }] }), /components\[0\]: the component name "mean" is taken by a metric \(reward\/mean\)/);
   await assert.rejects(compile({ components: [{ verifier: "exact", gate: "format" }] }), /gate: no component named "format"/);
   assert.throws(() => rewardConfigSchema.parse({ verifier: "exact", module: "./x.ts" }), /exactly one of verifier/);
   const base = { model: { init: { hiddenSize: 16, numLayers: 1, numHeads: 2 } }, tokenizer: { type: "char", alphabet: "ab" } } as const;
