@@ -30,18 +30,22 @@ interface Group {
   verdicts: Verdict[];
 }
 
-/** Generate, verify and keep the step's groups; build its sequences. */
-export async function collect(ctx: RunContext, st: RlState): Promise<StepBatch> {
+/**
+ * Generate, verify and keep the groups of RL step `step` (default: the next step, st.step; with
+ * rl.async a later one, prefetched while the trainer works); build its sequences. A sampler's
+ * tokens are not re-scored here (see rescore): a prefetched batch is re-scored when it is trained.
+ */
+export async function collect(ctx: RunContext, st: RlState, step = st.step): Promise<StepBatch> {
   const r = ctx.cfg.rl!;
   const sel = st.selection;
   const gen: Generated = { rollouts: [], verdicts: [], examples: [], genBatches: 0, dropped: 0, surplus: 0, full: false, discardedTokens: 0, events: {}, metrics: {} };
   const times = { sample: 0, reward: 0 };
-  const version = st.policyVersion;
+  const version = ctx.sampler?.version?.() ?? st.policyVersion;
   const generate = async (k: number): Promise<Group[]> => {
     const t0 = performance.now();
-    const examples = sel.draw(st, r.promptsPerStep, st.step, k);
+    const examples = sel.draw(st, r.promptsPerStep, step, k);
     const prompts = examples.map(ctx.encodePrompt);
-    const seed = k === 0 ? hash32(ctx.cfg.seed, 0x5a, st.step) : hash32(ctx.cfg.seed, 0x5a, st.step, k);
+    const seed = k === 0 ? hash32(ctx.cfg.seed, 0x5a, step) : hash32(ctx.cfg.seed, 0x5a, step, k);
     const ro = await collectRollouts(ctx, r, examples, prompts, seed);
     for (const [e, c] of Object.entries(ro.events)) gen.events[e] = (gen.events[e] ?? 0) + c;
     for (const [m, x] of Object.entries(ro.metrics)) gen.metrics[m] = (gen.metrics[m] ?? 0) + x;
@@ -68,7 +72,7 @@ export async function collect(ctx: RunContext, st: RlState): Promise<StepBatch> 
   const kept = filled.kept;
   const rollouts: Rollout[] = kept.flatMap((g, gi) => g.rollouts.map((o) => ({ ...o, promptIndex: gi })));
   const batch: StepBatch = {
-    step: st.step,
+    step,
     examples: kept.map((g) => g.example),
     prompts: kept.map((g) => g.prompt),
     rollouts,
@@ -90,7 +94,6 @@ export async function collect(ctx: RunContext, st: RlState): Promise<StepBatch> 
     maskedTruncated: 0,
   };
   batch.seqs = sequences(ctx, batch);
-  if (ctx.sampler) await rescoreWithTrainer(ctx, batch);
   return batch;
 }
 
@@ -111,8 +114,12 @@ function sequences(ctx: RunContext, b: StepBatch): Sequence[] {
   });
 }
 
-/** The trainer's log-probs of the sampled tokens become `oldLogprobs`; the sampler's are kept. */
-async function rescoreWithTrainer(ctx: RunContext, b: StepBatch): Promise<void> {
+/**
+ * With a sampler apart from the trainer: the trainer's log-probs of the sampled tokens (at the
+ * weights it trains from now) become `oldLogprobs`, the sampler's are kept as `samplerLogprobs`
+ * (mismatch correction reads both; with rl.async they also differ by the batch's staleness).
+ */
+export async function rescore(ctx: RunContext, b: StepBatch): Promise<void> {
   if (b.seqs.length === 0) return;
   const packed = packSequences(b.seqs, ctx.tokenizer.padId);
   const { logprobs } = await ctx.engine.score(packed, { model: "policy" });

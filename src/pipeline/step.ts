@@ -16,7 +16,7 @@ import type { RunLogger } from "../trainer/logger.ts";
 import type { RlState } from "../trainer/rl.ts";
 import type { StepBatch } from "./batch.ts";
 import { advantages } from "./advantages.ts";
-import { collect } from "./collect.ts";
+import { collect, rescore } from "./collect.ts";
 import { metrics } from "./metrics.ts";
 import { optimize, type OptimizeReport } from "./optimize.ts";
 import { reference } from "./reference.ts";
@@ -37,10 +37,14 @@ async function timed<T>(times: Record<string, number>, name: string, fn: () => P
  */
 export async function rlStep(ctx: RunContext, alg: AlgorithmConfig, st: RlState, log: RunLogger, hooks: RlStepHooks = {}): Promise<Record<string, number>> {
   const t0 = performance.now();
+  if (st.pending.length === 0) await syncSampler(ctx, st);
   const tc = performance.now();
-  let batch = await collect(ctx, st);
+  let batch = await (st.pending.shift() ?? collect(ctx, st));
   const times = batch.times;
   times["collect"] = (performance.now() - tc) / 1000;
+  if (ctx.sampler) await timed(times, "rescore", () => rescore(ctx, batch));
+  prefetch(ctx, st);
+  checkStaleness(ctx, st, batch);
   batch = await timed(times, "reward", () => reward(ctx, alg, batch, hooks));
   const ref = await timed(times, "reference", () => reference(ctx, alg, st, batch));
   batch = await timed(times, "advantages", () => advantages(ctx, alg, batch, ref.klTokens, hooks));
@@ -51,6 +55,22 @@ export async function rlStep(ctx: RunContext, alg: AlgorithmConfig, st: RlState,
   st.step++;
   times["step"] = (performance.now() - t0) / 1000;
   return metrics(ctx, batch, opt, st, log);
+}
+
+/**
+ * rl.async (bounded staleness): start collecting the next `maxStaleness` steps' batches now, with
+ * the sampler's current weights, so generation overlaps this step's training (one-step
+ * off-policy for maxStaleness 1, as verl's one-step-off-policy and TRL's async GRPO). The
+ * sampler applies a weight sync only after the batches queued before it, so a batch is never
+ * more than maxStaleness policy versions older than the weights it is trained from.
+ */
+function prefetch(ctx: RunContext, st: RlState): void {
+  const k = ctx.cfg.rl!.async?.maxStaleness ?? 0;
+  for (let ahead = st.pending.length + 1; ahead <= k && st.step + ahead < ctx.cfg.rl!.steps; ahead++) {
+    const p = collect(ctx, st, st.step + ahead);
+    p.catch(() => {}); // surfaced when the step that takes it awaits it
+    st.pending.push(p);
+  }
 }
 
 /** The RL optimize stage: the policy loss (or a method's) over epochs × mini × micro-batches. */
@@ -74,13 +94,27 @@ async function optimizeStep(ctx: RunContext, alg: AlgorithmConfig, st: RlState, 
     skipEmptyUpdates: true,
     ...(hooks.extraBackward ? { extraBackward: () => hooks.extraBackward!(ctx, st.step) } : {}),
   });
-  st.policyVersion += rep.updates - rep.skippedUpdates;
+  if (rep.updates > rep.skippedUpdates) st.policyVersion++;
   return rep;
 }
 
-/** Push the new weights to a sampler apart from the trainer (vLLM, a server). */
+/** Push the new weights to a sampler apart from the trainer (vLLM, a server, a worker thread). */
 async function syncSampler(ctx: RunContext, st: RlState): Promise<void> {
   if (ctx.sampler?.syncWeights && ctx.sampler.version?.() !== st.policyVersion) await ctx.sampler.syncWeights(ctx.engine, st.policyVersion);
+}
+
+/**
+ * Refuse a batch staler than rl.async.maxStaleness allows (0 without rl.async): a guard on the
+ * queue above, asserted from the versions the rollouts recorded.
+ * @throws Error naming the step, the batch's version and the bound.
+ */
+function checkStaleness(ctx: RunContext, st: RlState, batch: StepBatch): void {
+  const k = ctx.cfg.rl!.async?.maxStaleness ?? 0;
+  for (const o of batch.rollouts) {
+    if (o.policyVersion !== undefined && st.policyVersion - o.policyVersion > k) {
+      throw new Error(`internal error: step ${st.step + 1} would train on rollouts of policy version ${o.policyVersion} at version ${st.policyVersion}, beyond rl.async.maxStaleness ${k}`);
+    }
+  }
 }
 
 /** KL and entropy controllers take the step's measurements (recorded for exact replay on resume). */

@@ -14,6 +14,7 @@ import {
 import { DataSelection, type SavedSelection } from "../rollout/selection.ts";
 import { Rng, hash32 } from "../util/rng.ts";
 import type { RunContext } from "./context.ts";
+import type { StepBatch } from "../pipeline/batch.ts";
 
 /**
  * State carried across RL steps (and saved in checkpoints). The prompt order is a seeded shuffle
@@ -34,8 +35,10 @@ export interface RlState {
   entropyUpdates: number[];
   /** Prompt drawing, group filters, curriculum and domain weights (src/rollout/selection.ts). */
   selection: DataSelection;
-  /** Optimizer updates applied so far in the RL stage: the version of the policy's weights. */
+  /** The policy's version: RL steps whose updates changed the weights (a sampler syncs to it). */
   policyVersion: number;
+  /** rl.async: batches of the next steps being collected (not saved; a resumed run collects anew). */
+  pending: Promise<StepBatch>[];
 }
 
 export function initRlState(ctx: RunContext, alg: AlgorithmConfig): RlState {
@@ -44,7 +47,7 @@ export function initRlState(ctx: RunContext, alg: AlgorithmConfig): RlState {
   const e = alg.entropy;
   const entropy = e.adaptive ? new AdaptiveEntropyController({ init: e.coef, ...e.adaptive }) : new FixedEntropyController(e.coef);
   const selection = new DataSelection(ctx.cfg, ctx.train, alg);
-  return { step: 0, cursor: 0, order: rng.shuffle(ctx.train.map((_, i) => i)), kl, entropy, klUpdates: [], entropyUpdates: [], selection, policyVersion: 0 };
+  return { step: 0, cursor: 0, order: rng.shuffle(ctx.train.map((_, i) => i)), kl, entropy, klUpdates: [], entropyUpdates: [], selection, policyVersion: 0, pending: [] };
 }
 
 /** The JSON-serialisable part of an RlState (the order is recomputed from the seed). */
@@ -55,7 +58,7 @@ export interface SavedRlState {
   entropyUpdates: (number | null)[];
   /** Data-selection state (curriculum, domain rewards, pool cursors, sampled tokens); absent in older checkpoints. */
   selection?: SavedSelection;
-  /** Optimizer updates applied so far (absent in older checkpoints: the step count is used). */
+  /** The policy version (absent in older checkpoints: the step count is used). */
   policyVersion?: number;
   /** State of the guided / label-free method hooks (RlStageHooks.saveState); absent when none or in older checkpoints. */
   methods?: Record<string, unknown>;

@@ -6,7 +6,9 @@
  */
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
+import type { Sampler } from "../engines/engine.ts";
 import { buildMethodHooks } from "../methods/index.ts";
+import { EmbeddedWorkerSampler } from "../rollout/samplers/embedded-worker.ts";
 import { checkpointsDir, publishDir, tempDirFor } from "./checkpoints.ts";
 import { initRlState, rlStep } from "./rl.ts";
 import { evalHeldOut, type RunSummary } from "./run.ts";
@@ -59,6 +61,7 @@ export async function runRl(s: RunSession): Promise<void> {
   if (!r || r.steps <= 0) return;
   const hooks = buildMethodHooks(ctx, cfg);
   s.methodHooks = hooks;
+  const ownSampler = await asyncSampler(s);
   const saved = s.resume?.state.rl;
   if (s.rl && saved?.methods) hooks.restoreState?.(saved.methods);
   if (!s.rl) {
@@ -82,6 +85,24 @@ export async function runRl(s: RunSession): Promise<void> {
   opts.stage?.("eval", "after RL");
   s.evals["rl"] = await evalHeldOut(ctx, s.dir, "rl", r.steps, opts.onEvent);
   await hooks.close?.();
+  if (ownSampler) {
+    await ownSampler.close?.();
+    delete ctx.sampler;
+  }
+}
+
+/**
+ * rl.async needs a sampler apart from the trainer; for the embedded engine it is a copy of the
+ * policy in a worker thread (EmbeddedWorkerSampler), made here and closed after the RL stage.
+ * @returns the sampler made here, or null when none was needed or one was configured.
+ * @throws Error "config error at rl.async: …" for another engine without a rollout engine.
+ */
+async function asyncSampler(s: RunSession): Promise<Sampler | null> {
+  const { cfg, ctx } = s;
+  if ((cfg.rl?.async?.maxStaleness ?? 0) === 0 || ctx.sampler) return null;
+  if (ctx.engine.info().engine !== "embedded") throw new Error(`config error at rl.async: asynchronous rollouts on the ${ctx.engine.info().engine} engine need a rollout engine apart from the trainer (rollout: {engine: vllm, ...}); set one, or remove rl.async`);
+  ctx.sampler = new EmbeddedWorkerSampler();
+  return ctx.sampler;
 }
 
 /** Save checkpoints/final, close the engine, write report.md. @returns the run summary. */
