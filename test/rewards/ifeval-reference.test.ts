@@ -179,3 +179,17 @@ test("language identification covers every IFEval response language", () => {
   assert.equal(detectLanguage("12345 !!!"), null);
   assert.equal(follows("language:response_language", { language: "ta" }, "12345 !!!"), true); // nothing to identify: the reference counts it followed
 });
+
+test("mode ifeval-loose: the reference's loose accuracy (first/last line dropped, * removed)", () => {
+  const loose = (id: string, kw: Record<string, unknown>, r: string) => verifyConstraints(r, fromIFEval([id], [kw]), { mode: "ifeval-loose" }).results[0]!.ok;
+  // A chatty first line breaks the strict check, not the loose one.
+  const r = "Sure, here you go:\n\"All wrapped.\"";
+  assert.equal(follows("startend:quotation", {}, r), false);
+  assert.equal(loose("startend:quotation", {}, r), true);
+  // Markdown bold around the phrase: removing * lets the end phrase match.
+  const e = "Done. **Any other questions?**";
+  assert.equal(follows("startend:end_checker", { end_phrase: "Any other questions?" }, e), false);
+  assert.equal(loose("startend:end_checker", { end_phrase: "Any other questions?" }, e), true);
+  // A constraint no reading satisfies still fails.
+  assert.equal(loose("punctuation:no_comma", {}, "One, two\nthree, four\nfive, six"), false);
+});

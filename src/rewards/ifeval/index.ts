@@ -11,6 +11,7 @@ import "./checkers-content.ts";
 import "./checkers-format.ts";
 import "./reference/rules.ts";
 import { IFEVAL_MODES, checkFor, getConstraint, listConstraints, type IfevalMode } from "./registry.ts";
+import { pyStrip } from "./reference/pytext.ts";
 import type { Verdict } from "../types.ts";
 
 export {
@@ -34,6 +35,16 @@ export interface ConstraintOptions {
   strict?: boolean;
   /** Counting rules (default "ifeval"). */
   mode?: IfevalMode;
+}
+
+/**
+ * The reference's "loose" readings of a response: as is, without its first line, its last line
+ * or both (each trimmed), and each of those with every `*` removed.
+ */
+export function looseVariants(response: string): string[] {
+  const lines = response.split("\n");
+  const cut = [response, lines.slice(1).join("\n"), lines.slice(0, -1).join("\n"), lines.slice(1, -1).join("\n")].map((s, i) => (i === 0 ? s : pyStrip(s)));
+  return [...cut, ...cut.map((s) => s.replaceAll("*", ""))];
 }
 
 const CONTENT = /[\p{L}\p{N}]/u;
@@ -79,7 +90,8 @@ export function fromIFEval(instructionIds: string[], kwargs: (Record<string, unk
  * @param constraints list of `{type, ...params}`; unknown types and invalid parameters count as
  *                    not satisfied, with the reason saying why (they never throw)
  * @param opts.strict reward 1 only when every constraint holds (default: fraction satisfied)
- * @param opts.mode   "ifeval" (default: the reference IFEval rules) or "strict-words"
+ * @param opts.mode   "ifeval" (default: the reference IFEval rules), "ifeval-loose" (its loose
+ *                    accuracy) or "strict-words"
  * @returns reward = satisfied / total (1 for an empty list), correct = all satisfied
  * @throws Error only for an unknown `mode`
  */
@@ -88,6 +100,7 @@ export function verifyConstraints(response: string, constraints: Constraint[], o
   if (!IFEVAL_MODES.includes(mode)) throw new Error(`ifeval mode: expected one of ${IFEVAL_MODES.join(", ")}, got ${JSON.stringify(opts.mode)}`);
   const list = Array.isArray(constraints) ? constraints : [];
   const content = hasContent(response);
+  const readings = mode === "ifeval-loose" && content ? looseVariants(response).filter((v) => pyStrip(v) !== "") : [response];
   const results: ConstraintResult[] = list.map((c) => {
     const type = String(c?.type ?? "");
     const checker = getConstraint(type);
@@ -96,7 +109,12 @@ export function verifyConstraints(response: string, constraints: Constraint[], o
     }
     if (!content) return { type, ok: false, reason: "response has no letters or digits" };
     try {
-      const r = checkFor(checker, mode)(response, c as Record<string, unknown>);
+      const check = checkFor(checker, mode);
+      let r = check(readings[0]!, c as Record<string, unknown>);
+      for (let i = 1; i < readings.length && r.ok !== true; i++) {
+        const alt = check(readings[i]!, c as Record<string, unknown>);
+        if (alt.ok === true) r = { ok: true, reason: `${alt.reason} (loose reading ${i})` };
+      }
       return { type, ok: r.ok === true, reason: r.reason };
     } catch (e) {
       return { type, ok: false, reason: `invalid parameters for ${type}: ${(e as Error).message}` };

@@ -26,12 +26,15 @@ export interface ConstraintChecker {
 
 /**
  * How constraints are counted:
- * - "ifeval": the reference IFEval implementation's rules, quirks included (default);
+ * - "ifeval": the reference IFEval implementation's rules, quirks included (default; its
+ *   "strict" accuracy);
+ * - "ifeval-loose": the same rules, a constraint also holding when it holds for the response
+ *   without its first and/or last line, or without `*` (the reference's "loose" accuracy);
  * - "strict-words": our stricter conventions (whole-word keywords, blank-line paragraphs,
  *   script-based checks for `script`) — see docs/rewards-ifeval.md for the differences.
  */
-export type IfevalMode = "ifeval" | "strict-words";
-export const IFEVAL_MODES: readonly IfevalMode[] = ["ifeval", "strict-words"];
+export type IfevalMode = "ifeval" | "ifeval-loose" | "strict-words";
+export const IFEVAL_MODES: readonly IfevalMode[] = ["ifeval", "ifeval-loose", "strict-words"];
 
 /**
  * A checker's IFEval-exact rule. `strictWords` is the checker's own `check`, for parameters the
@@ -73,7 +76,7 @@ export function getConstraint(name: string): ConstraintChecker | undefined {
  * has one, else its own `check`.
  */
 export function checkFor(c: ConstraintChecker, mode: IfevalMode): ConstraintChecker["check"] {
-  const rule = mode === "ifeval" ? referenceRules.get(c.name) : undefined;
+  const rule = mode !== "strict-words" ? referenceRules.get(c.name) : undefined;
   if (!rule) return (r, p) => c.check(r, p);
   return (r, p) => rule(r, p, (rr, pp) => c.check(rr, pp));
 }
