@@ -39,6 +39,10 @@ export interface BwrapSupport {
   prlimit: string | null;
   /** The seccomp filter (null: unsupported architecture). */
   seccomp: Buffer | null;
+  /** `--disable-userns` works (bubblewrap ≥ 0.8): no nested user namespaces. */
+  disableUserns: boolean;
+  /** `--size` works (bubblewrap ≥ 0.5): the private tmpfs are size-capped. */
+  tmpfsSize: boolean;
 }
 
 export interface SandboxSupport {
@@ -145,8 +149,13 @@ function pythonInfo(candidates: string[]): { exe: string; stdlib: string } | nul
   return null;
 }
 
-/** Namespace arguments common to every bwrap run (the root and work dir are added per run). */
-export const BWRAP_NAMESPACES = ["--unshare-all", "--unshare-user", "--disable-userns", "--die-with-parent", "--new-session", "--uid", "1000", "--gid", "1000"];
+/**
+ * Namespace arguments common to every bwrap run (the root and work dir are added per run).
+ * `--disable-userns` needs bubblewrap ≥ 0.8; older ones run without it (reported by doctor).
+ */
+export function bwrapNamespaces(b: { disableUserns: boolean }): string[] {
+  return ["--unshare-all", "--unshare-user", ...(b.disableUserns ? ["--disable-userns"] : []), "--die-with-parent", "--new-session", "--uid", "1000", "--gid", "1000"];
+}
 
 function probeBwrap(py: { exe: string; stdlib: string } | null, notes: string[]): { bwrap: BwrapSupport | null; python: string | null } {
   const path = which("bwrap");
@@ -163,8 +172,13 @@ function probeBwrap(py: { exe: string; stdlib: string } | null, notes: string[])
   if (prlimit) root.binary(prlimit);
   if (py) root.binary(py.exe).pythonStdlib(py.stdlib);
   const plan = root.plan();
-  for (const dropUid of isRoot() && which("setpriv") ? [true, false] : [false]) {
-    const prefix = [...(dropUid ? setprivArgs(randomUid()) : []), path, ...BWRAP_NAMESPACES, ...rootArgs(plan), "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--chdir", "/tmp", "--clearenv"];
+  const help = spawnSync(path, ["--help"], { encoding: "utf8", timeout: 10_000 }).stdout ?? "";
+  const tmpfsSize = help.includes("--size");
+  if (!tmpfsSize) notes.push("bubblewrap older than 0.5: the private /tmp, /dev/shm and /work are not size-capped");
+  const attempts: [boolean, boolean][] = [];
+  for (const dropUid of isRoot() && which("setpriv") ? [true, false] : [false]) for (const disableUserns of help.includes("--disable-userns") ? [true, false] : [false]) attempts.push([dropUid, disableUserns]);
+  for (const [dropUid, disableUserns] of attempts) {
+    const prefix = [...(dropUid ? setprivArgs(randomUid()) : []), path, ...bwrapNamespaces({ disableUserns }), ...rootArgs(plan), "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--chdir", "/tmp", "--clearenv"];
     const runs = (cmd: string[]) => ok(prefix[0]!, [...prefix.slice(1), ...(prlimit ? [prlimit, "--nproc=64", "--"] : []), ...cmd]);
     if (!runs([node, "-e", "0"])) continue;
     let python: string | null = py?.exe ?? null;
@@ -172,7 +186,8 @@ function probeBwrap(py: { exe: string; stdlib: string } | null, notes: string[])
       notes.push(`python3 at ${python} does not start inside bubblewrap: Python solutions cannot be run`);
       python = null;
     }
-    return { bwrap: { path, dropUid, root: plan, prlimit, seccomp }, python };
+    if (!disableUserns) notes.push("bubblewrap cannot disable nested user namespaces here (needs bubblewrap ≥ 0.8)");
+    return { bwrap: { path, dropUid, root: plan, prlimit, seccomp, disableUserns, tmpfsSize }, python };
   }
   notes.push(`bwrap at ${path} cannot create its namespaces here (user namespaces disabled?): using the weaker fallback layers`);
   return { bwrap: null, python: null };
@@ -256,9 +271,9 @@ export function describeLayers(s: SandboxSupport = sandboxSupport()): { layer: s
   const rows: { layer: string; present: boolean; detail: string }[] = [];
   rows.push({ layer: "bubblewrap", present: b !== null, detail: b ? `${b.path}${b.dropUid ? ", run as a random uid per program" : ""}` : "missing or not working: fallback layers below" });
   if (b) {
-    rows.push({ layer: "namespaces", present: true, detail: "user, mount, pid, network, ipc, uts, cgroup; no nested user namespaces" });
+    rows.push({ layer: "namespaces", present: true, detail: `user, mount, pid, network, ipc, uts, cgroup${b.disableUserns ? "; no nested user namespaces" : "; nested user namespaces possible"}` });
     rows.push({ layer: "minimal root", present: true, detail: `read-only: ${b.root.binds.join(", ")}` });
-    rows.push({ layer: "private tmpfs", present: true, detail: "/work, /tmp, /dev/shm (size-capped), fresh /proc and /dev" });
+    rows.push({ layer: "private tmpfs", present: true, detail: `/work, /tmp, /dev/shm (${b.tmpfsSize ? "size-capped" : "not size-capped"}), fresh /proc and /dev` });
     rows.push({ layer: "seccomp", present: b.seccomp !== null, detail: b.seccomp ? "socket, socketpair, io_uring, keyrings, bpf, perf, userfaultfd refused" : `no filter for ${process.arch}` });
     rows.push({ layer: "rlimits per sandbox", present: b.prlimit !== null, detail: b.prlimit ? "prlimit inside the sandbox's own user namespace" : "prlimit missing: Python sets its own limits, Node only its heap" });
   } else {

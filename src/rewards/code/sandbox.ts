@@ -24,7 +24,7 @@ import { spawn } from "node:child_process";
 import { chmodSync, chownSync, lstatSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { availableParallelism, tmpdir } from "node:os";
 import { join } from "node:path";
-import { BWRAP_NAMESPACES, randomUid, sandboxSupport, setprivArgs, type SandboxSupport } from "./probe.ts";
+import { bwrapNamespaces, randomUid, sandboxSupport, setprivArgs, type SandboxSupport } from "./probe.ts";
 import { rootArgs } from "./rootfs.ts";
 
 /** Resource limits of one sandboxed process. */
@@ -168,10 +168,10 @@ export function sandboxCommand(spec: SandboxSpec, support: SandboxSupport = sand
   const lim = { ...DEFAULT_LIMITS, ...spec.limits };
   const b = support.bwrap;
   if (b) {
-    const argv: string[] = [...(b.dropUid ? setprivArgs(uid) : []), b.path, ...BWRAP_NAMESPACES, ...rootArgs(b.root)];
+    const argv: string[] = [...(b.dropUid ? setprivArgs(uid) : []), b.path, ...bwrapNamespaces(b), ...rootArgs(b.root)];
     const size = String(Math.max(1 << 20, lim.maxFileBytes));
     argv.push("--proc", "/proc", "--dev", "/dev");
-    for (const dir of ["/tmp", "/dev/shm", SANDBOX_WORKDIR]) argv.push("--size", size, "--tmpfs", dir);
+    for (const dir of ["/tmp", "/dev/shm", SANDBOX_WORKDIR]) argv.push(...(b.tmpfsSize ? ["--size", size] : []), "--tmpfs", dir);
     let names: string[] = [];
     try {
       names = readdirSync(spec.workdir);

@@ -198,7 +198,7 @@ export function jsAssertHolds(method: JsAssertMethod, actual: Val, expected: Val
     case "notStrictEqual": {
       const pa = primitive(actual);
       const pb = primitive(e);
-      const strict = method.includes("Strict");
+      const strict = /strict/i.test(method);
       // Two separately serialised objects are never the same object: (strict)equal is false.
       // eslint-disable-next-line eqeqeq
       const same = pa.ok && pb.ok ? (strict ? Object.is(pa.p, pb.p) : pa.p == pb.p || (Number.isNaN(pa.p) && Number.isNaN(pb.p))) : false;
@@ -208,7 +208,7 @@ export function jsAssertHolds(method: JsAssertMethod, actual: Val, expected: Val
     case "notDeepEqual":
     case "deepStrictEqual":
     case "notDeepStrictEqual": {
-      const same = deepEq(actual, e, method.includes("Strict"));
+      const same = deepEq(actual, e, /strict/i.test(method));
       return method.startsWith("not") ? !same : same;
     }
   }
