@@ -11,35 +11,65 @@
  *        `def abs(x): return 0` cannot capture the test's arithmetic.
  *        Pieces are evaluated inside the sandbox, in the solution's process; everything else —
  *        the expected side, the comparison, abs(), sorted(), math.isclose() — in the judge.
- *        Refused (the test fails, with the reason): statements other than `assert` and imports
- *        of the provided modules, and comprehensions, lambdas or `:=` that involve the
- *        solution's names (write one test per call instead).
+ *        Accepted besides `assert`: imports of the provided modules, literal assignments
+ *        (HumanEval's METADATA), and a `def check(candidate)` made of asserts with its call
+ *        `check(f)` (the asserts are inlined with `candidate` renamed to `f`). Refused (the test
+ *        fails, with the reason): any other statement, and comprehensions, lambdas or `:=` that
+ *        involve the solution's names (write one test per call instead).
  * judge: stdin `{"op": "judge", "items": [{"prelude", "checks", "shown", "values": [typed | {"error"}]}]}`
  *        → stdout `{"verdicts": [{"ok": bool, "reason": str}]}`; values are rebuilt as plain
  *        Python data (typed wire format, harness.ts); a piece that raised or returned anything
  *        that is not plain data fails the test.
  */
 export const PYTHON_JUDGE = String.raw`
-import ast, builtins, importlib, json, sys
+import ast, builtins, copy, importlib, json, sys
 # Standard modules a test may use; imported only when a check names them.
 MODULES = {"math", "cmath", "re", "collections", "itertools", "functools", "string", "decimal", "fractions", "heapq", "bisect", "statistics", "operator", "json"}
 BUILTINS = set(dir(builtins)) - {"__import__", "exec", "eval", "open", "compile", "input", "breakpoint", "exit", "quit"}
 SCOPES = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp, ast.Lambda, ast.NamedExpr, ast.Await, ast.Yield, ast.YieldFrom)
 
+class Rename(ast.NodeTransformer):
+    """Replace a check function's parameter (HumanEval's 'candidate') by the name it is called with."""
+    def __init__(self, param, target):
+        self.param, self.target = param, target
+    def visit_Name(self, node):
+        return ast.copy_location(ast.Name(self.target, node.ctx), node) if node.id == self.param else node
+
 def plan_one(stmt):
     tree = ast.parse(stmt)
-    prelude, tests, judge_names = [], [], set()
+    prelude, tests, judge_names, checkers = [], [], set(), {}
+    def simple(s):
+        if isinstance(s, ast.Import) and all(a.name in MODULES for a in s.names):
+            prelude.append(ast.unparse(s))
+            judge_names.update(a.asname or a.name for a in s.names)
+            return True
+        if isinstance(s, ast.ImportFrom) and s.module in MODULES and s.level == 0 and all(a.name != "*" for a in s.names):
+            prelude.append(ast.unparse(s))
+            judge_names.update(a.asname or a.name for a in s.names)
+            return True
+        if isinstance(s, ast.Assign) and all(isinstance(t, ast.Name) for t in s.targets):
+            ast.literal_eval(s.value)  # data only (e.g. HumanEval's METADATA)
+            prelude.append(ast.unparse(s))
+            judge_names.update(t.id for t in s.targets)
+            return True
+        return isinstance(s, ast.Pass) or (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))
     for s in tree.body:
         if isinstance(s, ast.Assert):
             tests.append(s.test)
-        elif isinstance(s, ast.Import) and all(a.name in MODULES for a in s.names):
-            prelude.append(ast.unparse(s))
-            judge_names.update(a.asname or a.name for a in s.names)
-        elif isinstance(s, ast.ImportFrom) and s.module in MODULES and s.level == 0 and all(a.name != "*" for a in s.names):
-            prelude.append(ast.unparse(s))
-            judge_names.update(a.asname or a.name for a in s.names)
-        else:
-            raise ValueError("only 'assert <expression>' statements (and imports of %s) are supported, got %s" % (", ".join(sorted(MODULES)), type(s).__name__))
+        elif isinstance(s, ast.FunctionDef) and len(s.args.args) == 1 and not (s.args.vararg or s.args.kwarg or s.args.kwonlyargs or s.decorator_list):
+            body = []
+            for b in s.body:
+                if isinstance(b, ast.Assert):
+                    body.append(b.test)
+                elif not simple(b):
+                    raise ValueError("a check function may hold only assert statements, got %s in %s()" % (type(b).__name__, s.name))
+            checkers[s.name] = (s.args.args[0].arg, body)
+        elif isinstance(s, ast.Expr) and isinstance(s.value, ast.Call) and isinstance(s.value.func, ast.Name) and s.value.func.id in checkers \
+                and len(s.value.args) == 1 and isinstance(s.value.args[0], ast.Name) and not s.value.keywords:
+            param, body = checkers[s.value.func.id]
+            tests.extend(Rename(param, s.value.args[0].id).visit(copy.deepcopy(t)) for t in body)
+        elif not simple(s):
+            raise ValueError("only 'assert <expression>' statements, a check(candidate) function of asserts and its call, and imports of %s are supported, got %s" % (", ".join(sorted(MODULES)), type(s).__name__))
     if not tests:
         raise ValueError("no assert statement")
     local = set()
