@@ -205,7 +205,7 @@ export function firstSentence(text: string): string {
   for (let m = re.exec(t); m !== null; m = re.exec(t)) {
     if (m.index >= cut) break;
     if (spans.some((s) => s.start < m!.index && m!.index < s.end)) continue;
-    // "e.g." / "i.e." / "vs." are not sentence ends; a period after a lone digit with more math after is
+    // "e.g." / "i.e." / "vs." / "approx." are not sentence ends
     if (/\b(?:e\.g|i\.e|vs|approx)$/i.test(t.slice(Math.max(0, m.index - 6), m.index))) continue;
     cut = m.index;
     break;

@@ -92,6 +92,8 @@ export function normalizeAnswer(s: string, stripUnits: boolean, decimalComma: De
     .replace(/[\u00bd]/g, "1/2")
     .replace(/[\u00bc]/g, "1/4")
     .replace(/[\u00be]/g, "3/4");
+  // markdown bold around the whole answer: **35**
+  t = t.replace(/^\s*\*\*([\s\S]*?)\*\*\s*$/, "$1");
   // currency and math delimiters
   t = t.replace(/\\\$/g, " ").replace(/\$/g, " ");
   t = t.replace(/\\left\s*\./g, "").replace(/\\right\s*\./g, "");
