@@ -223,8 +223,23 @@ export class CharTokenizer implements Tokenizer {
 
   /** Load a char tokenizer saved by `save` from `dir`. */
   static async load(dir: string): Promise<CharTokenizer> {
-    const tok = JSON.parse(await readFile(join(dir, "tokenizer.json"), "utf8"));
-    const cfg = JSON.parse(await readFile(join(dir, "tokenizer_config.json"), "utf8"));
+    // One line naming the file for a missing or malformed file (not a bare SyntaxError).
+    const read = async (name: string): Promise<unknown> => {
+      const file = join(dir, name);
+      let text: string;
+      try {
+        text = await readFile(file, "utf8");
+      } catch (e) {
+        throw new Error(`tokenizer error: cannot read ${file} (${(e as NodeJS.ErrnoException).code ?? (e as Error).message}); a char tokenizer directory holds tokenizer.json and tokenizer_config.json`);
+      }
+      try {
+        return JSON.parse(text);
+      } catch (e) {
+        throw new Error(`tokenizer error in ${file}: not valid JSON (${(e as Error).message}); restore it, or save the tokenizer again`);
+      }
+    };
+    const tok = await read("tokenizer.json");
+    const cfg = await read("tokenizer_config.json");
     return CharTokenizer.fromJson(tok, cfg, dir);
   }
 }

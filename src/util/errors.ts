@@ -59,8 +59,10 @@ export function ioError(e: unknown, path: string, saved?: string): unknown {
   return new UserError(`I/O error at ${where}: ${code} (${what})${saved ? `; ${saved}` : ""}`, { cause: e });
 }
 
-/** Error names that mean a bug in rlvr (or a library), not in the input. */
-const BUG_NAMES = new Set(["TypeError", "ReferenceError", "RangeError", "EvalError", "AssertionError", "InternalError"]);
+/** Error names that mean a bug in rlvr (or a library), not in the input. (RangeError is not one: rlvr throws it for out-of-range options.) */
+const BUG_NAMES = new Set(["TypeError", "ReferenceError", "EvalError", "AssertionError", "InternalError"]);
+/** V8's own RangeErrors: a size or recursion past the engine's limits. */
+const V8_LIMITS = /^(?:Invalid (?:typed )?array length|Maximum call stack size exceeded|Array buffer allocation failed|Invalid string length)/;
 /** A message that starts with its kind: "config error …", "dataset error at …", "error: …", "I/O error …". */
 const KIND_PREFIX = /^(?:[A-Za-z][\w-]*(?: [\w-]+){0,2} error\b|error:|I\/O error)/;
 
@@ -68,11 +70,13 @@ const KIND_PREFIX = /^(?:[A-Za-z][\w-]*(?: [\w-]+){0,2} error\b|error:|I\/O erro
  * True when `e` reads as a problem with the input rather than a bug: UserError and every named
  * error class of rlvr (ConfigError, DatasetError, ResumeError, …), system errors, and plain Errors
  * (rlvr throws those for bad input, with messages that name the fix); false for TypeError,
- * ReferenceError, RangeError and the like, which mean a bug.
+ * ReferenceError and V8's own RangeErrors ("Invalid array length", …), which mean a bug or a size
+ * past V8's limits.
  */
 export function isUserError(e: unknown): boolean {
   if (!(e instanceof Error)) return false;
   if (e instanceof UserError || isSystemError(e)) return true;
+  if (e.name === "RangeError" && V8_LIMITS.test(e.message)) return false;
   return !BUG_NAMES.has(e.name) || KIND_PREFIX.test(e.message);
 }
 
