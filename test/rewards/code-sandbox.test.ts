@@ -221,3 +221,15 @@ test("without a network namespace, JS sockets are refused in-process", async () 
     wd.dispose();
   }
 });
+
+test("rlvr doctor reports the layers this machine has and runs a program per language", { timeout: 120_000 }, async () => {
+  const { spawnSync } = await import("node:child_process");
+  const bin = new URL("../../bin/rlvr.js", import.meta.url).pathname;
+  const r = spawnSync(process.execPath, [bin, "doctor", "--json"], { encoding: "utf8", env: { ...process.env, RLVR_FROM_SOURCE: "1" }, timeout: 110_000 });
+  assert.equal(r.status, 0, r.stderr);
+  const report = JSON.parse(r.stdout) as { isolation: string; layers: { layer: string; present: boolean }[]; smoke: Record<string, string> };
+  assert.equal(report.isolation, support.bwrap ? "bubblewrap" : "fallback");
+  assert.equal(report.layers.find((l) => l.layer === "bubblewrap")?.present, support.bwrap !== null);
+  assert.match(report.smoke.javascript!, /^ok/);
+  if (hasPython) assert.match(report.smoke.python!, /^ok/);
+});

@@ -209,9 +209,10 @@ function sandboxEnv(home: string, tmp: string, extra: Record<string, string> | u
 let warned = false;
 /** Print, once per process, that the fallback sandbox is in use and why. */
 function warnFallback(support: SandboxSupport): void {
-  if (warned || support.bwrap) return;
-  warned = true;
+  if (support.bwrap) return;
   if (process.env.RLVR_SANDBOX === "bwrap") throw new Error(`sandbox: RLVR_SANDBOX=bwrap but bubblewrap does not work here: ${support.notes.join("; ")}`);
+  if (warned) return;
+  warned = true;
   process.stderr.write(
     "warning: code sandbox without bubblewrap: programs see the host's files and processes (weaker isolation; install the `bubblewrap` package, see `rlvr doctor`)\n",
   );
