@@ -13,7 +13,7 @@ test("runs built-in and registered verifiers by name", async () => {
   assert.equal(r.ok, true);
   assert.equal((r as { value: { correct: boolean } }).value.correct, true);
   const e = await pool.run("test/echo", [0.25]);
-  assert.deepEqual((e as { value: unknown }).value, { score: 0.25, echoed: 0.25 });
+  assert.deepEqual((e as { value: unknown }).value, { reward: 0.25, echoed: 0.25 });
   const u = await pool.run("nope", []);
   assert.equal(u.ok, false);
   assert.match((u as { message: string }).message, /unknown verifier "nope"/);
