@@ -1,4 +1,4 @@
-// Verification time per case on both labelled sets (test/fixtures/math/cases.jsonl and conventions.jsonl):
+// Verification time per case on the labelled sets (test/fixtures/math/cases.jsonl, conventions.jsonl, handwritten.jsonl):
 // after a warm-up pass, each case is timed three times and its fastest run kept (this filters scheduler
 // noise on a shared machine); the median of those must stay under 0.1 ms. Percentiles are printed.
 import { test } from "node:test";
@@ -11,7 +11,7 @@ interface Row {
   reference: string;
 }
 
-const rows: Row[] = ["cases.jsonl", "conventions.jsonl"].flatMap((f) =>
+const rows: Row[] = ["cases.jsonl", "conventions.jsonl", "handwritten.jsonl"].flatMap((f) =>
   readFileSync(new URL(`../../fixtures/math/${f}`, import.meta.url), "utf8")
     .split("\n")
     .filter((l) => l.trim().length > 0)
