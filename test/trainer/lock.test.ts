@@ -68,6 +68,22 @@ test("in-process: a dead process's lock is taken over with a notice; another hos
   assert.throws(() => acquireRunLock(dir), /is in use by pid \d+ on elsewhere\.example since .*another host, which this host cannot check; if that run has ended, delete the lock file/);
 });
 
+test("the lock is released when a run fails and when the process exits while holding it", { timeout: 120_000 }, async () => {
+  const { train } = await import("../../src/trainer/run.ts");
+  const { parseRunConfig } = await import("../../src/config/schema.ts");
+  const out = join(root, "fails");
+  const cfg = parseRunConfig({ ...tinyConfig(out), data: { task: "no-such-task" } });
+  await assert.rejects(train(cfg, { quiet: true }), /unknown task "no-such-task"/);
+  assert.equal(existsSync(join(out, LOCK_FILE)), false, "released after an error");
+  // process.exit with the lock held (a second Ctrl-C, a fatal error in the CLI): the exit hook removes it.
+  const dir = join(root, "exits");
+  const script = `import { acquireRunLock } from ${JSON.stringify(new URL("../../src/trainer/lock.ts", import.meta.url).href)}; acquireRunLock(${JSON.stringify(dir)}); process.exit(3);`;
+  const r = spawnSync(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], { encoding: "utf8" });
+  assert.equal(r.status, 3, r.stderr);
+  assert.equal(existsSync(dir), true);
+  assert.equal(existsSync(join(dir, LOCK_FILE)), false, "released at exit");
+});
+
 test("two fresh starts on one out: one is refused at once, the other's metrics have each step once", { timeout: 300_000 }, async () => {
   const out = join(root, "race-start");
   const cfg = join(root, "race-start.yaml");
