@@ -14,6 +14,9 @@
 // Training: a run from a config, typed progress events, the config schema and plugins.
 export { train, resolveConfig, type TrainConfig, type TrainOptions } from "./api/train.ts";
 export { NonFiniteError, ResumeError, RunInterrupted, type RunSummary, type RunHooks } from "./trainer/run.ts";
+export type { Progress } from "./trainer/sft.ts";
+export type { RunContext } from "./trainer/context.ts";
+export type { RlStageHooks } from "./trainer/hooks.ts";
 export type { TrainEvent, TrainEventHandler, StageEvent, MetricsEvent, SamplesEvent, EvalEvent } from "./trainer/events.ts";
 export { ConfigError, loadRunConfig, parseRunConfig, runConfigSchema, type RunConfig, type RunConfigInput } from "./config/schema.ts";
 export { loadPlugins, loadRunConfigFile } from "./config/plugins.ts";
@@ -50,5 +53,7 @@ export { loadTokenizer, CharTokenizer, HfTokenizer, type Tokenizer } from "./tok
 
 // Evaluation: held-out accuracy with pass@k / maj@k, and the estimators.
 export { evaluate, type EvalOptions, type EvalResult } from "./eval/accuracy.ts";
+export type { EvalSummary, PromptOutcome, SampleOutcome } from "./eval/summary.ts";
+export type { Interval } from "./eval/bootstrap.ts";
 export { passAtK, kValues } from "./eval/passk.ts";
-export { majAtK, majorityIndex } from "./eval/majority.ts";
+export { majAtK, majorityIndex, type Vote } from "./eval/majority.ts";
