@@ -11,6 +11,11 @@ import { cpus } from "node:os";
 import { fileURLToPath } from "node:url";
 
 const child = process.env.RLVR_BENCH_CHILD === "1";
+if (!child && process.argv[2] === "async") {
+  // `npm run bench -- async`: rl.async vs the synchronous RL step (bench/async.ts).
+  await import("./async.ts");
+  process.exit(0);
+}
 if (!child && process.argv[2] === "torch") {
   // `npm run bench -- torch`: torch engine vs embedded engine vs TRL (bench/torch.ts).
   await import("./torch.ts");
@@ -23,7 +28,7 @@ async function measure(): Promise<Record<string, number>> {
   const { buildContext } = await import("../src/trainer/context.ts");
   const { initRlState, rlStep } = await import("../src/trainer/rl.ts");
   const { RunLogger } = await import("../src/trainer/logger.ts");
-  const { packSequences } = await import("../src/trainer/batch.ts");
+  const { packSequences } = await import("../src/core/sequence.ts");
   const { makeSftLoss, stepCounts } = await import("../src/algorithms/index.ts");
   const { mkdtempSync } = await import("node:fs");
   const { tmpdir } = await import("node:os");

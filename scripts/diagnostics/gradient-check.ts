@@ -17,7 +17,7 @@
 import { parseArgs } from "node:util";
 import { parseRunConfig } from "../../src/config/schema.ts";
 import { buildContext } from "../../src/trainer/context.ts";
-import { packSequences } from "../../src/trainer/batch.ts";
+import { packSequences } from "../../src/core/sequence.ts";
 import { grpoAdvantages } from "../../src/algorithms/index.ts";
 import type { EmbeddedEngine } from "../../src/engines/embedded/engine.ts";
 import type { TokenBatch, TokenLossFn } from "../../src/engines/engine.ts";

@@ -31,7 +31,7 @@ import { verifyLeadingInteger } from "../../src/tasks/arithmetic.ts";
 import { hasTask, registerTask } from "../../src/tasks/registry.ts";
 import { generateInSplit } from "../../src/tasks/split.ts";
 import type { Example } from "../../src/tasks/types.ts";
-import { chunkBySize, packSequences, type Sequence } from "../../src/trainer/batch.ts";
+import { chunkBySize, packSequences, type Sequence } from "../../src/core/sequence.ts";
 import { buildContext, type RunContext } from "../../src/trainer/context.ts";
 import { RunLogger } from "../../src/trainer/logger.ts";
 import { initRlState, rlStep } from "../../src/trainer/rl.ts";

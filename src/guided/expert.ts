@@ -4,7 +4,7 @@
  */
 import type { Example } from "../tasks/types.ts";
 import type { Tokenizer } from "../tokenizers/types.ts";
-import type { Sequence } from "../trainer/batch.ts";
+import type { Sequence } from "../core/sequence.ts";
 import { demonstration } from "./sft.ts";
 
 /**

@@ -9,7 +9,7 @@
 import type { AlgorithmConfig } from "../algorithms/index.ts";
 import { learningRate } from "../core/schedule.ts";
 import type { Example } from "../tasks/types.ts";
-import type { Sequence } from "../trainer/batch.ts";
+import type { Sequence } from "../core/sequence.ts";
 import type { RunContext } from "../trainer/context.ts";
 import type { RunLogger } from "../trainer/logger.ts";
 import type { RlState } from "../trainer/rl.ts";

@@ -5,7 +5,7 @@
  * put a high-quality demonstration for it into a buffer; when the buffer holds a batch, take an
  * SFT step on it, interleaved with the RL steps.
  */
-import type { Sequence } from "../trainer/batch.ts";
+import type { Sequence } from "../core/sequence.ts";
 
 /** One buffered demonstration. */
 export interface BufferedDemo {

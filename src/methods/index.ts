@@ -1,6 +1,6 @@
 /**
  * The method registry with every built-in method registered, in a fixed order of transforms
- * within each stage (`order`): reward stage TTRL (10) → EVOL-RL (20) → ReLIFT (30) → LUFFY (40) →
+ * within each stage (`order`): collect stage GHPO's hints; reward stage TTRL (10) → EVOL-RL (20) → ReLIFT (30) → LUFFY (40) →
  * KDRL (50); advantages stage EAR; optimize stage LUFFY's loss → CHORD's scaling → KDRL's term;
  * RAFT and self-play replace the step. User methods (defineMethod) default to order 100.
  */
@@ -9,6 +9,7 @@ import { getAdvantage } from "../algorithms/index.ts";
 import type { RunContext } from "../trainer/context.ts";
 import { mergeHooks, type RlStageHooks } from "../trainer/hooks.ts";
 import { enabledMethods, listMethods } from "./define.ts";
+import "./ghpo.ts";
 import "./ttrl.ts";
 import "./evol.ts";
 import "./ear.ts";

@@ -19,6 +19,7 @@ import type { Example, Verdict } from "../tasks/types.ts";
 import { hash32 } from "../util/rng.ts";
 import { packSequences, type Sequence } from "../core/sequence.ts";
 import type { RunContext } from "../trainer/context.ts";
+import type { RlStepHooks } from "../trainer/hooks.ts";
 import type { RlState } from "../trainer/rl.ts";
 import type { Generated, Rollout, StepBatch } from "./batch.ts";
 
@@ -35,7 +36,7 @@ interface Group {
  * rl.async a later one, prefetched while the trainer works); build its sequences. A sampler's
  * tokens are not re-scored here (see rescore): a prefetched batch is re-scored when it is trained.
  */
-export async function collect(ctx: RunContext, st: RlState, step = st.step): Promise<StepBatch> {
+export async function collect(ctx: RunContext, st: RlState, hooks: RlStepHooks, step = st.step): Promise<StepBatch> {
   const r = ctx.cfg.rl!;
   const sel = st.selection;
   const gen: Generated = { rollouts: [], verdicts: [], examples: [], genBatches: 0, dropped: 0, surplus: 0, full: false, discardedTokens: 0, events: {}, metrics: {} };
@@ -46,7 +47,8 @@ export async function collect(ctx: RunContext, st: RlState, step = st.step): Pro
     const examples = sel.draw(st, r.promptsPerStep, step, k);
     const prompts = examples.map(ctx.encodePrompt);
     const seed = k === 0 ? hash32(ctx.cfg.seed, 0x5a, step) : hash32(ctx.cfg.seed, 0x5a, step, k);
-    const ro = await collectRollouts(ctx, r, examples, prompts, seed);
+    let ro = await collectRollouts(ctx, r, examples, prompts, seed, step);
+    if (hooks.collect) ro = await hooks.collect(ro, { examples, prompts, seed, step });
     for (const [e, c] of Object.entries(ro.events)) gen.events[e] = (gen.events[e] ?? 0) + c;
     for (const [m, x] of Object.entries(ro.metrics)) gen.metrics[m] = (gen.metrics[m] ?? 0) + x;
     gen.discardedTokens += ro.sampledTokens - ro.rollouts.reduce((a, o) => a + o.sampledTokens, 0);

@@ -39,11 +39,11 @@ export async function rlStep(ctx: RunContext, alg: AlgorithmConfig, st: RlState,
   const t0 = performance.now();
   if (st.pending.length === 0) await syncSampler(ctx, st);
   const tc = performance.now();
-  let batch = await (st.pending.shift() ?? collect(ctx, st));
+  let batch = await (st.pending.shift() ?? collect(ctx, st, hooks));
   const times = batch.times;
   times["collect"] = (performance.now() - tc) / 1000;
   if (ctx.sampler) await timed(times, "rescore", () => rescore(ctx, batch));
-  prefetch(ctx, st);
+  prefetch(ctx, st, hooks);
   checkStaleness(ctx, st, batch);
   batch = await timed(times, "reward", () => reward(ctx, alg, batch, hooks));
   const ref = await timed(times, "reference", () => reference(ctx, alg, st, batch));
@@ -64,10 +64,10 @@ export async function rlStep(ctx: RunContext, alg: AlgorithmConfig, st: RlState,
  * sampler applies a weight sync only after the batches queued before it, so a batch is never
  * more than maxStaleness policy versions older than the weights it is trained from.
  */
-function prefetch(ctx: RunContext, st: RlState): void {
+function prefetch(ctx: RunContext, st: RlState, hooks: RlStepHooks): void {
   const k = ctx.cfg.rl!.async?.maxStaleness ?? 0;
   for (let ahead = st.pending.length + 1; ahead <= k && st.step + ahead < ctx.cfg.rl!.steps; ahead++) {
-    const p = collect(ctx, st, st.step + ahead);
+    const p = collect(ctx, st, hooks, st.step + ahead);
     p.catch(() => {}); // surfaced when the step that takes it awaits it
     st.pending.push(p);
   }

@@ -1,15 +1,15 @@
 /**
  * One generation batch of the RL step: sample a group per prompt with the configured strategy —
  * plain sampling, entropy-guided tree rollouts (rl.tree) or the multi-turn agent loop (rl.agent) —
- * verify it, and apply GHPO hints (rl.hints) to zero-accuracy groups. The trainer calls this
- * once per generation batch (src/trainer/rl.ts); everything strategy-specific lives here.
+ * and verify it. The RL step's collect stage (src/pipeline/collect.ts) calls this once per
+ * generation batch; everything strategy-specific lives here. (GHPO's hints, rl.hints, repair
+ * zero-accuracy groups afterwards: src/methods/ghpo.ts.)
  */
 import type { Engine, SampleResult, Sampler } from "../engines/engine.ts";
 import type { Example, Verdict } from "../tasks/types.ts";
 import type { Tokenizer } from "../tokenizers/types.ts";
-import { hash32 } from "../util/rng.ts";
 import { agentRollouts } from "./agent.ts";
-import { applyHints, type BatchVerifier } from "./hints.ts";
+import type { BatchVerifier } from "./hints.ts";
 import type { AgentConfig, HintsConfig, TreeConfig } from "./strategy-config.ts";
 import { defaultTools } from "./tools/registry.ts";
 import { treeRollouts } from "./tree.ts";
@@ -68,7 +68,8 @@ export function checkRolloutSettings(r: RolloutSettings): void {
 }
 
 /**
- * Sample, verify and (with hints) repair one generation batch.
+ * Sample and verify one generation batch (GHPO's hints, which repair zero-accuracy groups, are a
+ * method transforming this stage: src/methods/ghpo.ts).
  * @param seed the batch's sampling seed (plain sampling uses it exactly as the trainer always did).
  * @param step the training step, passed to the reward (user reward functions see it)
  */
@@ -103,36 +104,16 @@ export async function collectRollouts(ctx: CollectContext, r: RolloutSettings, e
     rollouts = out.map(asTrajectory);
   }
   const t1 = performance.now();
-  let texts = rollouts.map((o) => o.answerText ?? ctx.tokenizer.decode(o.tokens));
+  const texts = rollouts.map((o) => o.answerText ?? ctx.tokenizer.decode(o.tokens));
   // The reward sees token lengths and truncation (length shaping) and the groups (group-aware components).
   const v = await ctx.verifyBatch(
     texts,
     rollouts.map((o) => examples[o.promptIndex]!),
     { lengths: rollouts.map((o) => o.tokens.length), truncated: rollouts.map((o) => o.stopReason === "max_tokens"), groupIds: Int32Array.from(rollouts.map((o) => o.promptIndex)), step },
   );
-  let verdicts = v.verdicts;
+  const verdicts = v.verdicts;
   const events = { ...v.events };
-  let sampledTokens = rollouts.reduce((a, o) => a + o.sampledTokens, 0);
-  let hintSeconds = 0;
-  if (r.hints?.enabled) {
-    const th = performance.now();
-    const h = await applyHints(ctx.engine, ctx.tokenizer, examples, prompts, rollouts, verdicts, ctx.verifyBatch, {
-      ...sampling,
-      seed: hash32(seed, 0x6817),
-      stopTokens,
-      fractions: r.hints.fractions,
-      groupSize: G,
-      maxNewTokens: r.maxNewTokens,
-      maxSeqLen: ctx.engine.info().maxSeqLen,
-    });
-    rollouts = h.trajectories;
-    verdicts = h.verdicts;
-    texts = rollouts.map((o) => ctx.tokenizer.decode(o.tokens));
-    for (const [k, n] of Object.entries(h.events)) events[k] = (events[k] ?? 0) + n;
-    sampledTokens += h.metrics["hints/sampled_tokens"];
-    Object.assign(metrics, h.metrics);
-    hintSeconds = (performance.now() - th) / 1000;
-  }
+  const sampledTokens = rollouts.reduce((a, o) => a + o.sampledTokens, 0);
   const t2 = performance.now();
   return {
     rollouts,
@@ -141,8 +122,8 @@ export async function collectRollouts(ctx: CollectContext, r: RolloutSettings, e
     events,
     sampledTokens,
     metrics,
-    sampleSeconds: (t1 - t0) / 1000 + hintSeconds,
-    rewardSeconds: (t2 - t1) / 1000 - hintSeconds,
+    sampleSeconds: (t1 - t0) / 1000,
+    rewardSeconds: (t2 - t1) / 1000,
   };
 }
 

@@ -31,7 +31,7 @@
  * `engine.score(batch, {entropy: true})` on the roots (one extra forward pass, no gradients).
  */
 import type { Engine } from "../engines/engine.ts";
-import { packSequences } from "../trainer/batch.ts";
+import { packSequences } from "../core/sequence.ts";
 import { hash32 } from "../util/rng.ts";
 import { asTrajectory, concatF32, concatI32, sampleEach, type SamplingSettings, type Trajectory } from "./types.ts";
 

@@ -6,7 +6,8 @@
 import type { AlgorithmConfig, StepCounts, StepState } from "../algorithms/index.ts";
 import type { LossReport, SampleResult, TokenLossFn } from "../engines/engine.ts";
 import type { Example, Verdict } from "../tasks/types.ts";
-import type { Sequence } from "./batch.ts";
+import type { Sequence } from "../core/sequence.ts";
+import type { CollectedRollouts } from "../rollout/collect.ts";
 import type { RunContext } from "./context.ts";
 import type { RunLogger } from "./logger.ts";
 import type { RlState } from "./rl.ts";
@@ -35,7 +36,18 @@ export interface RewardStageResult {
   metrics?: Record<string, number>;
 }
 
+/** What the collect stage knows of one generation batch, for a collect hook. */
+export interface CollectStage {
+  examples: readonly Example[];
+  prompts: readonly Int32Array[];
+  /** The batch's sampling seed. */
+  seed: number;
+  step: number;
+}
+
 export interface RlStepHooks {
+  /** After each generation batch is sampled and verified, before groups are kept (GHPO's hints). */
+  collect?(ro: CollectedRollouts, s: CollectStage): Promise<CollectedRollouts>;
   /** After verification, before advantages: reward transforms, extra sequences. */
   rewards?(s: RewardStage): Promise<RewardStageResult | undefined> | RewardStageResult | undefined;
   /** After advantages ([on-policy rollouts, then extras]): reshape them (ETTRL's EAR). */
@@ -106,6 +118,8 @@ export function mergeHooks(...sets: RlStageHooks[]): RlStageHooks {
       return acc;
     };
   }
+  const col = sets.filter((h) => h.collect);
+  if (col.length) out.collect = async (ro, s) => { for (const h of col) ro = await h.collect!(ro, s); return ro; };
   const adv = sets.filter((h) => h.advantages);
   if (adv.length) out.advantages = (a, s) => adv.reduce((x, h) => h.advantages!(x, s), a);
   const xb = sets.filter((h) => h.extraBackward);

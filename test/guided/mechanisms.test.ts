@@ -3,7 +3,7 @@ import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { expertSequence, hardestGroups, ReliftBuffer, reliftSftSteps, scheduleValue, selectForRaft, demonstration } from "../../src/guided/index.ts";
 import { CharTokenizer } from "../../src/tokenizers/index.ts";
-import { packSequences } from "../../src/trainer/batch.ts";
+import { packSequences } from "../../src/core/sequence.ts";
 import type { Example } from "../../src/tasks/types.ts";
 
 const seq = (n: number) => ({ prompt: [1], response: Array.from({ length: n }, (_, i) => i + 2) });

@@ -4,7 +4,7 @@ import { agentRollouts, closeTokenIds, formatObservation, parseToolCall, toolDem
 import { calculatorTool, defaultTools, ToolRegistry } from "../../src/rollout/tools/registry.ts";
 import { runCodeTool } from "../../src/rollout/tools/code.ts";
 import { sandboxSupport } from "../../src/rewards/code/probe.ts";
-import { packSequences } from "../../src/trainer/batch.ts";
+import { packSequences } from "../../src/core/sequence.ts";
 import { CharTokenizer } from "../../src/tokenizers/char.ts";
 import { ScriptedEngine, tok } from "./fake-engine.ts";
 

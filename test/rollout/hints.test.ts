@@ -2,7 +2,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { applyHints, hintLength } from "../../src/rollout/hints.ts";
 import { asTrajectory } from "../../src/rollout/types.ts";
-import { packSequences } from "../../src/trainer/batch.ts";
+import { packSequences } from "../../src/core/sequence.ts";
 import type { Example, Verdict } from "../../src/tasks/types.ts";
 import { ScriptedEngine, scripted, tok } from "./fake-engine.ts";
 

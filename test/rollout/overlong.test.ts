@@ -1,7 +1,7 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { truncationMask } from "../../src/rollout/overlong.ts";
-import { packSequences } from "../../src/trainer/batch.ts";
+import { packSequences } from "../../src/core/sequence.ts";
 
 describe("overlong filtering (mask truncated responses)", () => {
   it("a truncated response gets loss mask 0 on every token; a completed one keeps its mask", () => {

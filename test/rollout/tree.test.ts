@@ -1,7 +1,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { planForks, treeRollouts } from "../../src/rollout/tree.ts";
-import { packSequences } from "../../src/trainer/batch.ts";
+import { packSequences } from "../../src/core/sequence.ts";
 import { ScriptedEngine } from "./fake-engine.ts";
 
 // Prompts are [1, 10+p]; responses are random digits (ids 4..13) then EOS (2) with prob 0.2.

@@ -1,6 +1,6 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { chunkBySize, chunks, packSequences } from "../../src/trainer/batch.ts";
+import { chunkBySize, chunks, packSequences } from "../../src/core/sequence.ts";
 
 test("packSequences right-pads, masks prompts and broadcasts advantages over response tokens", () => {
   const b = packSequences(

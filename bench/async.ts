@@ -1,0 +1,36 @@
+/**
+ * `npm run bench -- async`: the RL step of the quickstart's model, synchronous vs rl.async
+ * (maxStaleness 1: the next batch is sampled by a copy of the policy in a worker thread while the
+ * trainer trains). Prints mean seconds per step (first step excluded: jit warm-up) and the ratio
+ * async/sync, measured in the same run on this machine.
+ */
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { parseRunConfig } from "../src/config/schema.ts";
+import { quickstartConfig } from "../src/cli/commands/quickstart.ts";
+import { train } from "../src/trainer/run.ts";
+
+const steps = Number(process.env["RLVR_BENCH_STEPS"] ?? 6);
+
+async function stepSeconds(async: boolean): Promise<{ mean: number; sample: number; train: number }> {
+  const dir = mkdtempSync(join(tmpdir(), "rlvr-bench-async-"));
+  try {
+    const base = quickstartConfig({ out: dir, digits: 2, sftSteps: 0, rlSteps: steps, seed: 1 }, "", "");
+    const rl = { ...(base["rl"] as Record<string, unknown>), steps, ...(async ? { async: { maxStaleness: 1 } } : {}) };
+    const cfg = parseRunConfig({ ...base, rl, data: { task: "addition-padded", difficulty: 2, trainSize: 2000, testSize: 16 }, eval: { n: 16 } });
+    await train(cfg, { quiet: true });
+    const rows = readFileSync(join(dir, "metrics.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l) as Record<string, number>).filter((r) => (r["stage"] as unknown) === "rl").slice(1);
+    const mean = (k: string) => rows.reduce((a, r) => a + (r[k] ?? 0), 0) / rows.length;
+    return { mean: mean("time/step"), sample: mean("time/collect"), train: mean("time/optimize") };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+const sync = await stepSeconds(false);
+const asyn = await stepSeconds(true);
+console.log(`RL step, quickstart model (128 prompts x 4, ${steps - 1} steps after warm-up):`);
+console.log(`  sync : ${sync.mean.toFixed(2)} s/step (collect ${sync.sample.toFixed(2)} s, optimize ${sync.train.toFixed(2)} s)`);
+console.log(`  async: ${asyn.mean.toFixed(2)} s/step (waiting for the prefetched batch ${asyn.sample.toFixed(2)} s, optimize ${asyn.train.toFixed(2)} s)`);
+console.log(`async/sync step-time ratio: ${(asyn.mean / sync.mean).toFixed(2)}`);
