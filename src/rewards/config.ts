@@ -133,7 +133,12 @@ export function resolveRewardConfig(cfg: RewardSource): { reward: RewardConfig; 
   }
   const one = (verifier: string, at: string) => ({ reward: rewardConfigSchema.parse({ verifier }), at });
   if (d.verifier !== undefined) return one(d.verifier, "data.verifier");
-  if (d.task !== undefined) return one(d.task, "data.task");
+  if (d.task !== undefined) {
+    // A procedural task named like a built-in verifier (the ifeval task) keeps its own verifier:
+    // the `task` verifier calls the example's task, under a component named after the task.
+    if (BUILTIN_VERIFIER_NAMES.includes(d.task)) return { reward: rewardConfigSchema.parse({ components: [{ name: d.task, verifier: "task" }] }), at: "data.task" };
+    return one(d.task, "data.task");
+  }
   if (d.preset !== undefined && d.preset !== "generic") return one("math", "data.preset");
   throw new Error(
     `config error at data.verifier: a custom dataset (data.train ${d.train ?? ""}) must name its verifier; set reward: {verifier: <name>} ` +

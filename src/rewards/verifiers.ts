@@ -18,7 +18,8 @@
  *           "all", timeoutMs?: number}
  *   majority  group-aware: 1 when the response's answer span agrees with the group's most frequent
  *           answer (TTRL's pseudo-label, arXiv:2504.16084); alone (eval), exact match with `answer`
- *   task    the verifier registered under the example's own `task` (rows made by `rlvr data gen`)
+ *   task    the example's own `task`: a registered task's verifier, else the verifier of that name
+ *           (rows made by `rlvr data gen`; runs of a task named like a built-in, i.e. ifeval)
  *   module  a user reward function from a module (see ./user-module.ts); the reward block's
  *           `{module, export}` compiles to it
  * Every procedural task also registers its verifier under its name (src/tasks/registry.ts).
@@ -34,6 +35,7 @@ import { getVerifier, hasVerifier, registerVerifier, type Verifier } from "./reg
 import { answerSpan, normalizeAnswer } from "./text.ts";
 import type { Verdict } from "./types.ts";
 import { moduleVerifier } from "./user-module.ts";
+import { getTask, hasTask } from "../tasks/registry.ts";
 
 /** The names this module registers (for messages that list verifiers before the registry fills). */
 export const BUILTIN_VERIFIERS = ["exact", "f1", "choice", "math", "format", "ifeval", "code", "majority", "task", "module"] as const;
@@ -184,9 +186,10 @@ const majority: Verifier = {
 
 const task: Verifier = {
   name: "task",
-  description: "the verifier registered under the example's own task",
+  description: "the example's own task's verifier (a registered task's, else the verifier of that name)",
   verify: (r, e, ctx) => {
-    if (!e?.task || !hasVerifier(e.task) || e.task === "task") throw new Error(`example ${e?.id}: its task "${e?.task}" names no registered verifier`);
+    if (e?.task && hasTask(e.task)) return getTask(e.task).verify(r, e);
+    if (!e?.task || !hasVerifier(e.task) || e.task === "task") throw new Error(`example ${e?.id}: its task "${e?.task}" names no registered task or verifier`);
     return getVerifier(e.task).verify(r, e, ctx);
   },
 };

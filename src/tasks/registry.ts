@@ -5,13 +5,15 @@
  * task registry holds generators, not a second verifier path.
  */
 import { registerVerifier } from "../rewards/registry.ts";
+import { BUILTIN_VERIFIER_NAMES } from "../rewards/config.ts";
 import type { Task } from "./types.ts";
 
 const tasks = new Map<string, Task>();
 
 /**
  * Register a task under `task.name` (or `name` when given).
- * Also registers `task.verify` as the verifier `name` (replacing a verifier of that name).
+ * Also registers `task.verify` as the verifier `name` (replacing a verifier of that name), unless
+ * `name` is a built-in verifier's (exact, math, ifeval, …), which then scores the task.
  * @throws Error when the name is taken, unless `opts.replace` is true.
  */
 export function registerTask(task: Task, opts: { name?: string; replace?: boolean } = {}): void {
@@ -19,7 +21,11 @@ export function registerTask(task: Task, opts: { name?: string; replace?: boolea
   if (tasks.has(name) && !opts.replace) {
     throw new Error(`task "${name}" is already registered; pass { replace: true } to override it`);
   }
-  registerVerifier(name, { name, description: `the ${name} task's verifier`, verify: (response, example) => task.verify(response, example) }, { replace: true });
+  // A task named like a built-in verifier (the ifeval task) is scored by that verifier, which reads
+  // the same example fields; every other task's verifier is registered under its name.
+  if (![...BUILTIN_VERIFIER_NAMES, "module"].includes(name)) {
+    registerVerifier(name, { name, description: `the ${name} task's verifier`, verify: (response, example) => task.verify(response, example) }, { replace: true });
+  }
   tasks.set(name, task);
 }
 

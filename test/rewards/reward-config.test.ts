@@ -8,7 +8,8 @@ import assert from "node:assert/strict";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { compileReward, rewardMetrics } from "../../src/rewards/compile.ts";
-import { rewardConfigSchema, type RewardConfigInput } from "../../src/rewards/config.ts";
+import { rewardConfigSchema, resolveRewardConfig, type RewardConfigInput } from "../../src/rewards/config.ts";
+import { getTask } from "../../src/tasks/index.ts";
 import { getVerifier, registerVerifier, defineReward, toVerdict, verifierNames } from "../../src/rewards/registry.ts";
 import { parseRunConfig } from "../../src/config/schema.ts";
 import { createVerifierPool, type VerifierPool } from "../../src/rewards/pool/pool.ts";
@@ -114,6 +115,22 @@ test("user module failures are counted events with the fallback reward; null ski
   const fbNull = await run("throws", { fallback: null });
   assert.ok(fbNull.verdicts.every((v) => Number.isNaN(v.reward)));
   assert.equal(fbNull.events["reward/skipped"], 3);
+});
+
+test("a procedural task's run uses its own verifier, also the ifeval task (named like the built-in verifier)", async () => {
+  const { reward, at } = resolveRewardConfig({ data: { task: "ifeval" } });
+  assert.equal(at, "data.task");
+  const r = await compileReward(reward, { at });
+  assert.deepEqual(r.names, ["ifeval"]);
+  const task = getTask("ifeval");
+  const e: Example = { id: "i", prompt: "", answer: "", task: "ifeval", meta: { constraints: [{ type: "no_commas" }, { type: "lowercase" }] } };
+  for (const resp of ["all lower, with a comma", "all lower no comma", "UPPER"]) {
+    const v = (await r.scoreBatch([resp], [e])).verdicts[0]!;
+    assert.equal(v.reward, task.verify(resp, e).reward, resp); // the task's rule (all or nothing), not the built-in's fraction
+  }
+  const b = await compile({ verifier: "ifeval" });
+  assert.equal((await b.scoreBatch(["all lower, with a comma"], [e])).verdicts[0]!.reward, 0.5); // the built-in: fraction satisfied
+  assert.deepEqual(resolveRewardConfig({ data: { task: "countdown" } }).reward.verifier, "countdown");
 });
 
 test("defineReward registers a function a config can name", async () => {
