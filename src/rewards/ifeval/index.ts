@@ -25,7 +25,7 @@ export {
   type IfevalMode,
   type ReferenceRule,
 } from "./registry.ts";
-export { detectLanguage, IFEVAL_LANGUAGES } from "./reference/language.ts";
+export { detectLanguage, languageReady, IFEVAL_LANGUAGES } from "./reference/language.ts";
 export { countSentences, sentTokenize } from "./reference/punkt.ts";
 export { wordTokenize } from "./reference/word-tokenize.ts";
 

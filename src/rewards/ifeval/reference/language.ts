@@ -14,19 +14,62 @@
  * Returns null when the text carries no letters to judge (the reference then counts the
  * instruction as followed).
  */
-import { eld as eldMedium } from "eld/medium";
-import { franc } from "franc";
+import { createRequire } from "node:module";
+import { fileURLToPath } from "node:url";
 
 /** The 55 languages langdetect can answer (its codes; zh-cn/zh-tw appear as "zh" in ELD). */
 const LANGDETECT = "af ar bg bn ca cs cy da de el en es et fa fi fr gu he hi hr hu id it ja kn ko lt lv mk ml mr ne nl no pa pl pt ro ru sk sl so sq sv sw ta te th tl tr uk ur vi zh".split(" ");
-const eld = eldMedium.newInstance();
-eld.setLanguageSubset(LANGDETECT);
 /** franc (ISO 639-3) judges among langdetect's languages; only its Swahili / Nepali answers are used. */
 const FRANC_ONLY = (
   "afr arb bul ben cat ces cym dan deu ell eng spa ekk pes fin fra guj heb hin hrv hun ind ita jpn kan kor " +
   "lit lvs mkd mal mar npi nld nob pan pol por ron rus slk slv som als swe swh tam tel tha tgl tur ukr urd vie cmn"
 ).split(" ");
+
+type EldDetector = { detect(text: string): { language: string }; setLanguageSubset(l: string[]): unknown; newInstance(): EldDetector };
+type Franc = (text: string, options: { only: string[]; minLength: number }) => string;
+interface Detectors {
+  eld: EldDetector;
+  franc: Franc;
+}
+
+/**
+ * The detectors load on first use (ELD's n-gram tables take a noticeable part of a second), so
+ * importing the rewards costs nothing until a language rule runs. Node ≥ 20.19 loads their ES
+ * modules synchronously through require(); on older Node they load in the background from the
+ * moment this module is imported (`languageReady()` waits for them).
+ */
+const requireEsm = createRequire(import.meta.url);
+const canRequireEsm = (process.features as { require_module?: boolean }).require_module === true;
+let detectors: Detectors | undefined;
+const background: Promise<void> | undefined = canRequireEsm
+  ? undefined
+  : Promise.all([import("eld/medium"), import("franc")]).then(([e, f]) => {
+      detectors ??= prepare((e as unknown as { eld: EldDetector }).eld, f.franc as Franc);
+    });
+background?.catch(() => undefined);
+
+function prepare(base: EldDetector, franc: Franc): Detectors {
+  const eld = base.newInstance();
+  eld.setLanguageSubset(LANGDETECT);
+  return { eld, franc };
+}
+
+function load(): Detectors {
+  if (detectors) return detectors;
+  if (!canRequireEsm) throw new Error("language identification is still loading: on Node < 20.19 await languageReady() first");
+  const eld = (requireEsm(fileURLToPath(import.meta.resolve("eld/medium"))) as { eld: EldDetector }).eld;
+  const franc = (requireEsm(fileURLToPath(import.meta.resolve("franc"))) as { franc: Franc }).franc;
+  detectors = prepare(eld, franc);
+  return detectors;
+}
+
 const LETTER = /\p{L}/u;
+
+/** Resolves once the language detectors are loaded (immediate on Node ≥ 20.19). */
+export async function languageReady(): Promise<void> {
+  if (background) await background;
+  else load();
+}
 
 /** The languages IFEval asks responses to be written in (the reference's LANGUAGE_CODES, ISO 639-1). */
 export const IFEVAL_LANGUAGES = [
@@ -43,6 +86,7 @@ export const DETECTABLE_LANGUAGES: readonly string[] = LANGDETECT.map((c) => (c 
  */
 export function detectLanguage(text: string): string | null {
   if (!LETTER.test(text)) return null;
+  const { eld, franc } = load();
   const lower = text.toLowerCase();
   const second = franc(lower, { only: FRANC_ONLY, minLength: 1 });
   if (second === "swh") return "sw";
