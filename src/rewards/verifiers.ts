@@ -184,11 +184,14 @@ const majority: Verifier = {
   },
 };
 
+let tasksLoaded = false;
 const task: Verifier = {
   name: "task",
   description: "the example's own task's verifier (a registered task's, else the verifier of that name)",
-  verify: (r, e, ctx) => {
+  verify: (r, e, ctx): Verdict | Promise<Verdict> => {
     if (e?.task && hasTask(e.task)) return getTask(e.task).verify(r, e);
+    // A worker thread loads the procedural tasks on first need (kept out of its start-up).
+    if (!tasksLoaded) return import("../tasks/index.ts").then(() => ((tasksLoaded = true), task.verify(r, e, ctx)));
     if (!e?.task || !hasVerifier(e.task) || e.task === "task") throw new Error(`example ${e?.id}: its task "${e?.task}" names no registered task or verifier`);
     return getVerifier(e.task).verify(r, e, ctx);
   },
