@@ -78,14 +78,14 @@ export async function evalExamples(o: EvalCommandOptions): Promise<Example[]> {
 }
 
 /**
- * The verifier of an evaluation: `--verifier` when given; for --data rows, the run's own reward
- * block (its config.yaml, found beside `runDir` or above its checkpoint); for --task prompts,
- * each example's task verifier.
+ * The verifier of an evaluation: for --task prompts, each example's task verifier; for --data
+ * rows, `--verifier` when given, else the run's own reward block (its config.yaml, found beside
+ * `runDir` or above its checkpoint).
  * @throws Error when --data rows have no verifier (no --verifier, no run config)
  */
 export async function evalVerifier(o: Pick<EvalCommandOptions, "verifier" | "data">, runDir: string): Promise<(r: string, e: Example) => Verdict | Promise<Verdict>> {
-  if (o.verifier) return (await compileReward(rewardConfigSchema.parse({ verifier: o.verifier }), { at: "--verifier" })).verifyOne;
   if (!o.data) return (await compileReward(rewardConfigSchema.parse({ verifier: "task" }))).verifyOne;
+  if (o.verifier) return (await compileReward(rewardConfigSchema.parse({ verifier: o.verifier }), { at: "--verifier" })).verifyOne;
   const abs = resolve(runDir);
   const configs = [join(abs, "config.yaml"), join(abs, "..", "config.yaml"), join(abs, "..", "..", "config.yaml")];
   const found = configs.find((c) => existsSync(c));
