@@ -386,13 +386,13 @@ function compareInner(a: Answer, b: Answer, ctx: CompareContext): Decision {
   // equations against a bare value: "x = 3" vs "3"
   if (a.k === "eq" && b.k === "eq") return compareEquations(a, b, ctx);
   if (a.k === "eq" && a.rel === "=") {
-    if (isUnknown(a.lhs)) return tag(compareAnswers(a.rhs, b, ctx), "rhs of equation");
+    if (isUnknown(a.lhs) || (a.rhs.k === "matrix" && a.lhs.k === "expr")) return tag(compareAnswers(a.rhs, b, ctx), "rhs of equation");
     if (isUnknown(a.rhs)) return tag(compareAnswers(a.lhs, b, ctx), "lhs of equation");
     if (isNumericIdentity(a, ctx)) return tag(compareAnswers(a.rhs, b, ctx), "result of a numeric computation");
     return no("equation vs value");
   }
   if (b.k === "eq" && b.rel === "=") {
-    if (isUnknown(b.lhs)) return tag(compareAnswers(a, b.rhs, ctx), "rhs of equation");
+    if (isUnknown(b.lhs) || (b.rhs.k === "matrix" && b.lhs.k === "expr")) return tag(compareAnswers(a, b.rhs, ctx), "rhs of equation");
     if (isUnknown(b.rhs)) return tag(compareAnswers(a, b.lhs, ctx), "lhs of equation");
     if (isNumericIdentity(b, ctx)) return tag(compareAnswers(a, b.rhs, ctx), "result of a numeric computation");
     return no("value vs equation");

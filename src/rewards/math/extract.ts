@@ -103,7 +103,14 @@ export function lastBoxedGroup(text: string): { answer: string; start: number } 
     k--;
     parts.unshift(all[k]!.content);
   }
-  const nonEmpty = parts.filter((p) => p.length > 0);
+  // the same box repeated ("$\boxed{11}$ $\boxed{11}$") is one answer
+  const seen = new Set<string>();
+  const nonEmpty = parts.filter((p) => {
+    const key = p.replace(/\s+/g, "");
+    if (key.length === 0 || seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
   if (nonEmpty.length === 0) return null;
   return { answer: nonEmpty.join(", "), start: all[k]!.start };
 }

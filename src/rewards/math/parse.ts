@@ -39,6 +39,8 @@ const FUNCS = new Set([
   "sin", "cos", "tan", "sec", "csc", "cot", "arcsin", "arccos", "arctan", "asin", "acos", "atan",
   "sinh", "cosh", "tanh", "log", "ln", "lg", "exp", "sqrt", "abs",
 ]);
+/** Named quantities written as LaTeX commands only, with no numeric evaluation here: they label values (`\det A = 0`). */
+const LATEX_ONLY_FUNCS = new Set(["det", "tr", "rank", "deg"]);
 const GREEK = new Set([
   "alpha", "beta", "gamma", "delta", "epsilon", "varepsilon", "zeta", "eta", "theta", "vartheta", "iota", "kappa",
   "lambda", "mu", "nu", "xi", "rho", "sigma", "tau", "upsilon", "phi", "varphi", "chi", "psi", "omega",
@@ -85,7 +87,7 @@ export function tokenize(s: string): Tok[] {
       else if (name === "cdot" || name === "times" || name === "ast") out.push({ t: "p", v: "*" });
       else if (name === "div") out.push({ t: "p", v: "/" });
       else if (name === "pm" || name === "mp") out.push({ t: "p", v: "\\pm" });
-      else if (FUNCS.has(name)) out.push({ t: "fn", v: name });
+      else if (FUNCS.has(name) || LATEX_ONLY_FUNCS.has(name)) out.push({ t: "fn", v: name });
       else if (GREEK.has(name)) out.push({ t: "sym", v: name });
       else if (name === "|") out.push({ t: "p", v: "|" });
       else if (name === "angle" || name === "measuredangle" || name === "triangle") out.push({ t: "sym", v: name }); // part of a label
