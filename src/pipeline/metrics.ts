@@ -4,9 +4,11 @@
  *
  * Accuracy, lengths and token counts cover every sampled response of the step (all generation
  * batches, kept or not); rewards and group statistics cover the train batch. `reward/<name>` is
- * the mean score of each reward component (Verdict.components) over every sampled response.
+ * the mean score of each reward component (Verdict.components) over every sampled response, with
+ * the reward layer's event counts (rewardMetrics, src/rewards/compile.ts).
  */
 import { combineMetrics } from "../algorithms/index.ts";
+import { rewardMetrics } from "../rewards/compile.ts";
 import { sampledTokenCount } from "../rollout/collect.ts";
 import type { RunLogger } from "../trainer/logger.ts";
 import type { RlState } from "../trainer/rl.ts";
@@ -27,18 +29,12 @@ export function zeroStdFraction(rewards: Float32Array, groupIds: Int32Array): nu
   return first.size ? (first.size - mixed.size) / first.size : 0;
 }
 
-/** Mean of each reward component over `verdicts` (components missing from a verdict count as absent). */
-function componentMeans(verdicts: StepBatch["verdicts"]): Record<string, number> {
-  const sum: Record<string, number> = {};
-  const n: Record<string, number> = {};
-  for (const v of verdicts) {
-    for (const [k, x] of Object.entries(v.components ?? {})) {
-      if (!Number.isFinite(x)) continue;
-      sum[k] = (sum[k] ?? 0) + x;
-      n[k] = (n[k] ?? 0) + 1;
-    }
-  }
-  return Object.fromEntries(Object.keys(sum).map((k) => [`reward/${k}`, sum[k]! / n[k]!]));
+/** Mean of the finite values (a skipped sample's reward is NaN); 0 when there are none. */
+function finiteMean(xs: ArrayLike<number>): number {
+  let s = 0;
+  let n = 0;
+  for (let i = 0; i < xs.length; i++) if (Number.isFinite(xs[i]!)) (s += xs[i]!), n++;
+  return n ? s / n : 0;
 }
 
 /** Staleness of the trained sequences: policy version now minus the version that sampled each. */
@@ -60,12 +56,12 @@ export function metrics(ctx: RunContext, batch: StepBatch, opt: OptimizeReport, 
   const selMetrics = st.selection.observe(g.examples, g.verdicts, sampledTokens);
   const t = batch.times;
   const m: Record<string, number> = {
-    "reward/mean": batch.rewards.length ? batch.rewards.reduce((a, b) => a + b, 0) / batch.rewards.length : 0,
-    "reward/verifier": g.verdicts.reduce((a, v) => a + v.reward, 0) / Math.max(1, g.verdicts.length),
-    ...componentMeans(g.verdicts),
+    "reward/mean": finiteMean(batch.rewards),
+    "reward/verifier": finiteMean(g.verdicts.map((v) => v.reward)),
     "verifier/timeouts": g.events["verifier/timeouts"] ?? 0,
     "verifier/crashes": g.events["verifier/crashes"] ?? 0,
     "verifier/errors": g.events["verifier/errors"] ?? 0,
+    ...rewardMetrics(g.verdicts, g.events),
     accuracy: g.verdicts.filter((v) => v.correct).length / Math.max(1, g.verdicts.length),
     "groups/zero_std_frac": zeroStdFraction(batch.rewards, batch.groupIds),
     "groups/trained_seqs": batch.seqs.length,
