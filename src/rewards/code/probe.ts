@@ -24,6 +24,7 @@
 import { spawnSync } from "node:child_process";
 import { accessSync, constants, realpathSync } from "node:fs";
 import { delimiter, join } from "node:path";
+import { probeCgroups, type CgroupBases } from "./cgroup.ts";
 import { RootBuilder, rootArgs, type RootPlan } from "./rootfs.ts";
 import { seccompFilter } from "./seccomp.ts";
 
@@ -43,6 +44,8 @@ export interface BwrapSupport {
   disableUserns: boolean;
   /** `--size` works (bubblewrap ≥ 0.5): the private tmpfs are size-capped. */
   tmpfsSize: boolean;
+  /** cgroup v1 hierarchies a per-sandbox group can be made in (root only; cgroup.ts). */
+  cgroups: CgroupBases;
 }
 
 export interface SandboxSupport {
@@ -187,7 +190,9 @@ function probeBwrap(py: { exe: string; stdlib: string } | null, notes: string[])
       python = null;
     }
     if (!disableUserns) notes.push("bubblewrap cannot disable nested user namespaces here (needs bubblewrap ≥ 0.8)");
-    return { bwrap: { path, dropUid, root: plan, prlimit, seccomp, disableUserns, tmpfsSize }, python };
+    const cgroups = process.env.RLVR_SANDBOX_CGROUPS === "0" ? {} : probeCgroups();
+    if (!cgroups.memory) notes.push("no writable memory cgroup (not root, or cgroup v2 only): a sandbox's memory is bounded per process, not in total");
+    return { bwrap: { path, dropUid, root: plan, prlimit, seccomp, disableUserns, tmpfsSize, cgroups }, python };
   }
   notes.push(`bwrap at ${path} cannot create its namespaces here (user namespaces disabled?): using the weaker fallback layers`);
   return { bwrap: null, python: null };
@@ -275,6 +280,8 @@ export function describeLayers(s: SandboxSupport = sandboxSupport()): { layer: s
     rows.push({ layer: "minimal root", present: true, detail: `read-only: ${b.root.binds.join(", ")}` });
     rows.push({ layer: "private tmpfs", present: true, detail: `/work, /tmp, /dev/shm (${b.tmpfsSize ? "size-capped" : "not size-capped"}), fresh /proc and /dev` });
     rows.push({ layer: "seccomp", present: b.seccomp !== null, detail: b.seccomp ? "socket, socketpair, io_uring, keyrings, bpf, perf, userfaultfd refused" : `no filter for ${process.arch}` });
+    const cg = Object.keys(b.cgroups);
+    rows.push({ layer: "control groups", present: cg.length > 0, detail: cg.length ? `per sandbox: ${cg.join(", ")} (total memory, processes, one CPU)` : "none: memory bounded per process only; CPU shared" });
     rows.push({ layer: "rlimits per sandbox", present: b.prlimit !== null, detail: b.prlimit ? "prlimit inside the sandbox's own user namespace" : "prlimit missing: Python sets its own limits, Node only its heap" });
   } else {
     rows.push({ layer: "network namespace", present: s.netns, detail: s.unshareArgs.join(" ") || "none: in-process blocks only" });

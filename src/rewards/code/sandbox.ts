@@ -10,7 +10,9 @@
  * (read-only), and size-capped private tmpfs at /work (its working directory, holding read-only
  * copies of the host work dir's files), /tmp and /dev/shm that vanish with the sandbox. The
  * rlimits are set inside the sandbox's own user namespace, so they bind per sandbox, not per
- * host uid (Linux ≥ 5.14 counts RLIMIT_NPROC per user namespace).
+ * host uid (Linux ≥ 5.14 counts RLIMIT_NPROC per user namespace); where we are root with
+ * writable cgroup v1 hierarchies, a control group per sandbox also bounds the memory of all its
+ * processes together, its task count and its CPU (cgroup.ts).
  *
  * Without bubblewrap (fallback, weaker; a one-time warning says so):
  *   unshare --net [--pid --fork --kill-child --mount --mount-proc]  prlimit …  [setpriv --reuid=<random uid>]  <interpreter>
@@ -26,6 +28,7 @@ import { availableParallelism, tmpdir } from "node:os";
 import { join } from "node:path";
 import { bwrapNamespaces, randomUid, sandboxSupport, setprivArgs, type SandboxSupport } from "./probe.ts";
 import { rootArgs } from "./rootfs.ts";
+import { SandboxGroup } from "./cgroup.ts";
 
 /** Resource limits of one sandboxed process. */
 export interface SandboxLimits {
@@ -182,6 +185,9 @@ export function sandboxCommand(spec: SandboxSpec, support: SandboxSupport = sand
     argv.push("--remount-ro", "/", "--chdir", SANDBOX_WORKDIR, "--clearenv");
     for (const [k, v] of Object.entries(sandboxEnv(SANDBOX_WORKDIR, "/tmp", spec.env))) argv.push("--setenv", k, v);
     if (b.seccomp) argv.push("--seccomp", "4");
+    // With control groups: bwrap reports its child's pid on fd 5 and waits on fd 6 until that
+    // child has been moved into the sandbox's groups (runSandboxed).
+    if (Object.keys(b.cgroups).length) argv.push("--info-fd", "5", "--block-fd", "6");
     if (b.prlimit) argv.push(...prlimitArgs(b.prlimit, spec, lim));
     argv.push(...interpreterArgs(spec, support, SANDBOX_WORKDIR, lim), ...spec.args);
     return argv;
@@ -247,7 +253,15 @@ export async function runSandboxed(spec: SandboxSpec, support: SandboxSupport = 
   if (support.bwrap ? support.bwrap.dropUid : support.dropUid) chownWorkdir(spec.workdir, uid);
   const argv = sandboxCommand(spec, support, uid);
   const seccomp = support.bwrap?.seccomp ?? null;
+  const cgroups = support.bwrap && Object.keys(support.bwrap.cgroups).length ? support.bwrap.cgroups : null;
   const release = await slots.acquire();
+  const group = cgroups
+    ? new SandboxGroup(cgroups, `rlvr-${process.pid}-${++groupCount}`, {
+        memoryBytes: (2 * lim.memoryMb + 128) * 1024 * 1024 + 3 * Math.max(1 << 20, lim.maxFileBytes),
+        pids: lim.maxProcesses + 4,
+        cpus: 1,
+      })
+    : null;
   try {
     return await new Promise<SandboxResult>((resolve, reject) => {
       const started = performance.now();
@@ -257,11 +271,34 @@ export async function runSandboxed(spec: SandboxSpec, support: SandboxSupport = 
           cwd: support.bwrap ? "/" : spec.workdir,
           env: support.bwrap ? { PATH: process.env.PATH ?? "/usr/bin:/bin" } : sandboxEnv(spec.workdir, spec.workdir, spec.env),
           detached: true,
-          stdio: ["pipe", "pipe", "pipe", spec.resultFd ? "pipe" : "ignore", seccomp ? "pipe" : "ignore"],
+          stdio: ["pipe", "pipe", "pipe", spec.resultFd ? "pipe" : "ignore", seccomp ? "pipe" : "ignore", ...(group ? (["pipe", "pipe"] as const) : [])],
         });
       } catch (e) {
         reject(e);
         return;
+      }
+      if (group) {
+        const extra = child.stdio as unknown as (NodeJS.ReadableStream & NodeJS.WritableStream)[];
+        const info = extra[5]!;
+        const unblock = extra[6]!;
+        unblock.on("error", () => {});
+        info.on("error", () => {});
+        let text = "";
+        let attached = false;
+        info.on("data", (b: Buffer) => {
+          text += b.toString("utf8");
+          const m = text.match(/"child-pid":\s*(\d+)/);
+          if (!m || attached) return;
+          attached = true;
+          try {
+            group.attach(Number(m[1]));
+          } catch {
+            // Not attached: the program would run without its group; refuse to run it instead.
+            killTree();
+            return;
+          }
+          unblock.end("x");
+        });
       }
       if (seccomp) {
         const s = child.stdio[4] as NodeJS.WritableStream & { on(e: string, f: () => void): void };
@@ -369,8 +406,11 @@ export async function runSandboxed(spec: SandboxSpec, support: SandboxSupport = 
     });
   } finally {
     release();
+    await group?.dispose();
   }
 }
+
+let groupCount = 0;
 
 const NODE_NETBLOCK = `"use strict";
 const refuse = () => { throw Object.assign(new Error("sandbox: network access refused"), { code: "EACCES" }); };
