@@ -64,6 +64,25 @@ function load(): Detectors {
 }
 
 const LETTER = /\p{L}/u;
+const URL = /https?:\/\/[-_.?&~;+=/#0-9A-Za-z]{1,2076}/g;
+const MAIL = /[-_.0-9A-Za-z]{1,64}@[-_0-9A-Za-z]{1,255}[-_.0-9A-Za-z]{1,255}/g;
+const MAX_CHARS = 10000;
+
+/**
+ * The text langdetect actually reads: lower-case http(s) URLs and e-mail addresses removed, the
+ * first 10,000 characters, and Basic-Latin letters dropped when other scripts outnumber them
+ * more than two to one (so English words inside a Hindi answer do not decide its language).
+ */
+function asLangdetectSees(text: string): string {
+  const t = [...text.replace(URL, " ").replace(MAIL, " ")].slice(0, MAX_CHARS);
+  let latin = 0;
+  let other = 0;
+  for (const ch of t) {
+    if (ch >= "A" && ch <= "z") latin++;
+    else if (ch >= "\u0300" && !(ch >= "\u1e00" && ch <= "\u1eff")) other++;
+  }
+  return latin * 2 < other ? t.filter((ch) => ch < "A" || ch > "z").join("") : t.join("");
+}
 
 /** Resolves once the language detectors are loaded (immediate on Node ≥ 20.19). */
 export async function languageReady(): Promise<void> {
@@ -85,9 +104,10 @@ export const DETECTABLE_LANGUAGES: readonly string[] = LANGDETECT.map((c) => (c 
  * letters. Upper-case text is judged as its lower-case form.
  */
 export function detectLanguage(text: string): string | null {
-  if (!LETTER.test(text)) return null;
+  const seen = asLangdetectSees(text);
+  if (!LETTER.test(seen)) return null;
   const { eld, franc } = load();
-  const lower = text.toLowerCase();
+  const lower = seen.toLowerCase();
   const second = franc(lower, { only: FRANC_ONLY, minLength: 1 });
   if (second === "swh") return "sw";
   if (second === "npi") return "ne";
