@@ -1,7 +1,7 @@
 /**
  * rlvr: reinforcement learning from verifiable rewards for language models, as a library.
  * Everything the CLI and a YAML config can do, a program can do with these functions; whatever a
- * program registers (a task, a verifier, an advantage estimator, a policy loss, a method), a config can
+ * program registers (a task, a reward, an advantage estimator, a policy loss, a method), a config can
  * name — directly, or through `plugins:` (docs/api.md).
  *
  *   import { defineTask, train } from "rlvr";
@@ -25,7 +25,23 @@ export { loadPlugins, loadRunConfigFile } from "./config/plugins.ts";
 export { defineTask, type TaskSpec, type ExampleDraft, type TaskScore } from "./tasks/define.ts";
 export type { Candidate } from "./tasks/split.ts";
 export type { Rng } from "./tasks/rng.ts";
-export { registerTask, getTask, hasTask, listTasks, generateExamples, loadDataset, renderPrompt, type Example, type Task, type Verdict } from "./tasks/index.ts";
+export { registerTask, getTask, hasTask, listTasks, generateExamples, loadDataset, renderPrompt, type Example, type Task } from "./tasks/index.ts";
+
+// Rewards: the one verifier registry that a config's `reward: {verifier: <name>}` names.
+export {
+  defineReward,
+  registerVerifier,
+  getVerifier,
+  hasVerifier,
+  verifierNames,
+  toVerdict,
+  type Verifier,
+  type Verdict,
+  type VerifyContext,
+  type VerifyFn,
+  type RewardFunction,
+  type RewardReturn,
+} from "./rewards/registry.ts";
 
 // Algorithms: the registries a config's rl.algorithm names, and the presets.
 export {
