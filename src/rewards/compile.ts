@@ -37,7 +37,7 @@ export interface CompileOptions {
   maxNewTokens?: number;
   /** The verifier pool to score in (rl.verifierPool on), created on first use; in-process when absent. */
   pool?: () => VerifierPool;
-  /** Default time limit per call, ms (default 10 000). */
+  /** Default time limit per call, ms (default: 10 000 for user modules, none for built-in verifiers in-process). */
   timeoutMs?: number;
   /** Default fallback reward (default 0). */
   fallback?: number | null;
@@ -84,7 +84,8 @@ interface Part {
   options: unknown;
   weight: number;
   gate?: RewardComponentConfig["gate"];
-  timeoutMs: number;
+  /** Time limit per call, ms (undefined: none in-process, the pool's default in the pool). */
+  timeoutMs: number | undefined;
   fallback: number | null;
   at: string;
 }
@@ -112,7 +113,9 @@ function checked(v: unknown, who: string): Verdict {
 }
 
 async function resolvePart(c: RewardComponentConfig, at: string, o: CompileOptions): Promise<Part> {
-  const timeoutMs = c.timeoutMs ?? o.timeoutMs ?? 10_000;
+  // User functions get a limit by default; built-in verifiers bound their own work (the code
+  // sandbox's per-run limits) and get one only when set (or from the pool's default).
+  const timeoutMs = c.timeoutMs ?? o.timeoutMs;
   const fallback = c.fallback !== undefined ? c.fallback : (o.fallback ?? 0);
   if (c.module !== undefined) {
     const spec = moduleSpecifierOf(c.module, o.baseDir);
@@ -122,7 +125,7 @@ async function resolvePart(c: RewardComponentConfig, at: string, o: CompileOptio
     } catch (e) {
       throw new Error(`config error at ${at}.module: ${(e as Error).message}`);
     }
-    return { name: c.name ?? exp, vname: "module", verifier: findVerifier("module")!, options: { module: spec, export: exp, options: c.options }, weight: c.weight, gate: c.gate, timeoutMs, fallback, at };
+    return { name: c.name ?? exp, vname: "module", verifier: findVerifier("module")!, options: { module: spec, export: exp, options: c.options }, weight: c.weight, gate: c.gate, timeoutMs: timeoutMs ?? 10_000, fallback, at };
   }
   const v = findVerifier(c.verifier!);
   if (!v) throw new Error(`config error at ${at}.verifier: unknown verifier "${c.verifier}"; registered: ${verifierNames().join(", ")} (a plugin module can add more with registerVerifier/defineReward)`);

@@ -24,8 +24,9 @@ const moduleFields = {
   export: z.string().min(1).optional(),
 };
 const failureFields = {
-  /** Time limit per call, ms (default rl.verifierPool.timeoutMs, 10 000). In-process, only an
-   *  async function can be stopped; with rl.verifierPool on, any. */
+  /** Time limit per call, ms (default: 10 000 for user modules; with rl.verifierPool on,
+   *  rl.verifierPool.timeoutMs for every verifier). In-process, only an async function can be
+   *  stopped; with the pool on, any. */
   timeoutMs: posInt.optional(),
   /** Reward when the verifier throws, times out or returns a wrong shape (default 0; null = skip the sample). */
   fallback: z.number().finite().nullable().optional(),

@@ -79,7 +79,7 @@ export async function buildReward(cfg: RunConfig): Promise<{ reward: CompiledRew
     at,
     baseDir,
     maxNewTokens: cfg.rl?.maxNewTokens,
-    timeoutMs: p?.timeoutMs,
+    timeoutMs: p?.enabled ? p.timeoutMs : undefined,
     fallback: p?.enabled ? p.fallback : undefined,
     pool: p?.enabled ? () => (pool ??= createVerifierPool({ size: p.size, timeoutMs: p.timeoutMs, modules: p.modules, preloadMath: usesMath })) : undefined,
   });
