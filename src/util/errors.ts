@@ -8,6 +8,7 @@
  * "I/O error …") is printed as it is; any other gets the prefix "error: ". Errors that look like
  * bugs in rlvr (TypeError, ReferenceError, …) say so and point to RLVR_DEBUG.
  */
+import { resolve, sep } from "node:path";
 
 /** A problem with the user's input; the message is the whole story (no stack needed). */
 export class UserError extends Error {
@@ -46,7 +47,8 @@ export function isSystemError(e: unknown): e is SystemError {
 }
 
 /**
- * Turn an I/O failure into a UserError naming the path and what was kept.
+ * Turn an I/O failure into a UserError naming the path and what was kept (a failure on a file
+ * outside `path`, such as an input that cannot be read, names that file only).
  * @param e      the error thrown by fs (ENOSPC, EACCES, …); anything else is returned unchanged
  * @param path   the file or directory being written or read
  * @param saved  what is safe on disk, e.g. "the last complete checkpoint is runs/a/checkpoints/step-20"
@@ -55,8 +57,17 @@ export function ioError(e: unknown, path: string, saved?: string): unknown {
   if (!isSystemError(e)) return e;
   const code = e.code!;
   const what = CODES[code] ?? e.message.replace(/^E[A-Z0-9]+: /, "").split(",")[0];
+  // A file outside `path` (an input that cannot be read): name it alone.
+  if (e.path && !isInside(e.path, path)) return new UserError(`I/O error at ${e.path}: ${code} (${what})`, { cause: e });
   const where = e.path && e.path !== path ? `${path} (${e.syscall ?? "access"} ${e.path})` : path;
   return new UserError(`I/O error at ${where}: ${code} (${what})${saved ? `; ${saved}` : ""}`, { cause: e });
+}
+
+/** Whether `p` is `dir` or lies under it (after resolving both). */
+function isInside(p: string, dir: string): boolean {
+  const a = resolve(p);
+  const b = resolve(dir);
+  return a === b || a.startsWith(b.endsWith(sep) ? b : b + sep);
 }
 
 /** Error names that mean a bug in rlvr (or a library), not in the input. (RangeError is not one: rlvr throws it for out-of-range options.) */

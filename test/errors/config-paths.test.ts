@@ -27,7 +27,7 @@ test("data, model, tokenizer and module paths resolve against the config's folde
     assert.equal(cfg.data.train, join(sub, "data", "train.jsonl"));
     assert.equal(cfg.data.test, join(sub, "data", "test.jsonl"));
     assert.equal(cfg.model.path, join(dir, "models", "base"));
-    assert.equal(cfg.tokenizer!.type === "hf" && cfg.tokenizer.path, join(sub, "tok"));
+    assert.deepEqual(cfg.tokenizer, { type: "hf", path: join(sub, "tok") });
     assert.deepEqual(cfg.rl!.verifierPool.modules, [join(sub, "task.ts"), join(dir, "lib", "v.mjs"), "some-package", "file:///abs/x.js"]);
     assert.equal(cfg.out, "runs/x", "the run directory stays relative to where rlvr runs");
   } finally {

@@ -45,6 +45,9 @@ test("system errors name the path and the code in words; ioError adds what was s
   assert.equal(wrapped.message, "I/O error at runs/a: ENOSPC (no space left on the device); the newest complete checkpoint is runs/a/checkpoints/step-4");
   const other = ioError(sys("EACCES", "EACCES: permission denied, open 'runs/a/metrics.jsonl'", { path: "runs/a/metrics.jsonl", syscall: "open" }), "runs/a") as Error;
   assert.equal(other.message, "I/O error at runs/a (open runs/a/metrics.jsonl): EACCES (permission denied)");
+  // An input outside the run directory that cannot be read is named alone.
+  const input = ioError(sys("ENOENT", "ENOENT: no such file or directory, open '/data/t.jsonl'", { path: "/data/t.jsonl", syscall: "open" }), "runs/a", "saved") as Error;
+  assert.equal(input.message, "I/O error at /data/t.jsonl: ENOENT (no such file or directory)");
   const notIo = new Error("plain");
   assert.equal(ioError(notIo, "runs/a"), notIo, "other errors pass through unchanged");
 });
