@@ -110,3 +110,18 @@ test("spec errors name the field", () => {
   assert.throws(() => composeRewards({ components: [{ name: "a" }] }), /exactly one of sample, group, batch/);
   assert.throws(() => composeRewards({ components: [sampleComponent("a", () => 1, { gate: "zzz" })] }), /components\[0\]\.gate: no component named "zzz"/);
 });
+
+test("a sample component sees its own example, the step and its group; Verdict values count by reward, NaN skips", async () => {
+  const fn = composeRewards<Ex>({
+    components: [
+      { name: "own", sample: (s) => ({ reward: s.example.answer === s.response ? 1 : 0, correct: false }) },
+      { name: "ctx", weight: 0, sample: (s) => (s.step ?? -1) * 10 + s.group.responses.length },
+      { name: "skip", weight: 0.5, sample: (s) => (s.index === 2 ? NaN : 0) },
+    ],
+  });
+  const g: RewardGroup<Ex> = { prompt: "p", responses: ["a", "b", "c"], example: { answer: "a" }, examples: [{ answer: "a" }, { answer: "b" }, { answer: "x" }], step: 4 };
+  const out = await fn(g);
+  assert.deepEqual(out.components.own, [1, 1, 0]); // each response against its own example; reward, not correct
+  assert.deepEqual(out.components.ctx, [43, 43, 43]);
+  assert.deepEqual(out.total, [1, 1, null]); // NaN = unscorable: the sample is skipped
+});
