@@ -22,7 +22,7 @@ export function sentences(s: string): string[] {
   const re = /([.!?…。！？]+)(["'”’)\]]*)(?=\s|$)/g;
   for (let m = re.exec(s); m; m = re.exec(s)) {
     const end = m.index + m[0].length;
-    const before = s.slice(start, m.index);
+    const before = s.slice(Math.max(start, m.index - 64), m.index); // the last word is all we look at (keeps this linear)
     const lastWord = (before.match(/([\p{L}.]+)$/u)?.[1] ?? "").toLowerCase();
     const initial = /^\p{L}$/u.test(lastWord) && lastWord !== "i";
     if (m[1] === "." && (ABBREV.has(lastWord) || initial || /^(?:\p{L}\.)+\p{L}$/u.test(lastWord))) continue;
