@@ -7,16 +7,14 @@
  * position of rollout i's prompt in `examples`/`prompts` (0..K-1). Methods may add `extra`
  * sequences (LUFFY's expert trajectories) that join the groups they name before advantages.
  */
-import type { SampleResult } from "../engines/engine.ts";
+import type { Trajectory } from "../rollout/types.ts";
 import type { Example, Verdict } from "../tasks/types.ts";
 import type { Sequence } from "../core/sequence.ts";
 
-/** One sampled response of the step, with its group and (agent loop) tool-call count. */
-export type Rollout = SampleResult & { toolCalls?: number; policyVersion?: number };
 
 /** What the collect stage generated, kept or not (for the step's accuracy and length metrics). */
 export interface Generated {
-  rollouts: Rollout[];
+  rollouts: Trajectory[];
   verdicts: Verdict[];
   examples: Example[];
   /** Generation batches run (dynamic sampling may run several). */
@@ -41,7 +39,7 @@ export interface StepBatch {
   /** Prompt token ids, one per group. */
   prompts: Int32Array[];
   /** The train batch's responses, [R], group-major (promptIndex = group id). */
-  rollouts: Rollout[];
+  rollouts: Trajectory[];
   /** The text each verdict scored, [R]. */
   texts: string[];
   /** The verifier's verdicts, [R] (per-component scores in `components`). */

@@ -21,12 +21,13 @@ import { packSequences, type Sequence } from "../core/sequence.ts";
 import type { RunContext } from "../trainer/context.ts";
 import type { RlStepHooks } from "../trainer/hooks.ts";
 import type { RlState } from "../trainer/rl.ts";
-import type { Generated, Rollout, StepBatch } from "./batch.ts";
+import type { Generated, StepBatch } from "./batch.ts";
+import type { Trajectory } from "../rollout/types.ts";
 
 interface Group {
   example: Example;
   prompt: Int32Array;
-  rollouts: Rollout[];
+  rollouts: Trajectory[];
   texts: string[];
   verdicts: Verdict[];
 }
@@ -72,7 +73,7 @@ export async function collect(ctx: RunContext, st: RlState, hooks: RlStepHooks, 
   }
   // The train batch: the kept groups, renumbered 0..K-1 (their position is their group id).
   const kept = filled.kept;
-  const rollouts: Rollout[] = kept.flatMap((g, gi) => g.rollouts.map((o) => ({ ...o, promptIndex: gi })));
+  const rollouts: Trajectory[] = kept.flatMap((g, gi) => g.rollouts.map((o) => ({ ...o, promptIndex: gi })));
   const batch: StepBatch = {
     step,
     examples: kept.map((g) => g.example),

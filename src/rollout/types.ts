@@ -24,6 +24,8 @@ export interface Trajectory extends SampleResult {
   hintTokens?: number;
   /** Agent loop: tool calls executed. */
   toolCalls?: number;
+  /** Policy version of the weights that sampled it (the RL step's collect stage sets it; rl.async staleness). */
+  policyVersion?: number;
 }
 
 /** Sampling settings shared by every call a strategy makes. */

@@ -50,7 +50,7 @@ function setup(extra: Record<string, unknown>, klCoef: number) {
   } as unknown as RunContext;
   const rollouts = texts.map((t, i) => {
     const tokens = Int32Array.from(tokenizer.encode(t));
-    return { promptIndex: Math.floor(i / 4), tokens, logprobs: new Float32Array(tokens.length).fill(-0.5), stopReason: "completed" as const };
+    return { promptIndex: Math.floor(i / 4), tokens, logprobs: new Float32Array(tokens.length).fill(-0.5), stopReason: "completed" as const, sampledTokens: tokens.length };
   });
   const batch: StepBatch = {
     step: 0, examples, prompts: examples.map(ctx.encodePrompt), rollouts, texts: [...texts],
