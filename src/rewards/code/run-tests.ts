@@ -181,11 +181,26 @@ async function runJudge<T>(request: object, opts: CodeRunOptions): Promise<T> {
 
 type PyPlan = { pieces: string[]; prelude: string[]; checks: string[]; shown: string[] } | { error: string };
 
+/** Plans by assert text: a plan depends only on the test, and RL grades each test many times. */
+const planCache = new Map<string, PyPlan>();
+const PLAN_CACHE_SIZE = 4096;
+
+/** The judge's plan for each assert test (cached; one judge run for the ones not seen yet). */
+async function planAsserts(asserts: readonly (readonly [number, string])[], opts: CodeRunOptions): Promise<Map<number, PyPlan>> {
+  const missing = [...new Set(asserts.map(([, a]) => a).filter((a) => !planCache.has(a)))];
+  if (missing.length) {
+    const { plans } = await runJudge<{ plans: PyPlan[] }>({ op: "plan", asserts: missing }, opts);
+    missing.forEach((a, k) => {
+      if (planCache.size >= PLAN_CACHE_SIZE) planCache.delete(planCache.keys().next().value!);
+      planCache.set(a, plans[k]!);
+    });
+  }
+  return new Map(asserts.map(([i, a]) => [i, planCache.get(a)!]));
+}
+
 async function runPythonFunctionCases(code: string, tests: CodeTest[], opts: CodeRunOptions): Promise<CodeCaseResult[]> {
   const asserts = tests.map((t, i) => (t.assert != null ? i : -1)).filter((i) => i >= 0);
-  let plans: PyPlan[] = [];
-  if (asserts.length) plans = (await runJudge<{ plans: PyPlan[] }>({ op: "plan", asserts: asserts.map((i) => String(tests[i]!.assert)) }, opts)).plans;
-  const planOf = new Map(asserts.map((ti, k) => [ti, plans[k]!]));
+  const planOf = await planAsserts(asserts.map((i) => [i, String(tests[i]!.assert)] as const), opts);
   // One expression list: each call test's call, then each assert's pieces.
   const exprs: string[] = [];
   const slots: number[][] = tests.map((t, i) => {
