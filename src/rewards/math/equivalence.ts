@@ -228,6 +228,8 @@ function isUnknown(a: Answer): boolean {
   return (
     isLabel(a) ||
     (a.k === "tuple" && a.items.every(isLabel)) ||
+    // a derivative, integral or limit written out: \frac{d}{dx}(x^2), \int_0^1 x\,dx, \lim_{x\to0} …
+    /^(?:\\(?:int|iint|oint|lim)(?![a-zA-Z])|\\frac\s*\{\s*(?:d|\\partial)(?:\^\{?\d\}?)?\s*[a-zA-Z]*\s*\}\s*\{\s*(?:d|\\partial)\s*[a-zA-Z])/.test(a.src.trim()) ||
     // a function's value at a point: f(2), P(A), g(-1), f(x, y)
     /^(?:[a-zA-Z]|\\[a-zA-Z]+)(?:_\{?\w+\}?)?\s*\(\s*-?[\w.\\{}\s,]*\)$/.test(a.src.trim()) ||
     /^[a-zA-Z](?:\^\{?-1\}?|')?\s*\(\s*[a-zA-Z](?:\s*,\s*[a-zA-Z])*\s*\)$/.test(a.src.trim())

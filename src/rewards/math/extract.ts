@@ -334,7 +334,7 @@ export function lastMathSpan(text: string): string | null {
 function numberMatches(text: string): string[] {
   const t = text.replace(/[\u2212\u2013]/g, "-");
   const spans = mathSpans(t);
-  const re = /(?<![\w\\.,])(?:\\[dt]?frac\{-?\d+\}\{-?\d+\}|-?\d+:\d+(?![\d:])|-?\d{1,3}(?:,\d{3})+(?:\.\d+)?|-?\d+,\d+(?![\d,])|-?\d+(?:\.\d+)?(?:\s*\/\s*\d+(?:\.\d+)?)?|-?\.\d+)(?![a-zA-Z]*\d)/g;
+  const re = /(?<![\w\\.,])(?:\\[dt]?frac\{-?\d+\}\{-?\d+\}|-?\d+:\d+(?![\d:])|-?\d{1,3}(?:,\d{3})+(?:\.\d+)?|-?\d+,\d+(?![\d,])|-?\d+(?:\.\d+)?(?:\s*\/\s*\d+(?:\.\d+)?)?|-?\.\d+)(?:\s*(?:\\?%|percent\b))?(?![a-zA-Z]*\d)/g;
   const out: string[] = [];
   for (let m = re.exec(t); m !== null; m = re.exec(t)) {
     const at = m.index;
@@ -357,7 +357,7 @@ export function lastNumber(text: string): string | null {
 /** The whole text when it is short (≤ 120 characters, one line) and has no prose word (4+ letters outside LaTeX commands). */
 export function bareAnswer(text: string): string | null {
   const t = text.trim();
-  if (NUMBER_WORD_RE.test(t)) return t.replace(/[.!]$/, "");
+  if (NUMBER_WORD_RE.test(t) || TEXT_ANSWER_RE.test(t)) return t.replace(/[.!]$/, "");
   if (t.length === 0 || t.length > 120 || t.includes("\n")) return null;
   const withoutCommands = t.replace(/\\[a-zA-Z]+(\{[^{}]*\})?/g, " ");
   if (/[a-zA-Z]{4,}/.test(withoutCommands)) return null;
@@ -374,6 +374,9 @@ export function bareAnswer(text: string): string | null {
   }
   return stripMathDelimiters(t);
 }
+
+/** A short textual answer as the whole response ("No solution.", "Undefined", "Does not exist"). */
+const TEXT_ANSWER_RE = /^(?:no (?:real )?solutions?|none|undefined|does not exist|dne|all real numbers|infinitely many|neither|both|true|false|even|odd|always|never)[.!]?$/i;
 
 /** A number spelled out as the whole response ("seven", "Twelve."); normalize.ts turns it into digits. */
 const NUMBER_WORD_RE = /^(?:zero|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen|sixteen|seventeen|eighteen|nineteen|twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety|hundred|one hundred|thousand|one thousand)[.!]?$/i;

@@ -144,6 +144,7 @@ export function normalizeAnswer(s: string, stripUnits: boolean, decimalComma: De
   // "= 1/3 \approx 0.33": the approximation is commentary
   // (but a lone "x \approx 11" is the claim x = 11)
   t = /=.*\\approx/.test(t) ? t.replace(/(\S)\s*\\approx.*$/, "$1").trim() : t.replace(/\\approx/g, "=");
+  t = t.replace(/^=\s*/, ""); // "\approx 3.14" on its own
   // prefixes "x \in", "answer:"
   t = t.replace(/^[a-zA-Z]\s*\\in\s+/, "").replace(/^[a-zA-Z]\s*\\in(?=[[(\\{])/, "");
   // trailing punctuation (an ellipsis "..." is content: "1, 2, 3, ..." is not the list 1, 2, 3)

@@ -619,6 +619,12 @@ export function parseAnswer(s: string, depth = 0): Answer {
   if (src.startsWith("\\{") && src.endsWith("\\}") && matchingSetClose(src)) {
     const inner = src.slice(2, -2).trim();
     if (inner.length === 0) return { k: "set", items: [], src };
+    // set-builder notation {x | x > 2}, {x : 1 <= x < 3}: the condition's interval
+    const builder = /^([a-zA-Z])\s*(?:\\mid|\||:)\s*(.+)$/.exec(inner);
+    if (builder && /[<>]/.test(builder[2]!)) {
+      const cond = parseAnswer(builder[2]!.trim(), depth + 1);
+      if (cond.k === "interval" || cond.k === "union") return cond;
+    }
     return { k: "set", items: expandPm(splitTop(inner, [","]).parts).map((p) => parseAnswer(p, depth + 1)), src };
   }
   if (src === "\\emptyset") return { k: "set", items: [], src };
