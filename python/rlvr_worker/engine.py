@@ -24,10 +24,12 @@ import copy
 import json
 import os
 from dataclasses import dataclass, field
-from typing import Any, Dict, Iterator, List, Optional, Tuple
+from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 
 import numpy as np
 import torch
+
+from .protocol import Tensors
 
 Array = "np.ndarray[Any, Any]"
 
@@ -82,6 +84,35 @@ def _resolve_dtype(name: str, device: torch.device) -> torch.dtype:
     if name not in table:
         raise ValueError(f"dtype {name!r} is not supported (float32 or bfloat16)")
     return table[name]
+
+
+def full_tensor(t: torch.Tensor) -> torch.Tensor:
+    """The whole tensor: a DTensor (FSDP2 shard) is all-gathered (a collective: every rank must
+    call it, in the same order); a plain tensor is returned as it is."""
+    gather = getattr(t, "full_tensor", None)
+    return gather() if callable(gather) else t
+
+
+def read_hf_weights(path: str, model: Any) -> Dict[str, torch.Tensor]:
+    """The model*.safetensors tensors of a checkpoint directory, checked against `model`'s
+    parameters (every one present, except a tied output head; same shapes). CPU tensors.
+    Raises FileNotFoundError / ValueError naming the checkpoint and the tensor."""
+    from safetensors.torch import load_file
+
+    files = [f for f in os.listdir(path) if f.endswith(".safetensors") and f.startswith("model")]
+    if not files:
+        raise FileNotFoundError(f"no model*.safetensors in {path}")
+    state: Dict[str, torch.Tensor] = {}
+    for f in files:
+        state.update(load_file(os.path.join(path, f)))
+    own = dict(model.named_parameters())
+    missing = [k for k in own if k not in state and not (k == "lm_head.weight" and model.config.tie_word_embeddings)]
+    if missing:
+        raise ValueError(f"checkpoint {path} lacks {len(missing)} tensors the model has, e.g. {missing[0]}")
+    for k, p in own.items():
+        if k in state and tuple(state[k].shape) != tuple(p.shape):
+            raise ValueError(f"checkpoint {path}: tensor {k} has shape {list(state[k].shape)}, the model has {list(p.shape)}")
+    return state
 
 
 def _decays(name: str, p: torch.Tensor) -> bool:
@@ -424,14 +455,17 @@ class Worker:
             return {"gradNorm": 0.0, "skipped": True}
         params = [p for _, p in self._named_trainable()]
         grads = [p.grad for p in params if p.grad is not None]
-        norm = float(torch.nn.utils.get_total_norm(grads, 2.0)) if grads else 0.0
+        # Under FSDP2 the gradients are DTensor shards: get_total_norm reduces over the shards
+        # and returns a DTensor, which clip_grads_with_norm_ takes as it is.
+        total = torch.nn.utils.get_total_norm(grads, 2.0) if grads else None
+        norm = float(full_tensor(total)) if total is not None else 0.0
         self.has_grad = False
         if not np.isfinite(norm):
             self.zero_grad()
             return {"gradNorm": norm, "skipped": True}
         max_norm = float(h.get("maxGradNorm") or 0.0)
-        if max_norm > 0 and norm > max_norm:
-            torch.nn.utils.clip_grads_with_norm_(params, max_norm, torch.tensor(norm))
+        if max_norm > 0 and norm > max_norm and total is not None:
+            torch.nn.utils.clip_grads_with_norm_(params, max_norm, total)
         opt = self._optimizer()
         wd = float(h.get("weightDecay") or 0.0)
         for g in opt.param_groups:
@@ -479,6 +513,10 @@ class Worker:
         self.reference = ref
 
     # ------------------------------------------------------------------ sampling
+
+    def _generate_kwargs(self) -> Dict[str, Any]:
+        """Extra generate() arguments (the FSDP2 worker adds synced_gpus)."""
+        return {}
 
     @torch.no_grad()
     def sample(self, prompts: List[np.ndarray], h: Dict[str, Any]) -> Dict[str, np.ndarray]:
@@ -553,6 +591,7 @@ class Worker:
                 attention_mask=torch.from_numpy(mask).to(self.device),
                 generation_config=gc,
                 logits_processor=LogitsProcessorList([proc]),
+                **self._generate_kwargs(),
             )
         gen = seqs[:, P:]
         lps = proc.finish(gen[:, -1]) if gen.shape[1] > 0 else torch.zeros(R, 0)
@@ -588,22 +627,12 @@ class Worker:
 
             set_peft_model_state_dict(self.model, load_file(os.path.join(path, "adapter_model.safetensors")))
         else:
-            files = [f for f in os.listdir(path) if f.endswith(".safetensors") and f.startswith("model")]
-            if not files:
-                raise FileNotFoundError(f"no model*.safetensors in {path}")
-            state: Dict[str, torch.Tensor] = {}
-            for f in files:
-                state.update(load_file(os.path.join(path, f)))
             target = self.model.get_base_model() if self.lora else self.model
+            state = read_hf_weights(path, target)
             own = dict(target.named_parameters())
-            missing = [k for k in own if k not in state and not (k == "lm_head.weight" and target.config.tie_word_embeddings)]
-            if missing:
-                raise ValueError(f"checkpoint {path} lacks {len(missing)} tensors the model has, e.g. {missing[0]}")
             with torch.no_grad():
                 for k, p in own.items():
                     if k in state:
-                        if tuple(state[k].shape) != tuple(p.shape):
-                            raise ValueError(f"checkpoint {path}: tensor {k} has shape {list(state[k].shape)}, the model has {list(p.shape)}")
                         p.copy_(state[k].to(p.dtype))
         self.opt = None
         self._load_optimizer_state(path)
@@ -650,7 +679,7 @@ class Worker:
             raise KeyError(f"no parameter named {name}")
         p = params[name]
         t = p.grad if grad else p.detach()
-        return None if t is None else t.float().cpu().numpy()
+        return None if t is None else full_tensor(t).float().cpu().clone().numpy()
 
     def set_tensor(self, name: str, data: np.ndarray) -> None:
         params = dict(self.model.named_parameters())
@@ -709,3 +738,281 @@ def config_json(path: str) -> Dict[str, Any]:
     with open(os.path.join(path, "config.json"), encoding="utf-8") as f:
         out: Dict[str, Any] = json.load(f)
     return out
+
+
+# ====================================================================== commands
+#
+# The worker's command table: protocol op -> Command. __main__ reads a request frame, looks its
+# op up in COMMANDS and runs it; under torchrun rank 0 first sends the request to every other
+# rank (distributed.py), and only rank 0 replies.
+#
+# Adding a command (e.g. the vLLM rollouts in vllm_*.py): define the handler in its own module,
+#     from .engine import COMMANDS, Command
+#     COMMANDS["vllm_sample"] = Command(handler, ranks="rank0")
+# and import that module once at the end of this file (the "extensions" line below).
+#  - A handler takes (session, header, tensors) and returns (reply header, reply tensors); on
+#    ranks other than 0 its reply is discarded and `tensors` is empty unless send_tensors=True.
+#  - ranks="all": every rank runs it, in the same order (the handler makes the collectives it
+#    needs; in a single process it just runs). ranks="rank0": only rank 0 runs it (no collectives).
+#  - check: runs on rank 0 before the request goes to the other ranks; what it raises is an
+#    ordinary error reply. Under torchrun an error raised inside a ranks="all" handler is replied
+#    and then ends the worker group, since the ranks' states may no longer agree.
+
+Handler = Callable[["Session", Dict[str, Any], Tensors], Tuple[Dict[str, Any], Tensors]]
+Check = Callable[["Session", Dict[str, Any], Tensors], None]
+
+
+@dataclass
+class Command:
+    """One protocol op: its handler, which ranks run it, and its rank-0 validation."""
+
+    fn: Handler
+    ranks: str = "all"  # "all" | "rank0"
+    send_tensors: bool = False  # broadcast the request's tensors to every rank (else the handler scatters them)
+    check: Optional[Check] = None
+
+
+class Session:
+    """What the command handlers share: the loaded worker and, under torchrun, the process group."""
+
+    def __init__(self, dist: Any = None) -> None:
+        self.worker: Optional[Worker] = None
+        self.dist = dist  # distributed.DistContext, or None in a single process
+
+    @property
+    def is_rank0(self) -> bool:
+        return self.dist is None or self.dist.rank == 0
+
+    def need(self) -> Worker:
+        if self.worker is None:
+            raise RuntimeError("no model loaded (send load or init first)")
+        return self.worker
+
+
+COMMANDS: Dict[str, Command] = {}
+
+
+def _batch(t: Tensors, h: Dict[str, Any]) -> Tuple[Optional[np.ndarray], Optional[np.ndarray]]:
+    """[B, T] tokens and [B] lengths of a request (None on ranks that were not sent them)."""
+    if "tokens" not in t:
+        return None, None
+    B = int(h["batchSize"])
+    T = int(h["seqLen"])
+    return t["tokens"].reshape(B, T), t["lengths"].reshape(B)
+
+
+def _prompts(t: Tensors) -> Optional[List[np.ndarray]]:
+    if "prompts" not in t:
+        return None
+    flat = t["prompts"]
+    offs = np.concatenate([[0], np.cumsum(t["promptLengths"])])
+    return [flat[offs[i] : offs[i + 1]] for i in range(len(offs) - 1)]
+
+
+def _op_hello(s: Session, h: Dict[str, Any], t: Tensors) -> Tuple[Dict[str, Any], Tensors]:
+    import sys
+
+    import transformers
+
+    from . import PROTOCOL_VERSION, __version__
+
+    try:
+        import peft  # noqa: F401
+
+        has_peft = True
+    except ImportError:
+        has_peft = False
+    return {
+        "protocol": PROTOCOL_VERSION,
+        "worker": __version__,
+        "python": sys.version.split()[0],
+        "torch": torch.__version__,
+        "transformers": transformers.__version__,
+        "cuda": bool(torch.cuda.is_available()),
+        "peft": has_peft,
+        "worldSize": 1 if s.dist is None else int(s.dist.world),
+        "backend": None if s.dist is None else str(s.dist.backend),
+    }, {}
+
+
+def _check_load(s: Session, h: Dict[str, Any], t: Tensors) -> None:
+    if "config" not in h and not os.path.isfile(os.path.join(str(h["path"]), "config.json")):
+        raise FileNotFoundError(f"{h['path']}/config.json not found: model.path must be a local Hugging Face checkpoint directory")
+    if s.dist is not None and h.get("options", {}).get("lora"):
+        raise ValueError("LoRA under model.distributed is not supported yet: train LoRA on one process (drop model.distributed)")
+
+
+def _op_load(s: Session, h: Dict[str, Any], t: Tensors) -> Tuple[Dict[str, Any], Tensors]:
+    opts = Options.from_json(h.get("options", {}))
+    w: Worker
+    if s.dist is None:
+        w = Worker()
+    else:
+        from .distributed import DistributedWorker
+
+        w = DistributedWorker(s.dist, str(h.get("options", {}).get("strategy", "fsdp2")))
+    info = w.init(h["config"], opts) if "config" in h else w.load(str(h["path"]), opts)
+    s.worker = w
+    return {"info": info}, {}
+
+
+def _check_sample(s: Session, h: Dict[str, Any], t: Tensors) -> None:
+    w = s.need()
+    prompts = _prompts(t) or []
+    V = w.info_vocab()
+    if any(len(p) == 0 for p in prompts):
+        raise ValueError("every prompt needs at least one token")
+    for i, p in enumerate(prompts):
+        if p.min() < 0 or p.max() >= V:
+            raise ValueError(f"prompt {i} has a token id outside the vocabulary [0, {V})")
+    max_pos = int(getattr(w.model.config, "max_position_embeddings", 0) or 0)
+    longest = max((len(p) for p in prompts), default=0)
+    if max_pos and longest + int(h["maxNewTokens"]) > max_pos:
+        raise ValueError(f"prompt ({longest} tokens) + maxNewTokens ({h['maxNewTokens']}) exceeds the model's max_position_embeddings {max_pos}")
+    if s.dist is not None and h.get("kvCache") == "static":
+        raise ValueError("kvCache 'static' is not supported under model.distributed")
+
+
+def _op_sample(s: Session, h: Dict[str, Any], t: Tensors) -> Tuple[Dict[str, Any], Tensors]:
+    return {}, s.need().sample(_prompts(t), h)  # type: ignore[arg-type]
+
+
+def _check_batch_request(s: Session, h: Dict[str, Any], t: Tensors) -> None:
+    tokens, lengths = _batch(t, h)
+    w = s.need()
+    if tokens is not None and lengths is not None:
+        w._check_batch(tokens, lengths)
+    has_reference = w.reference is not None or (w.lora and (w.ref_is_base or w.ref_adapter is not None))
+    if h.get("model") == "reference" and not has_reference:
+        raise RuntimeError("score(model='reference') called before setReference()")
+
+
+def _op_score(s: Session, h: Dict[str, Any], t: Tensors) -> Tuple[Dict[str, Any], Tensors]:
+    tokens, lengths = _batch(t, h)
+    return {}, s.need().score(tokens, lengths, str(h.get("model", "policy")), bool(h.get("entropy", False)))  # type: ignore[arg-type]
+
+
+def _op_forward(s: Session, h: Dict[str, Any], t: Tensors) -> Tuple[Dict[str, Any], Tensors]:
+    tokens, lengths = _batch(t, h)
+    return {}, s.need().forward(tokens, lengths, bool(h.get("entropy", False)))  # type: ignore[arg-type]
+
+
+def _cotangents(h: Dict[str, Any], t: Tensors) -> Tuple[Optional[np.ndarray], Optional[np.ndarray]]:
+    d_lp = t.get("dLogprobs")
+    d_ent = t.get("dEntropy")
+    if "batchSize" in h:
+        shape = (int(h["batchSize"]), int(h["seqLen"]))
+        d_lp = None if d_lp is None else d_lp.reshape(shape)
+        d_ent = None if d_ent is None else d_ent.reshape(shape)
+    return d_lp, d_ent
+
+
+def _check_backward(s: Session, h: Dict[str, Any], t: Tensors) -> None:
+    w = s.need()
+    p = w.pending
+    if p is None:
+        raise RuntimeError("backward without a preceding forward")
+    d_lp, d_ent = _cotangents(h, t)
+    assert p.tokens is not None
+    if d_lp is not None and d_lp.shape != p.tokens.shape:
+        raise ValueError(f"dLogprobs has shape {d_lp.shape}, expected {p.tokens.shape}")
+    if d_ent is not None and not p.entropy:
+        raise ValueError("dEntropy given but the forward did not compute entropy (pass entropy: true)")
+
+
+def _op_backward(s: Session, h: Dict[str, Any], t: Tensors) -> Tuple[Dict[str, Any], Tensors]:
+    d_lp, d_ent = _cotangents(h, t)
+    s.need().backward(d_lp, d_ent)
+    return {}, {}
+
+
+def _op_optim_step(s: Session, h: Dict[str, Any], t: Tensors) -> Tuple[Dict[str, Any], Tensors]:
+    return s.need().optim_step(h), {}
+
+
+def _op_zero_grad(s: Session, h: Dict[str, Any], t: Tensors) -> Tuple[Dict[str, Any], Tensors]:
+    s.need().zero_grad()
+    return {}, {}
+
+
+def _need_model(s: Session, h: Dict[str, Any], t: Tensors) -> None:
+    s.need()
+
+
+def _check_path(key: str) -> Check:
+    def check(s: Session, h: Dict[str, Any], t: Tensors) -> None:
+        s.need()
+        path = h.get(key)
+        if path is not None and not os.path.isdir(str(path)):
+            raise FileNotFoundError(f"checkpoint directory {path} does not exist")
+
+    return check
+
+
+def _op_set_reference(s: Session, h: Dict[str, Any], t: Tensors) -> Tuple[Dict[str, Any], Tensors]:
+    s.need().set_reference(h.get("path"))
+    return {}, {}
+
+
+def _op_save(s: Session, h: Dict[str, Any], t: Tensors) -> Tuple[Dict[str, Any], Tensors]:
+    s.need().save(str(h["path"]), bool(h.get("optimizer", False)))
+    return {}, {}
+
+
+def _op_load_weights(s: Session, h: Dict[str, Any], t: Tensors) -> Tuple[Dict[str, Any], Tensors]:
+    s.need().load_weights(str(h["path"]))
+    return {}, {}
+
+
+def _check_tensor_name(s: Session, h: Dict[str, Any], t: Tensors) -> None:
+    params = dict(s.need().model.named_parameters())
+    name = str(h["name"])
+    if name not in params:
+        raise KeyError(f"no parameter named {name}")
+    if "data" in t and t["data"].size != params[name].numel():
+        raise ValueError(f"parameter {name} has {params[name].numel()} elements, data has {t['data'].size}")
+
+
+def _op_get_tensor(s: Session, h: Dict[str, Any], t: Tensors) -> Tuple[Dict[str, Any], Tensors]:
+    arr = s.need().get_tensor(str(h["name"]), bool(h.get("grad", False)))
+    return ({"present": False}, {}) if arr is None else ({"present": True}, {"data": arr.reshape(-1)})
+
+
+def _op_set_tensor(s: Session, h: Dict[str, Any], t: Tensors) -> Tuple[Dict[str, Any], Tensors]:
+    s.need().set_tensor(str(h["name"]), t["data"])
+    return {}, {}
+
+
+def _op_memory(s: Session, h: Dict[str, Any], t: Tensors) -> Tuple[Dict[str, Any], Tensors]:
+    if not torch.cuda.is_available():
+        return {"peakBytes": 0, "allocatedBytes": 0}, {}
+    res = {"peakBytes": int(torch.cuda.max_memory_allocated()), "allocatedBytes": int(torch.cuda.memory_allocated())}
+    if h.get("reset"):
+        torch.cuda.reset_peak_memory_stats()
+    return res, {}
+
+
+COMMANDS.update(
+    {
+        "hello": Command(_op_hello, ranks="rank0"),
+        "load": Command(_op_load, check=_check_load),
+        "sample": Command(_op_sample, check=_check_sample),
+        "score": Command(_op_score, check=_check_batch_request),
+        "forward": Command(_op_forward, check=_check_batch_request),
+        "backward": Command(_op_backward, check=_check_backward),
+        "optim_step": Command(_op_optim_step, check=_need_model),
+        "zero_grad": Command(_op_zero_grad, check=_need_model),
+        "set_reference": Command(_op_set_reference, check=_check_path("path")),
+        "save": Command(_op_save, check=_need_model),
+        "load_weights": Command(_op_load_weights, check=_check_path("path")),
+        "get_tensor": Command(_op_get_tensor, check=_check_tensor_name),
+        "set_tensor": Command(_op_set_tensor, send_tensors=True, check=_check_tensor_name),
+        "memory": Command(_op_memory, ranks="rank0"),
+    }
+)
+
+# extensions: one import per module that registers its own commands (vLLM rollouts go here).
+
+from .vllm_colocated import register as _register_vllm  # noqa: E402  (vllm_init/_sample/_sync/_close)
+
+_register_vllm()

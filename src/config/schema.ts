@@ -50,8 +50,22 @@ const modelSchema = z
     gradientCheckpointing: z.boolean().default(false),
     /** Torch engine only: most tokens (rows × padded length) per forward; larger batches are micro-batched. */
     tokenBudget: posInt.max(1 << 30).default(16384),
+    /** Torch engine only: data-parallel training under torchrun (FSDP2 or DDP); see docs/scaling.md. */
+    distributed: z
+      .strictObject({
+        nprocPerNode: posInt.max(1024),
+        nnodes: posInt.max(1 << 16).default(1),
+        nodeRank: z.number().int().min(0).default(0),
+        masterAddr: z.string().default("127.0.0.1"),
+        masterPort: z.number().int().min(1).max(65535).optional(),
+        strategy: z.enum(["fsdp2", "ddp"]).default("fsdp2"),
+        backend: z.enum(["gloo", "nccl"]).optional(),
+      })
+      .refine((d) => d.nnodes === 1 || d.masterPort !== undefined, { message: "set masterPort (a TCP port on node 0) when nnodes > 1", path: ["masterPort"] })
+      .optional(),
   })
-  .refine((m) => m.path !== undefined || m.init !== undefined, { message: "set model.path (a checkpoint directory) or model.init (a random model's size)" });
+  .refine((m) => m.path !== undefined || m.init !== undefined, { message: "set model.path (a checkpoint directory) or model.init (a random model's size)" })
+  .refine((m) => m.distributed === undefined || m.engine === "torch", { message: "model.distributed needs engine: torch", path: ["distributed"] });
 
 const tokenizerSchema = z.discriminatedUnion("type", [
   z.strictObject({ type: z.literal("char"), alphabet: z.string().min(1) }),

@@ -26,6 +26,7 @@ import type {
 import type { Tokenizer } from "../../tokenizers/types.ts";
 import { toHfConfig, type ModelConfig } from "../embedded/hf-config.ts";
 import { probeTorch, WorkerProcess, INSTALL_HINT } from "./worker.ts";
+import { workerLaunch, type DistributedOptions } from "./launch.ts";
 
 export interface TorchEngineOptions {
   /** Python executable with torch + transformers (default: $RLVR_PYTHON, python/.venv, python3). */
@@ -54,6 +55,12 @@ export interface TorchEngineOptions {
   modelId?: string;
   /** Receives the worker's stderr lines (default: forwarded to process.stderr). */
   onStderr?: (line: string) => void;
+  /**
+   * Data-parallel training: start the worker under torchrun with this many ranks (FSDP2 or DDP).
+   * Rows of every batch are spread over the ranks; the update equals the one-process update for
+   * the same batch. See docs/scaling.md.
+   */
+  distributed?: DistributedOptions;
 }
 
 /** Versions the worker reports at start. */
@@ -64,6 +71,10 @@ export interface WorkerVersions {
   transformers: string;
   cuda: boolean;
   peft: boolean;
+  /** Ranks in the worker group (1 without model.distributed). */
+  worldSize: number;
+  /** Process-group backend under torchrun ("gloo" | "nccl"), null in one process. */
+  backend: string | null;
 }
 
 export class TorchEngine implements Engine {
@@ -95,7 +106,9 @@ export class TorchEngine implements Engine {
   }
 
   private static async start(what: { path?: string; config?: Record<string, unknown> }, opts: TorchEngineOptions): Promise<TorchEngine> {
-    const worker = new WorkerProcess({ python: opts.python, onStderr: opts.onStderr });
+    if (opts.distributed && opts.lora) throw new Error("config error at model.distributed: LoRA under torchrun is not supported yet; train LoRA in one process (drop model.distributed)");
+    const launch = workerLaunch(opts.distributed);
+    const worker = new WorkerProcess({ python: opts.python, onStderr: opts.onStderr, ...launch });
     try {
       const hello = (await worker.call("hello")).header as unknown as WorkerVersions;
       if (hello.protocol !== 1) throw new Error(`torch worker speaks protocol ${hello.protocol}, this client speaks 1: reinstall with \`rlvr setup torch\``);
@@ -109,6 +122,7 @@ export class TorchEngine implements Engine {
         seed: opts.seed ?? 0,
         threads: opts.threads ?? 0,
         ...(opts.lora ? { lora: opts.lora } : {}),
+        ...(opts.distributed ? { strategy: opts.distributed.strategy ?? "fsdp2" } : {}),
       };
       if (opts.lora && !hello.peft) throw new Error(`LoRA needs peft in the worker's Python (${worker.python}): pip install peft`);
       const reply = await worker.call("load", { ...what, options });
@@ -263,7 +277,7 @@ export class TorchEngine implements Engine {
   }
 
   async close(): Promise<void> {
-    await this.worker.close();
+    await this.worker.close(this.opts.distributed ? 30_000 : 10_000);
   }
 
   // ---------------------------------------------------------------- inspection (tests, tools)

@@ -73,6 +73,10 @@ export interface WorkerOptions {
   python?: string;
   /** Receives each stderr line of the worker; default: written to process.stderr with a prefix. */
   onStderr?: (line: string) => void;
+  /** Arguments after the Python executable (default `-u -m rlvr_worker`; torchrun: see launch.ts). */
+  args?: string[];
+  /** Extra environment variables for the worker. */
+  env?: Record<string, string>;
 }
 
 interface Pending {
@@ -108,7 +112,7 @@ export class WorkerProcess {
   constructor(opts: WorkerOptions = {}) {
     this.python = resolvePython(opts.python);
     const onLine = opts.onStderr ?? ((line: string) => process.stderr.write(`[torch worker] ${line}\n`));
-    this.child = spawn(this.python, ["-u", "-m", "rlvr_worker"], { env: workerEnv(), stdio: ["pipe", "pipe", "pipe"] });
+    this.child = spawn(this.python, opts.args ?? ["-u", "-m", "rlvr_worker"], { env: { ...workerEnv(), ...opts.env }, stdio: ["pipe", "pipe", "pipe"] });
     this.child.stdout.on("data", (chunk: Buffer) => {
       let payloads: Buffer[];
       try {
@@ -228,6 +232,7 @@ export class WorkerProcess {
       /* already dead */
     }
     this.child.stdin.end();
+    this.busy(); // the shutdown reply left the child unref'd; keep Node alive until it exits
     const timer = setTimeout(() => this.child.kill("SIGKILL"), timeoutMs);
     await exited;
     clearTimeout(timer);
