@@ -19,7 +19,7 @@
 import { compare, num, registerReferenceRule, relation, str, strList, type ConstraintOutcome } from "../registry.ts";
 import { countSentences } from "./punkt.ts";
 import { wordTokenize } from "./word-tokenize.ts";
-import { detectLanguage, sameLanguage } from "./language.ts";
+import { detectLanguage } from "./language.ts";
 import {
   PY_WS,
   countMatches,
@@ -202,10 +202,13 @@ registerReferenceRule("capital_word_frequency", (r, p) =>
   counted(wordTokenize(r).filter(pyIsUpper).length, "all-capital words", p, "capital_relation", "capital_frequency"),
 );
 
-/** A language verdict: null detection (no letters) counts as followed, as in the reference. */
+/**
+ * A language verdict as the reference gives it: the detected code must equal `want` exactly
+ * (langdetect says "zh-cn", never "zh"); no letters to identify counts as followed.
+ */
 function languageIs(r: string, want: string): { ok: boolean; got: string } {
   const got = detectLanguage(r);
-  return { ok: got === null || sameLanguage(want, got), got: got ?? "undetermined" };
+  return { ok: got === null || got === want, got: got ?? "undetermined" };
 }
 
 // change_case:english_capital / english_lowercase — case of every cased letter, and English.
