@@ -13,7 +13,7 @@
  * sources through tsx, they load as they are.
  */
 import { existsSync, readFileSync } from "node:fs";
-import { dirname, isAbsolute, resolve } from "node:path";
+import { dirname, isAbsolute, join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { parse as parseYaml } from "yaml";
 import { ConfigError, loadRunConfig, type RunConfig } from "./schema.ts";
@@ -33,6 +33,21 @@ function isPath(spec: string): boolean {
  */
 export function resolvePluginPath(spec: string, baseDir: string): string {
   return isPath(spec) ? resolve(baseDir, spec) : spec;
+}
+
+/** Whether the nearest package.json above `file` says `"type": "module"` (how Node and tsx decide a .ts/.js file's module kind). */
+function inModulePackage(file: string): boolean {
+  for (let dir = dirname(file); ; dir = dirname(dir)) {
+    const pj = join(dir, "package.json");
+    if (existsSync(pj)) {
+      try {
+        return (JSON.parse(readFileSync(pj, "utf8")) as { type?: unknown }).type === "module";
+      } catch {
+        return false;
+      }
+    }
+    if (dirname(dir) === dir) return false;
+  }
 }
 
 async function registerTsx(where: string, spec: string): Promise<void> {
@@ -65,7 +80,13 @@ export async function loadPlugins(specs: readonly string[], baseDir: string, whe
       if (!existsSync(file)) throw new ConfigError(`${at}: ${file} does not exist (paths are relative to ${baseDir})`);
       target = pathToFileURL(file).href;
     }
-    if (TS_FILE.test(spec)) await registerTsx(at, spec);
+    if (TS_FILE.test(spec)) {
+      if (isPath(spec) && !/\.mts$/.test(spec) && !inModulePackage(resolve(baseDir, spec))) {
+        // tsx would load it as CommonJS: a second copy of rlvr's registries, which the run never sees.
+        throw new ConfigError(`${at}: ${spec} would load as CommonJS (no "type": "module" in the package.json above it); rename it .mts or set "type": "module"`);
+      }
+      await registerTsx(at, spec);
+    }
     try {
       await import(target);
     } catch (e) {

@@ -3,6 +3,7 @@
 // train(): a config object in, typed events out.
 import { test } from "node:test";
 import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -62,7 +63,7 @@ test("plugin errors are one line naming the config, the entry and the fix", asyn
   // A .ts plugin in a folder without "type": "module" is CommonJS to tsx; the error says what to do.
   writeFileSync(join(dir, "cjs.ts"), `import { defineTask } from ${JSON.stringify(api)};\nexport const t = defineTask;\n`);
   writeFileSync(cfgFile, baseConfig(`plugins: [./cjs.ts]\ndata: { task: maximum }`));
-  await assert.rejects(loadRunConfigFile(cfgFile), /cannot load \.\/cjs\.ts: .*rename it \.mts or set "type": "module"/);
+  await assert.rejects(loadRunConfigFile(cfgFile), /at plugins\[0\]: \.\/cjs\.ts would load as CommonJS .*rename it \.mts or set "type": "module"/);
   writeFileSync(cfgFile, baseConfig(`plugins: ./one.mjs\ndata: { task: maximum }`));
   await assert.rejects(loadRunConfigFile(cfgFile), /at plugins: expected a list of module paths/);
   // Without its plugin, the config's names are unknown (the plugin is what makes them valid).
@@ -116,4 +117,19 @@ test("train() takes a config object and reports typed events: stages, a metrics 
   const evals = events.flatMap((e) => (e.type === "eval" ? [e] : []));
   assert.deepEqual(evals.map((e) => [e.label, e.step]), [["init", 0], ["rl", 3]]);
   assert.equal(evals[1]!.result.accuracy, s.evals["rl"]!.accuracy);
+});
+
+test("rlvr train: a plugin outside any project that imports \"rlvr\" by name registers into the CLI's own registries", { timeout: 300_000 }, (t) => {
+  const dir = tempDir(t);
+  writeFileSync(join(dir, "package.json"), `{"type": "module"}\n`);
+  writeFileSync(
+    join(dir, "echo-task.ts"),
+    `import { defineTask } from "rlvr";
+defineTask({ name: "cli-echo-digit", sample: (rng) => { const x: number = rng.int(0, 9); return { prompt: x + "<", answer: String(x) }; }, verify: (r, ex) => r.startsWith(ex.answer) });\n`,
+  );
+  writeFileSync(join(dir, "run.yaml"), baseConfig(`plugins: [./echo-task.ts]\nout: ${join(dir, "run")}\ndata: { task: cli-echo-digit, trainSize: 32, testSize: 8 }\nrl: { steps: 1, promptsPerStep: 2, groupSize: 2, maxNewTokens: 1 }\neval: { maxNewTokens: 1 }`));
+  const bin = new URL("../../bin/rlvr.js", import.meta.url);
+  const r = spawnSync(process.execPath, [bin.pathname, "train", join(dir, "run.yaml")], { cwd: dir, encoding: "utf8", env: { ...process.env, RLVR_THREADS: "1" } });
+  assert.equal(r.status, 0, r.stderr);
+  assert.match(r.stdout, /held-out after rl: accuracy/);
 });
