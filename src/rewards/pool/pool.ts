@@ -27,7 +27,7 @@ export interface PoolOptions {
   modules?: string[];
   /** Per-worker V8 heap cap, MiB (worker dies → crash outcome). Default 512. */
   maxHeapMb?: number;
-  /** Most time a worker may take to load its modules before the pool fails, ms (default 60 000). */
+  /** Most time a worker may take to import each of `modules` before the pool fails, ms (default 60 000; rlvr's own modules get at least 120 000). */
   loadTimeoutMs?: number;
   /** Load the math verifier in each worker before it reports ready (default true), so the
    *  first math call is not charged the module's load time. */
@@ -69,6 +69,11 @@ interface Slot {
 }
 
 const BOOT = new URL("./worker-boot.mjs", import.meta.url);
+/** What a worker loads before and after the user's modules (see worker.ts), timed with BUILTIN_LOAD_MS. */
+const WORKER_ENTRY = "the worker entry";
+const OWN_PARTS = new Set([WORKER_ENTRY, "the built-in verifiers", "the math verifier"]);
+/** The least time rlvr's own parts of a worker get to load, ms. */
+const BUILTIN_LOAD_MS = 120_000;
 const ENTRY = new URL("./worker.ts", import.meta.url).href;
 
 export class VerifierPool {
@@ -104,14 +109,25 @@ export class VerifierPool {
       stdout: false,
       stderr: false,
     });
-    const slot: Slot = { worker, ready: false, task: null, timer: null, dead: false, loading: "the worker entry", loadTimer: null };
-    slot.loadTimer = setTimeout(() => {
-      if (slot.ready || slot.dead) return;
-      this.failLoad(`verifier module ${slot.loading} did not finish loading within ${this.loadTimeoutMs} ms (does it loop or wait at import?); fix or remove it from rl.verifierPool.modules`);
-    }, this.loadTimeoutMs);
+    const slot: Slot = { worker, ready: false, task: null, timer: null, dead: false, loading: WORKER_ENTRY, loadTimer: null };
+    // Each module gets loadTimeoutMs from the moment the worker starts importing it; rlvr's own
+    // parts (the worker entry, the built-in verifiers, the math verifier) get at least BUILTIN_LOAD_MS,
+    // as they can be slow to compile on a loaded machine and are not the user's to fix.
+    const arm = () => {
+      if (slot.loadTimer) clearTimeout(slot.loadTimer);
+      const own = OWN_PARTS.has(slot.loading);
+      const ms = own ? Math.max(this.loadTimeoutMs, BUILTIN_LOAD_MS) : this.loadTimeoutMs;
+      slot.loadTimer = setTimeout(() => {
+        if (slot.ready || slot.dead) return;
+        const what = own ? slot.loading : `verifier module ${slot.loading}`;
+        this.failLoad(`${what} did not finish loading within ${ms} ms${own ? "" : " (does it loop or wait at import?); fix or remove it from rl.verifierPool.modules"}`);
+      }, ms);
+    };
+    arm();
     worker.on("message", (m: { ready?: boolean; loading?: string; error?: string; id?: number; ok?: boolean; value?: unknown }) => {
       if (m.loading !== undefined && m.id === undefined) {
         slot.loading = m.loading;
+        arm();
         return;
       }
       if (m.ready !== undefined && m.id === undefined) {

@@ -31,7 +31,11 @@ try {
     await import(m);
   }
   // Load the math verifier (and its CAS) now, so its first call is not charged the load time.
-  if (data.preloadMath) await loadMath().catch(() => undefined);
+  if (data.preloadMath) {
+    loading = "the math verifier";
+    port.postMessage({ loading });
+    await loadMath().catch(() => undefined);
+  }
   port.postMessage({ ready: true, names: verifierNames() });
 } catch (e) {
   const msg = e instanceof Error ? e.message.split("\n")[0] : String(e);
