@@ -22,14 +22,15 @@ import { fromIFEval, type Constraint } from "../../rewards/ifeval/index.ts";
 import type { CodeTest } from "../../rewards/code/run-tests.ts";
 import "../../rewards/verifiers.ts";
 import { getVerifier } from "../../rewards/registry.ts";
-import type { Verdict as RewardVerdict } from "../../rewards/types.ts";
+import type { Verdict } from "../../rewards/types.ts";
 import type { Example } from "../../tasks/types.ts";
 
 const KINDS = ["math", "choice", "exact", "f1", "format", "ifeval", "code"] as const;
 type Kind = (typeof KINDS)[number];
 
 type Row = Record<string, unknown>;
-type Verdict = RewardVerdict & Record<string, unknown>;
+/** A verdict with the verifier's own extra fields (code cases, IFEval results, …). */
+type ShownVerdict = Verdict & Record<string, unknown>;
 
 function need(row: Row, field: string, kind: string, type: "string" | "array" = "string"): unknown {
   const v = row[field];
@@ -45,7 +46,7 @@ function need(row: Row, field: string, kind: string, type: "string" | "array" = 
  * Verify one parsed row with the verifier of `kind`.
  * @throws Error naming the missing/invalid field
  */
-export async function verifyRow(kind: Kind, row: Row, opts: { timeoutMs?: number; scoring?: "fraction" | "all" } = {}): Promise<Verdict> {
+export async function verifyRow(kind: Kind, row: Row, opts: { timeoutMs?: number; scoring?: "fraction" | "all" } = {}): Promise<ShownVerdict> {
   const response = need(row, "response", kind) as string;
   // The row becomes an example of the registry's verifier (src/rewards/verifiers.ts says what each reads).
   const ex: Example = { id: "row", prompt: "", answer: "", task: kind, meta: {} };
@@ -86,7 +87,7 @@ export async function verifyRow(kind: Kind, row: Row, opts: { timeoutMs?: number
       break;
     }
   }
-  return (await getVerifier(kind).verify(response, ex, { options })) as Verdict;
+  return (await getVerifier(kind).verify(response, ex, { options })) as ShownVerdict;
 }
 
 async function* lines(file: string | undefined): AsyncGenerator<{ n: number; text: string }> {
@@ -116,7 +117,7 @@ function checkKind(kind: string): Kind {
   return kind as Kind;
 }
 
-function compact(v: Verdict): Row {
+function compact(v: ShownVerdict): Row {
   // Keep the JSON line short: drop bulky per-case payloads' internals but keep their verdicts.
   const out: Row = { ...v };
   if (Array.isArray(out.cases)) out.cases = (out.cases as { passed: boolean; reason: string }[]).map((c) => ({ passed: c.passed, reason: c.reason }));
