@@ -4,6 +4,7 @@
 //   default: every *.test.ts under test/ except the slow ones (`npm test`, a few minutes);
 //   --slow:  only the slow learning tests — files named *.slow.test.ts or under test/slow/
 //            (`npm run test:slow`; CI runs both). Files named explicitly always run.
+//   test/scale (torchrun, vLLM) runs only when named: `npm run test:scale`.
 // The CLI that tests spawn (bin/rlvr.js) runs the current sources (RLVR_FROM_SOURCE=1), not dist/.
 import { readdirSync, statSync } from "node:fs";
 import { join, sep } from "node:path";
@@ -15,6 +16,8 @@ const named = args.filter((a) => a !== "--slow");
 
 /** Whether a test file belongs to the slow suite. */
 const isSlow = (p) => p.endsWith(".slow.test.ts") || p.split(sep).includes("slow");
+/** Scale-out tests (test/scale: torchrun, vLLM; minutes each) run only when named (`npm run test:scale`). */
+const isScale = (p) => p.split(sep).includes("scale");
 
 function collect(path, out) {
   if (statSync(path).isDirectory()) {
@@ -24,7 +27,7 @@ function collect(path, out) {
 }
 const explicitFiles = named.filter((p) => !statSync(p).isDirectory());
 const roots = named.length ? named : ["test"];
-const files = roots.flatMap((r) => collect(r, [])).filter((f) => explicitFiles.includes(f) || isSlow(f) === slow);
+const files = roots.flatMap((r) => collect(r, [])).filter((f) => explicitFiles.includes(f) || (isSlow(f) === slow && (named.length > 0 || !isScale(f))));
 if (files.length === 0) {
   console.error(`no ${slow ? "slow " : ""}test files found under ${roots.join(", ")}`);
   process.exit(1);
