@@ -60,6 +60,14 @@ test("JS asserts split into the solution's calls and checks evaluated here", () 
     checks.map((c) => c.method),
     ["strictEqual", "throws", "ok"],
   );
+  assert.deepEqual(
+    parseJsAssert("const assert = require('node:assert/strict');\nassert.equal(add(1, 2), 3); assert.deepEqual(f(), [1])").map((c) => c.method),
+    ["strictEqual", "deepStrictEqual"],
+  );
+  assert.deepEqual(
+    parseJsAssert("const assert = require('assert'); assert.strict.equal(add(1, 2), 3); assert.equal(add(1, 2), 3)").map((c) => c.method),
+    ["strictEqual", "equal"],
+  );
   assert.throws(() => parseJsAssert("if (add(1, 2) !== 3) throw new Error()"), /unsupported assert form/);
   assert.throws(() => parseJsAssert("assert.equal(add(1, 2), 3) || hack()"), /unsupported assert form/);
 });

@@ -4,7 +4,9 @@
  *
  * Accepted: one or more statements `assert.<method>(actual[, expected][, message])`,
  * `assert(value[, message])` or `assert.ok(...)`, with the methods of values.ts
- * (equal, strictEqual, deepStrictEqual, notEqual, throws, …), separated by `;` or new lines.
+ * (equal, strictEqual, deepStrictEqual, notEqual, throws, …), separated by `;` or new lines;
+ * `const assert = require("assert")` lines and "use strict" are skipped, and
+ * `require("node:assert/strict")` or `assert.strict.<method>` make the loose methods strict.
  * Each argument that names something other than a JavaScript global (the solution's functions)
  * is evaluated inside the sandbox; the others (the expected values) are evaluated here in a fresh
  * vm context that never sees the solution; the comparison runs here too (values.ts).
@@ -213,6 +215,13 @@ export function evalSide(side: Side, values: unknown[]): Val {
   return decodeValue(JSON.parse(json));
 }
 
+const LOOSE_TO_STRICT: Partial<Record<JsAssertMethod, JsAssertMethod>> = {
+  equal: "strictEqual",
+  notEqual: "notStrictEqual",
+  deepEqual: "deepStrictEqual",
+  notDeepEqual: "notDeepStrictEqual",
+};
+
 const TAKES_EXPECTED = new Set<JsAssertMethod>(["equal", "notEqual", "strictEqual", "notStrictEqual", "deepEqual", "notDeepEqual", "deepStrictEqual", "notDeepStrictEqual"]);
 
 /**
@@ -221,13 +230,23 @@ const TAKES_EXPECTED = new Set<JsAssertMethod>(["equal", "notEqual", "strictEqua
  */
 export function parseJsAssert(src: string): JsCheck[] {
   const checks: JsCheck[] = [];
+  let strictModule = false;
   for (const stmt of splitTopLevel(src, ";\n")) {
-    const m = stmt.match(/^assert(?:\s*\.\s*(\w+))?\s*\(([\s\S]*)\)$/);
-    const method = (m?.[1] ?? "ok") as JsAssertMethod;
-    if (!m || !(JS_ASSERT_METHODS as readonly string[]).includes(method) || !scan(m[2]!, "").balanced) {
+    // `const assert = require("assert")` (or its strict mode) and "use strict" are accepted.
+    const req = stmt.match(/^(?:const|let|var)\s+assert\s*=\s*require\(\s*["'](?:node:)?assert(\/strict)?["']\s*\)(\.strict)?$/);
+    if (req) {
+      strictModule ||= Boolean(req[1] || req[2]);
+      continue;
+    }
+    if (/^["']use strict["']$/.test(stmt)) continue;
+    const m = stmt.match(/^assert(\s*\.\s*strict)?(?:\s*\.\s*(\w+))?\s*\(([\s\S]*)\)$/);
+    let method = (m?.[2] ?? "ok") as JsAssertMethod;
+    // In strict mode (node:assert/strict, assert.strict) the loose methods are the strict ones.
+    if (m && (strictModule || m[1])) method = LOOSE_TO_STRICT[method] ?? method;
+    if (!m || !(JS_ASSERT_METHODS as readonly string[]).includes(method) || !scan(m[3]!, "").balanced) {
       throw new Error(`unsupported assert form: ${JSON.stringify(stmt.slice(0, 120))} (use assert.<${JS_ASSERT_METHODS.join("|")}>(actual, expected))`);
     }
-    const args = splitTopLevel(m[2]!, ",");
+    const args = splitTopLevel(m[3]!, ",");
     if (args.length === 0) throw new Error(`assert without arguments: ${stmt.slice(0, 120)}`);
     if (method === "throws" || method === "doesNotThrow") {
       checks.push({ method, actual: { pieces: [`(() => { try { (${args[0]})(); } catch (e) { return true; } return false; })()`], expr: "__rlvr_v[0]" } });
