@@ -103,7 +103,12 @@ export async function buildEngine(cfg: RunConfig, tokenizer: Tokenizer): Promise
 /** Load or generate the train and test examples. */
 export async function buildData(cfg: RunConfig): Promise<{ train: Example[]; test: Example[] }> {
   const d = cfg.data;
-  const load = async (path: string) => (await loadDataset(path, { preset: d.preset, task: d.task, fields: d.fields, onBadRow: d.onBadRow })).examples;
+  const load = async (path: string) => {
+    const r = await loadDataset(path, { preset: d.preset, task: d.task, fields: d.fields, onBadRow: d.onBadRow });
+    // data.onBadRow "skip": say how many rows were left out, and why the first one was.
+    if (r.skipped > 0) process.stderr.write(`data: skipped ${r.skipped} bad row(s) of ${path} (data.onBadRow: skip); the first, line ${r.skippedRows[0]!.line}: ${r.skippedRows[0]!.reason}\n`);
+    return r.examples;
+  };
   if (d.train) {
     const train = await load(d.train);
     const test = d.test ? await load(d.test) : [];

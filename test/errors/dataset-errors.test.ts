@@ -158,3 +158,22 @@ test('onBadRow "skip": bad UTF-8, lone surrogates, bad JSON and bad fields are s
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test('a training run with onBadRow "skip" says how many rows it left out and why', async () => {
+  const { buildData } = await import("../../src/trainer/context.ts");
+  const dir = mkdtempSync(join(tmpdir(), "rlvr-ds-"));
+  const write = process.stderr.write.bind(process.stderr);
+  let said = "";
+  try {
+    const f = bytesFile(dir, "train.jsonl", [good("a"), '{"prompt":"\\udfff","answer":"1"}', "{nope", good("b")]);
+    const cfg = parseRunConfig({ model: { init: {} }, tokenizer: { type: "char", alphabet: "0123" }, data: { train: f, test: f, verifier: "math", onBadRow: "skip" } });
+    process.stderr.write = ((s: string) => ((said += s), true)) as typeof process.stderr.write;
+    const { train } = await buildData(cfg);
+    process.stderr.write = write;
+    assert.deepEqual(train.map((x) => x.prompt), ["a", "b"]);
+    assert.match(said, new RegExp(`^data: skipped 2 bad row\\(s\\) of ${f.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")} \\(data\\.onBadRow: skip\\); the first, line 2: field "prompt" holds a lone UTF-16 surrogate`));
+  } finally {
+    process.stderr.write = write;
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
