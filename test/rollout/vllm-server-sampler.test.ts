@@ -71,8 +71,10 @@ test("server sampler: prompts spread across servers, token ids in and out, promp
   const engine = savingEngine(saved);
   const s = await VllmServerSampler.connect({ urls: [a.url + "/", b.url], syncDir }, engine);
   try {
-    // connect() pushed version 0 to both servers.
+    // connect() pushed the engine's weights to both servers; the loop still syncs before its first
+    // collect (version -1), since an SFT stage may change the weights in between.
     assert.deepEqual(saved, [join(syncDir, "v0")]);
+    assert.equal(s.version(), -1);
     for (const seen of [seenA, seenB]) {
       const rpc = seen.find((x) => x.path === "/collective_rpc");
       assert.deepEqual(rpc?.body, { method: "rlvr_load_weights", kwargs: { weights_path: join(syncDir, "v0") } });

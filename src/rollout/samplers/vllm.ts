@@ -48,7 +48,8 @@ function checkRequest(req: SampleRequest): void {
 /** A sampler that runs vLLM inside the torch engine's worker process. */
 export class VllmColocatedSampler implements Sampler {
   readonly name = "vllm-colocated";
-  private policyVersion = 0;
+  /** -1 until the loop's first sync: the weights pushed at start may predate an SFT stage. */
+  private policyVersion = -1;
 
   private constructor(
     private readonly engine: TorchEngine,
@@ -102,6 +103,7 @@ export class VllmColocatedSampler implements Sampler {
     return (performance.now() - t0) / 1000;
   }
 
+  /** The version last synced by the loop; -1 before its first sync (so the loop syncs before its first collect, e.g. after SFT). */
   version(): number {
     return this.policyVersion;
   }
@@ -147,7 +149,8 @@ export interface VllmServerOptions {
 /** A sampler that spreads prompts across vLLM OpenAI-compatible servers. */
 export class VllmServerSampler implements Sampler {
   readonly name = "vllm-server";
-  private policyVersion = 0;
+  /** -1 until the loop's first sync: the weights pushed at start may predate an SFT stage. */
+  private policyVersion = -1;
   private lastSync: string | null = null;
   private readonly syncDir: string;
   private readonly ownSyncDir: boolean;
@@ -182,7 +185,10 @@ export class VllmServerSampler implements Sampler {
       models.push(id);
     }
     const s = new VllmServerSampler(opts.urls.map((u) => u.replace(/\/+$/, "")), models, opts);
-    if (engine) await s.syncWeights(engine, 0);
+    if (engine) {
+      await s.syncWeights(engine, 0);
+      s.policyVersion = -1; // see policyVersion: the RL loop syncs again before its first collect
+    }
     return s;
   }
 
@@ -282,6 +288,7 @@ export class VllmServerSampler implements Sampler {
     return (performance.now() - t0) / 1000;
   }
 
+  /** The version last synced by the loop; -1 before its first sync (so the loop syncs before its first collect, e.g. after SFT). */
   version(): number {
     return this.policyVersion;
   }
