@@ -112,7 +112,16 @@ export function lastBoxedGroup(text: string): { answer: string; start: number } 
     return true;
   });
   if (nonEmpty.length === 0) return null;
-  return { answer: nonEmpty.join(", "), start: all[k]!.start };
+  return { answer: joinAnswers(nonEmpty), start: all[k]!.start };
+}
+
+/**
+ * Join several answers into one list. Groups of labelled values (`a=3,b=1` or `a=5,b=2`) are joined with `;`
+ * so that each stays one solution; anything else with `, `.
+ */
+function joinAnswers(parts: string[]): string {
+  const groups = parts.length > 1 && parts.every((p) => p.includes("=")) && parts.some((p) => p.includes(","));
+  return parts.join(groups ? "; " : ", ");
 }
 
 /** A math span of a text: `$…$` (one line), `$$…$$`, `\(…\)`, `\[…\]`; content without the delimiters. */
@@ -229,7 +238,7 @@ function lastSpanGroup(text: string, spans: MathSpan[]): { answer: string; start
     k--;
     parts.unshift(spans[k]!.content.trim());
   }
-  const answer = parts.filter((p) => p.length > 0).join(", ");
+  const answer = joinAnswers(parts.filter((p) => p.length > 0));
   return answer.length > 0 ? { answer, start: spans[k]!.start, end: spans[spans.length - 1]!.end } : null;
 }
 

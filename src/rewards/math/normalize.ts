@@ -55,7 +55,7 @@ function unwrapCommands(s: string, cmds: readonly string[]): string {
 const TEXT_COMMANDS = [
   "text", "textbf", "textit", "textrm", "textnormal", "textsf", "texttt", "mathrm", "mathbf", "mathit", "mathsf",
   "mathtt", "mathnormal", "mbox", "hbox", "operatorname", "boldsymbol", "bm", "boxed", "fbox", "emph", "pmb",
-  "overline", "underline",
+  "overline", "underline", "vec", "overrightarrow", "mathcal", "mathfrak", "mathscr",
 ];
 
 /**
