@@ -17,10 +17,10 @@ import { dirname, isAbsolute, join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { parse as parseYaml } from "yaml";
 import { ConfigError, loadRunConfig, type RunConfig } from "./schema.ts";
+import { ensureTypeScriptLoader } from "../util/ts-loader.ts";
 
 const TS_FILE = /\.(c|m)?tsx?$/;
 const CJS_ERRORS = new Set(["ERR_REQUIRE_ESM", "ERR_PACKAGE_PATH_NOT_EXPORTED", "ERR_REQUIRE_ASYNC_MODULE"]);
-let tsxRegistered = import.meta.url.endsWith(".ts"); // running from sources: a TypeScript loader is active
 
 /** Whether a plugin entry is a path (absolute, or relative `./`, `../`) rather than a package name. */
 function isPath(spec: string): boolean {
@@ -50,18 +50,6 @@ function inModulePackage(file: string): boolean {
   }
 }
 
-async function registerTsx(where: string, spec: string): Promise<void> {
-  if (tsxRegistered) return;
-  let api: { register: () => unknown };
-  try {
-    api = await import("tsx/esm/api");
-  } catch {
-    throw new ConfigError(`${where}: ${spec} is TypeScript, which needs the loader tsx: run "npm install tsx" (or compile the plugin and list its .js)`);
-  }
-  api.register();
-  tsxRegistered = true;
-}
-
 /**
  * Import each plugin module once, in order (ES modules are cached: importing again is a no-op).
  * @param specs the config's `plugins` entries
@@ -85,7 +73,11 @@ export async function loadPlugins(specs: readonly string[], baseDir: string, whe
         // tsx would load it as CommonJS: a second copy of rlvr's registries, which the run never sees.
         throw new ConfigError(`${at}: ${spec} would load as CommonJS (no "type": "module" in the package.json above it); rename it .mts or set "type": "module"`);
       }
-      await registerTsx(at, spec);
+      try {
+        await ensureTypeScriptLoader(spec);
+      } catch (e) {
+        throw new ConfigError(`${at}: ${(e as Error).message}`);
+      }
     }
     try {
       await import(target);

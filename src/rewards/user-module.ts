@@ -11,6 +11,7 @@ import { isAbsolute, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import type { Example } from "../tasks/types.ts";
 import { toVerdict, type Verifier, type VerifyContext } from "./registry.ts";
+import { ensureTypeScriptLoader } from "../util/ts-loader.ts";
 import type { Verdict } from "./types.ts";
 
 /** Options of the built-in `module` verifier (what `{module, export}` compiles to). */
@@ -48,7 +49,7 @@ export function loadRewardExport(spec: string, name = "default"): Promise<Loaded
   const key = `${spec}#${name}`;
   let p = cache.get(key);
   if (!p) {
-    p = import(spec).then(
+    p = ensureTypeScriptLoader(spec).then(() => import(spec)).then(
       (m: Record<string, unknown>) => {
         const x = m[name];
         if (typeof x === "function") {

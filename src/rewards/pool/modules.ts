@@ -4,6 +4,7 @@
  * tasks they register exist where the trainer builds its data and held-out evaluation.
  */
 import { UserError } from "../../util/errors.ts";
+import { ensureTypeScriptLoader } from "../../util/ts-loader.ts";
 import { VerifierPool } from "./pool.ts";
 import { moduleSpecifier } from "./specifier.ts";
 
@@ -30,6 +31,7 @@ export async function loadVerifierModules(modules: readonly string[], opts: { lo
   }
   for (const s of specs) {
     try {
+      await ensureTypeScriptLoader(s);
       await import(s);
     } catch (e) {
       throw new UserError(`config error at rl.verifierPool.modules: cannot load verifier module ${s}: ${(e as Error).message.split("\n")[0]}`, { cause: e });
