@@ -18,3 +18,13 @@ fi
 export RLVR_PYTHON="$PY"
 node --import tsx bench/torch-gpu.ts "$@"
 node --import tsx bench/torch-gpu.ts --checkpointing "$@"
+
+# Multi-GPU (model.distributed): one GRPO step on 1 GPU vs all visible GPUs under torchrun
+# (FSDP2 and DDP, NCCL), bench/scale.ts; copy its table into docs/benchmarks.md ("Scale-out").
+NGPU="$("$PY" -c 'import torch; print(torch.cuda.device_count())')"
+if [ "$NGPU" -ge 2 ]; then
+  BENCH_DEVICE=cuda BENCH_RANKS="$NGPU" BENCH_SKIP_VLLM=1 BENCH_SEQS="${BENCH_SEQS:-256}" BENCH_LEN="${BENCH_LEN:-512}" \
+    BENCH_HIDDEN="${BENCH_HIDDEN:-1024}" BENCH_LAYERS="${BENCH_LAYERS:-8}" node --import tsx bench/scale.ts
+else
+  echo "# multi-GPU case skipped: $NGPU GPU visible (needs 2 or more)"
+fi

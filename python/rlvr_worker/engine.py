@@ -840,6 +840,8 @@ def _check_load(s: Session, h: Dict[str, Any], t: Tensors) -> None:
         raise FileNotFoundError(f"{h['path']}/config.json not found: model.path must be a local Hugging Face checkpoint directory")
     if s.dist is not None and h.get("options", {}).get("lora"):
         raise ValueError("LoRA under model.distributed is not supported yet: train LoRA on one process (drop model.distributed)")
+    if s.dist is not None and h.get("options", {}).get("kvCache") == "static":
+        raise ValueError("kvCache 'static' is not supported under model.distributed: use kvCache 'auto' or 'dynamic'")
 
 
 def _op_load(s: Session, h: Dict[str, Any], t: Tensors) -> Tuple[Dict[str, Any], Tensors]:
@@ -869,8 +871,6 @@ def _check_sample(s: Session, h: Dict[str, Any], t: Tensors) -> None:
     longest = max((len(p) for p in prompts), default=0)
     if max_pos and longest + int(h["maxNewTokens"]) > max_pos:
         raise ValueError(f"prompt ({longest} tokens) + maxNewTokens ({h['maxNewTokens']}) exceeds the model's max_position_embeddings {max_pos}")
-    if s.dist is not None and h.get("kvCache") == "static":
-        raise ValueError("kvCache 'static' is not supported under model.distributed")
 
 
 def _op_sample(s: Session, h: Dict[str, Any], t: Tensors) -> Tuple[Dict[str, Any], Tensors]:
