@@ -79,13 +79,12 @@ export function defineTask(spec: TaskSpec): Task {
   const name = spec.name;
   if (!name || typeof name !== "string") throw new Error("defineTask: set name to a non-empty string (what data.task will name)");
   if ((spec.sample === undefined) === (spec.generate === undefined)) throw new Error(`defineTask "${name}": give exactly one of sample(rng) and generate({seed, index, difficulty, split})`);
-  const { sample, generate } = spec;
   const task: Task = {
     name,
     difficulties: spec.difficulties ?? { min: 0, max: 0, default: 0, description: "no difficulty knob" },
     generate(opts) {
-      if (sample) return generateInSplit(name, opts, (rng) => sample(rng, { difficulty: opts.difficulty }));
-      const draft = generate!(opts);
+      if (spec.sample) return generateInSplit(name, opts, (rng) => spec.sample!(rng, { difficulty: opts.difficulty }));
+      const draft = spec.generate!(opts);
       const id = draft.id ?? `${name}-${opts.split}-d${opts.difficulty}-${String(opts.index).padStart(6, "0")}`;
       return { ...draft, id, task: draft.task ?? name, difficulty: draft.difficulty ?? opts.difficulty };
     },
