@@ -7,7 +7,8 @@
  *
  * The batches are chosen to reach every path of the worker: micro-batches the token budget
  * splits unevenly between the ranks (FSDP2 ranks must run the same number of forwards), a
- * one-row micro-batch (the other rank runs a dummy row), and the one-graph path.
+ * one-row micro-batch (the other rank runs a dummy row), and the one-graph path; the DDP engine
+ * also recomputes activations (gradient checkpointing).
  *
  * Needs python/.venv with torch (rlvr setup torch); without it every test is skipped with the
  * reason printed. `npm run test:scale` runs this folder.
@@ -251,7 +252,8 @@ describe("torch engine under torchrun (2 ranks, gloo, CPU)", { skip: SKIP }, () 
   describe("DDP", () => {
     let ddp: TorchEngine;
     before(async () => {
-      ddp = await open({ distributed: { nprocPerNode: 2, strategy: "ddp" } });
+      // With gradient checkpointing (recomputed activations must give the same update).
+      ddp = await open({ distributed: { nprocPerNode: 2, strategy: "ddp" }, gradientCheckpointing: true });
     });
     after(async () => {
       await ddp?.close();
