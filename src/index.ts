@@ -64,6 +64,7 @@ export { defineMethod, getMethod, listMethods, type Method, type MethodNeeds, ty
 
 // Engines: the contract and the factory.
 export { openEngine, type ModelSpec, type OpenEngineOptions } from "./engines/open.ts";
+export { serve, type ServeOptions, type Server } from "./serve/server.ts";
 export type { Engine, EngineInfo, SampleRequest, SampleResult, TokenBatch, TokenScores, TokenLossFn, LossOutput, LossReport, OptimStep, Sampler } from "./engines/engine.ts";
 export { loadTokenizer, CharTokenizer, HfTokenizer, type Tokenizer } from "./tokenizers/index.ts";
 

@@ -8,9 +8,10 @@ import { register as verify } from "./verify.ts";
 import { register as dashboard } from "./dashboard.ts";
 import { register as setup } from "./setup.ts";
 import { register as doctor } from "./doctor.ts";
+import { register as serveCmd } from "./serve.ts";
 
 type Register = (program: Command) => void;
-const modules: Register[] = [quickstart, trainCmd, evalCmd, data, verify, dashboard, setup, doctor];
+const modules: Register[] = [quickstart, trainCmd, evalCmd, data, verify, dashboard, setup, doctor, serveCmd];
 
 export function registerCommands(program: Command): void {
   for (const register of modules) register(program);

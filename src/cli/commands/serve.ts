@@ -1,0 +1,41 @@
+/**
+ * `rlvr serve <checkpoint|run-dir> [--port N] [--host H]`: an OpenAI-compatible server over the
+ * model (src/serve/, docs/serve.md). Prints the base URL on stdout once listening.
+ */
+import type { Command } from "commander";
+import { serve } from "../../serve/server.ts";
+
+export interface ServeCommandOptions {
+  port: number;
+  host: string;
+  engine: "embedded" | "torch";
+  name?: string;
+  batchWindow: number;
+  capture?: boolean;
+  seed: number;
+}
+
+export function register(program: Command): void {
+  program
+    .command("serve")
+    .description("serve a checkpoint over an OpenAI-compatible HTTP API (/v1/chat/completions, /v1/completions, /v1/models)")
+    .argument("<path>", "checkpoint directory, or run directory (serves its checkpoints/final)")
+    .option("--port <n>", "port (0 = a free one)", (v) => parseInt(v, 10), 8000)
+    .option("--host <h>", "host to listen on", "127.0.0.1")
+    .option("--engine <kind>", "engine: embedded or torch", "embedded")
+    .option("--name <id>", "model id clients send (default: the run's name)")
+    .option("--batch-window <ms>", "milliseconds to collect concurrent requests into one engine call", parseFloat, 5)
+    .option("--capture", "record completions by episode (x-rlvr-episode) for training (docs/serve.md)")
+    .option("--seed <s>", "first seed of requests that give none", (v) => parseInt(v, 10), 1)
+    .action(async (path: string, o: ServeCommandOptions) => {
+      if (!Number.isInteger(o.port) || o.port < 0 || o.port > 65535) throw new Error(`rlvr serve: --port must be an integer in [0, 65535], got ${o.port}`);
+      if (o.engine !== "embedded" && o.engine !== "torch") throw new Error(`rlvr serve: --engine must be embedded or torch, got "${o.engine}"`);
+      const s = await serve({ checkpoint: path, port: o.port, host: o.host, engineKind: o.engine, modelName: o.name, batchWindowMs: o.batchWindow, capture: !!o.capture, seed: o.seed });
+      process.stdout.write(`rlvr serve: ${s.url} (model "${s.ctx.modelName}")\n`);
+      const stop = () => {
+        void s.close().then(() => process.exit(0));
+      };
+      process.once("SIGINT", stop);
+      process.once("SIGTERM", stop);
+    });
+}

@@ -1,0 +1,17 @@
+/** What every route of `rlvr serve` shares: the engine, its tokenizer, the batcher, capture. */
+import type { Engine } from "../engines/engine.ts";
+import type { Tokenizer } from "../tokenizers/types.ts";
+import type { Batcher } from "./batcher.ts";
+import type { EpisodeStore } from "./capture.ts";
+
+export interface ServeContext {
+  engine: Engine;
+  tokenizer: Tokenizer;
+  /** The model id clients name in `model` (and /v1/models lists). */
+  modelName: string;
+  batcher: Batcher;
+  /** Capture mode: where completions are recorded by episode (null when off). */
+  episodes: EpisodeStore | null;
+  /** Unix seconds the server started (the model's `created`). */
+  created: number;
+}

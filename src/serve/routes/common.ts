@@ -1,0 +1,65 @@
+/** Pieces both completion routes share: parsing, defaults, capture, SSE framing. */
+import { randomBytes } from "node:crypto";
+import type { FastifyReply, FastifyRequest } from "fastify";
+import type { ZodType } from "zod";
+import type { ServeContext } from "../context.ts";
+import { ApiError, fromZod } from "../errors.ts";
+import type { Sample } from "../generate.ts";
+
+/** Parse `req.body` with `schema`; 400 naming the field on failure. The model must be the served one (404 otherwise). */
+export function parseBody<T extends { model: string }>(ctx: ServeContext, schema: ZodType<T>, body: unknown): T {
+  if (body === undefined || body === null || typeof body !== "object") throw new ApiError(400, "the request body must be a JSON object", "invalid_request_error", null, "invalid_value");
+  const r = schema.safeParse(body);
+  if (!r.success) throw fromZod(r.error);
+  if (r.data.model !== ctx.modelName) throw new ApiError(404, `the model "${r.data.model}" does not exist; this server serves "${ctx.modelName}" (GET /v1/models)`, "invalid_request_error", "model", "model_not_found");
+  return r.data;
+}
+
+/** The request's stop strings as a list. */
+export function stopList(stop: string | string[] | null | undefined): string[] {
+  return stop == null ? [] : typeof stop === "string" ? [stop] : stop;
+}
+
+/** Capture ids of a request: header first, then `metadata`. */
+export function episodeOf(req: FastifyRequest, metadata: Record<string, unknown> | null | undefined): { episode?: string; group?: string } {
+  const h = (k: string) => {
+    const v = req.headers[k];
+    return typeof v === "string" && v.length > 0 ? v : undefined;
+  };
+  const m = (k: string) => (metadata && typeof metadata[k] === "string" ? (metadata[k] as string) : undefined);
+  const episode = h("x-rlvr-episode") ?? m("episode_id");
+  const group = h("x-rlvr-group") ?? m("group_id");
+  return { ...(episode ? { episode } : {}), ...(group ? { group } : {}) };
+}
+
+/** Record the samples of a request under its episode (capture mode only). */
+export function capture(ctx: ServeContext, ids: { episode?: string; group?: string }, prompts: Int32Array[], samples: Sample[], policyVersion: number): void {
+  if (!ctx.episodes || !ids.episode) return;
+  for (const s of samples) {
+    ctx.episodes.record(ids.episode, { promptTokens: Array.from(prompts[s.promptIndex]!), tokens: s.tokens, logprobs: s.logprobs, policyVersion, finishReason: s.finishReason }, ids.group);
+  }
+}
+
+/** Capture needs one choice per request. @throws ApiError 400 otherwise. */
+export function checkCaptureN(ctx: ServeContext, ids: { episode?: string }, rows: number): void {
+  if (ctx.episodes && ids.episode && rows !== 1) throw new ApiError(400, "a captured request (x-rlvr-episode) records one trajectory: send one prompt with n = 1", "invalid_request_error", "n", "invalid_value");
+}
+
+/** A response id with `prefix` (e.g. "chatcmpl"). */
+export function newId(prefix: string): string {
+  return `${prefix}-${randomBytes(12).toString("hex")}`;
+}
+
+/** Send `events` as a Server-Sent Events body ending with `data: [DONE]`. */
+export function sendSse(reply: FastifyReply, events: unknown[]): FastifyReply {
+  const body = events.map((e) => `data: ${JSON.stringify(e)}\n\n`).join("") + "data: [DONE]\n\n";
+  return reply.header("content-type", "text/event-stream; charset=utf-8").header("cache-control", "no-cache").send(body);
+}
+
+/** usage block. */
+export function usage(prompts: Int32Array[], samples: Sample[], n: number): { prompt_tokens: number; completion_tokens: number; total_tokens: number } {
+  const p = prompts.reduce((s, x) => s + x.length, 0);
+  const c = samples.reduce((s, x) => s + x.tokens.length, 0);
+  void n;
+  return { prompt_tokens: p, completion_tokens: c, total_tokens: p + c };
+}

@@ -1,0 +1,28 @@
+/** Capture mode's routes: POST /v1/rlvr/episodes/{id}/reward and GET /v1/rlvr/episodes/{id}. */
+import type { FastifyInstance } from "fastify";
+import { z } from "zod";
+import type { ServeContext } from "../context.ts";
+import { ApiError, fromZod } from "../errors.ts";
+
+const rewardBody = z.object({ reward: z.number().refine(Number.isFinite, "must be a finite number") });
+
+export function episodeRoutes(app: FastifyInstance, ctx: ServeContext): void {
+  const store = () => {
+    if (!ctx.episodes) throw new ApiError(404, "capture mode is off: start the server with --capture (or serve({capture: true}))", "invalid_request_error", null, "capture_off");
+    return ctx.episodes;
+  };
+  app.post<{ Params: { id: string } }>("/v1/rlvr/episodes/:id/reward", async (req) => {
+    const eps = store();
+    const r = rewardBody.safeParse(req.body ?? {});
+    if (!r.success) throw fromZod(r.error);
+    const ep = eps.get(req.params.id);
+    if (!ep) throw new ApiError(404, `no episode "${req.params.id}": send its completions with the x-rlvr-episode header (or metadata.episode_id) first`, "invalid_request_error", "id", "episode_not_found");
+    eps.reward(ep.id, r.data.reward);
+    return { id: ep.id, group: ep.group, reward: r.data.reward, turns: ep.turns.length };
+  });
+  app.get<{ Params: { id: string } }>("/v1/rlvr/episodes/:id", async (req) => {
+    const ep = store().get(req.params.id);
+    if (!ep) throw new ApiError(404, `no episode "${req.params.id}"`, "invalid_request_error", "id", "episode_not_found");
+    return ep;
+  });
+}

@@ -1,0 +1,144 @@
+/**
+ * `serve()`: an OpenAI-compatible HTTP server (Fastify) over any engine — /v1/models,
+ * /v1/chat/completions, /v1/completions, and in capture mode /v1/rlvr/episodes. See docs/serve.md.
+ */
+import { existsSync } from "node:fs";
+import { basename, join, resolve } from "node:path";
+import Fastify, { type FastifyInstance } from "fastify";
+import type { Engine } from "../engines/engine.ts";
+import { openEngine } from "../engines/open.ts";
+import { loadTokenizer } from "../tokenizers/index.ts";
+import type { Tokenizer } from "../tokenizers/types.ts";
+import { Batcher } from "./batcher.ts";
+import { EpisodeStore } from "./capture.ts";
+import type { ServeContext } from "./context.ts";
+import { ApiError, toApiError } from "./errors.ts";
+import { chatRoutes } from "./routes/chat.ts";
+import { completionRoutes } from "./routes/completions.ts";
+import { episodeRoutes } from "./routes/episodes.ts";
+import { modelRoutes } from "./routes/models.ts";
+
+export interface ServeOptions {
+  /** A checkpoint directory, or a run directory (its checkpoints/final). Or pass `engine` and `tokenizer`. */
+  checkpoint?: string;
+  /** An open engine to serve (the caller keeps ownership: close() does not close it). */
+  engine?: Engine;
+  tokenizer?: Tokenizer;
+  /** Engine kind for `checkpoint` (default "embedded"). */
+  engineKind?: "embedded" | "torch";
+  /** Port (default 8000; 0 picks a free one). */
+  port?: number;
+  /** Host (default 127.0.0.1). */
+  host?: string;
+  /** The model id clients send (default: the checkpoint's run name, or "rlvr"). */
+  modelName?: string;
+  /** Batching window in milliseconds (default 5). */
+  batchWindowMs?: number;
+  /** Most sampled rows per engine call (default 64). */
+  maxBatchRows?: number;
+  /** Record completions by episode for training (default false). */
+  capture?: boolean;
+  /** First server seed of unseeded requests (default 1). */
+  seed?: number;
+  /** Largest request body in bytes (default 4 MiB). */
+  bodyLimit?: number;
+}
+
+/** A running server. */
+export interface Server {
+  /** Base URL of the OpenAI API, e.g. "http://127.0.0.1:8000/v1". */
+  url: string;
+  port: number;
+  host: string;
+  app: FastifyInstance;
+  ctx: ServeContext;
+  engine: Engine;
+  tokenizer: Tokenizer;
+  /** Capture mode's episodes (null when off). */
+  episodes: EpisodeStore | null;
+  /** The policy version the server samples with (updates applied by trainServed). */
+  policyVersion: number;
+  /** Stop listening; closes the engine when serve() opened it. */
+  close(): Promise<void>;
+}
+
+/** A checkpoint directory for `path`: itself when it holds config.json, else its checkpoints/final. */
+export function resolveServedCheckpoint(path: string): string {
+  if (existsSync(join(path, "config.json"))) return path;
+  const final = join(path, "checkpoints", "final");
+  if (existsSync(join(final, "config.json"))) return final;
+  throw new Error(`rlvr serve: no checkpoint at ${path}: expected config.json there or in ${final}`);
+}
+
+/** The default model id: "<run>" for <run>/checkpoints/<x>, else the directory's name. */
+function defaultName(dir: string): string {
+  const abs = resolve(dir);
+  const parent = resolve(abs, "..");
+  return basename(parent) === "checkpoints" ? basename(resolve(parent, "..")) : basename(abs);
+}
+
+/**
+ * Start an OpenAI-compatible server.
+ * @throws Error when neither `checkpoint` nor `engine` + `tokenizer` is given, the checkpoint is
+ *   missing, or the port is taken.
+ */
+export async function serve(o: ServeOptions): Promise<Server> {
+  let engine = o.engine;
+  let tokenizer = o.tokenizer;
+  let owned = false;
+  let name = o.modelName;
+  if (!engine) {
+    if (!o.checkpoint) throw new Error("serve: give a checkpoint (or run) directory, or an engine and its tokenizer");
+    const dir = resolveServedCheckpoint(o.checkpoint);
+    tokenizer ??= await loadTokenizer(dir);
+    engine = await openEngine({ path: dir, engine: o.engineKind ?? "embedded" }, { tokenizer, seed: o.seed ?? 0 });
+    owned = true;
+    name ??= defaultName(dir);
+  }
+  if (!tokenizer) throw new Error("serve: an engine needs its tokenizer (serve({engine, tokenizer}))");
+  const eng = engine;
+  let version = 0;
+  const batcher = new Batcher((req) => eng.sample(req), () => version, { windowMs: o.batchWindowMs, maxRows: o.maxBatchRows, stopTokens: [tokenizer.eosId], seed: o.seed });
+  const ctx: ServeContext = { engine: eng, tokenizer, modelName: name ?? "rlvr", batcher, episodes: o.capture ? new EpisodeStore() : null, created: Math.floor(Date.now() / 1000) };
+
+  const app = Fastify({ logger: false, bodyLimit: o.bodyLimit ?? 4 * 1024 * 1024 });
+  app.setErrorHandler((err, _req, reply) => {
+    const e = toApiError(err);
+    void reply.status(e.status).send(e.body());
+  });
+  app.setNotFoundHandler((req, reply) => {
+    const e = new ApiError(404, `no route ${req.method} ${req.url}`, "invalid_request_error", null, "not_found");
+    void reply.status(404).send(e.body());
+  });
+  modelRoutes(app, ctx);
+  chatRoutes(app, ctx);
+  completionRoutes(app, ctx);
+  episodeRoutes(app, ctx);
+
+  const host = o.host ?? "127.0.0.1";
+  await app.listen({ port: o.port ?? 8000, host });
+  const addr = app.server.address();
+  const port = typeof addr === "object" && addr ? addr.port : (o.port ?? 8000);
+  const urlHost = host.includes(":") ? `[${host}]` : host;
+  const server: Server = {
+    url: `http://${urlHost}:${port}/v1`,
+    port,
+    host,
+    app,
+    ctx,
+    engine: eng,
+    tokenizer,
+    episodes: ctx.episodes,
+    get policyVersion() {
+      return version;
+    },
+    set policyVersion(v: number) {
+      version = v;
+    },
+    async close() {
+      await app.close();
+      if (owned) await eng.close();
+    },
+  };
+  return server;
+}
