@@ -3,7 +3,7 @@
  * `\left`/`\right`, text wrappers, degrees, currency, units and thousands separators.
  * The output is still LaTeX-ish text; src/rewards/math/parse.ts turns it into structure.
  */
-import { readBraceGroup } from "./extract.ts";
+import { readBraceGroup } from "./spans.ts";
 import type { DecimalCommaMode } from "./types.ts";
 
 /** Trailing words removed by `stripUnits` (lower case, singular and plural spellings). */

@@ -5,6 +5,10 @@
  */
 
 import { evalExact } from "./exact.ts";
+import { evalMatrixExpression } from "./matrix.ts";
+import { balanced, isLabelNode, substitute } from "./tree.ts";
+
+export { isLabelNode } from "./tree.ts";
 
 /** Scalar expression tree. `num` holds an unsigned decimal literal (possibly with an exponent: "1.2e3"). */
 export type Node =
@@ -422,65 +426,6 @@ class ExprParser {
 /** Most terms a `\sum` / `\prod` with numeric bounds is expanded into. */
 const MAX_TERMS = 1000;
 
-/** `n` with every symbol `name` (or the constant `name`, for an index written `i` or `e`) replaced by `value`. */
-function substitute(n: Node, name: string, isConst: boolean, value: Node): Node {
-  switch (n.k) {
-    case "sym":
-      return !isConst && n.name === name ? value : n;
-    case "const":
-      return isConst && n.name === name ? value : n;
-    case "op":
-      return { k: "op", op: n.op, a: substitute(n.a, name, isConst, value), b: substitute(n.b, name, isConst, value) };
-    case "neg":
-    case "fact":
-    case "pct":
-      return { k: n.k, a: substitute(n.a, name, isConst, value) };
-    case "fn":
-      return { k: "fn", name: n.name, args: n.args.map((x) => substitute(x, name, isConst, value)) };
-    default:
-      return n;
-  }
-}
-
-/** Join terms with a commutative operator in a balanced tree (depth log2 of the count). */
-function balanced(terms: Node[], op: "+" | "*"): Node {
-  if (terms.length === 1) return terms[0]!;
-  const mid = terms.length >> 1;
-  return { k: "op", op, a: balanced(terms.slice(0, mid), op), b: balanced(terms.slice(mid), op) };
-}
-
-/**
- * True when `n` names a quantity instead of giving a value: built from letters, subscripts, products, ratios and
- * `|…|` of names, with no number and no π or ∞ (`AB`, `V_1:V_2`, `|AB|`, `\frac{NO}{BO}`, `f(x)`, `x+y`).
- * A label on one side of `=` lets the other side be compared with a bare value (`AB = 4` vs `4`).
- */
-export function isLabelNode(n: Node, depth = 0): boolean {
-  const walk = (m: Node, d: number): { ok: boolean; sym: boolean } => {
-    if (d > 40) return { ok: false, sym: false };
-    switch (m.k) {
-      case "sym":
-        return { ok: true, sym: true };
-      case "const":
-        return { ok: m.name === "e" || m.name === "i", sym: false };
-      case "op": {
-        if (m.op === "^") return { ok: false, sym: false };
-        const a = walk(m.a, d + 1);
-        const b = walk(m.b, d + 1);
-        return { ok: a.ok && b.ok, sym: a.sym || b.sym };
-      }
-      case "fn": {
-        // |AB|, \cos\theta, \sin A: a function of names is a name
-        const args = m.args.map((x) => walk(x, d + 1));
-        return { ok: args.every((x) => x.ok), sym: args.some((x) => x.sym) };
-      }
-      default:
-        return { ok: false, sym: false };
-    }
-  };
-  const r = walk(n, depth);
-  return r.ok && r.sym;
-}
-
 /** Parse a scalar expression. @throws ParseError. */
 export function parseExpr(s: string): Node {
   return new ExprParser(tokenize(s)).parseAll();
@@ -574,8 +519,8 @@ export function parseAnswer(s: string, depth = 0): Answer {
 
   // arithmetic on matrices: sums, differences, products, scalar multiples
   if (src.includes("\\begin{")) {
-    const m = parseMatrixExpression(src, depth);
-    if (m !== null) return m;
+    const rows = evalMatrixExpression(src, parseExpr);
+    if (rows !== null) return { k: "matrix", rows: rows.map((r) => r.map((node): Answer => ({ k: "expr", node, src: "" }))), src };
   }
 
   // matrix (possibly inside \left[ ... \right] brackets)
@@ -784,139 +729,4 @@ function expandPm(items: string[]): string[] {
 /** Text comparison form: lower case, no spaces, no braces or backslashes. */
 export function normalizeText(s: string): string {
   return s.toLowerCase().replace(/[\s{}\\]/g, "").replace(/[.!]+$/, "");
-}
-
-// ---------------------------------------------------------------------------------------------
-// Matrix arithmetic
-
-type MVal = { m: Node[][] } | { s: Node };
-
-/**
- * Evaluate a sum / difference / product / scalar multiple of matrix literals (`A + B`, `A \cdot B`, `2A`, `-A`)
- * into one matrix whose entries are expression trees (compared entry by entry later, exactly or through the CAS).
- * @returns the matrix answer, or null when `src` is not such an expression (a single literal, a shape mismatch,
- *   a matrix inside other structure).
- */
-function parseMatrixExpression(src: string, depth: number): Answer | null {
-  // split into literals and the text between them
-  const items: (string | Node[][])[] = [];
-  let i = 0;
-  let literals = 0;
-  const re = /\\begin\{([pbBvV]?matrix|smallmatrix)\}/g;
-  for (let m = re.exec(src); m !== null; m = re.exec(src)) {
-    const endTag = `\\end{${m[1]}}`;
-    const close = src.indexOf(endTag, m.index);
-    if (close < 0) return null;
-    items.push(src.slice(i, m.index));
-    const body = src.slice(m.index + m[0].length, close).trim().replace(/\\\\\s*$/, "");
-    const rows = body.split(/\\\\/).map((r) => r.split("&").map((c) => c.trim()));
-    try {
-      items.push(rows.map((r) => r.map((c) => parseExpr(c))));
-    } catch {
-      return null;
-    }
-    literals++;
-    i = close + endTag.length;
-    // a power or transpose right after the literal: A^2, A^{3}, A^T
-    const pw = /^\s*\^\s*\{?\s*(\d{1,2}|T|\\top)\s*\}?/.exec(src.slice(i, i + 20));
-    if (pw) {
-      const lit = items.pop() as Node[][];
-      const p = pw[1]!;
-      if (p === "T" || p === "\\top") items.push(lit[0]!.map((_, j) => lit.map((r) => r[j]!)));
-      else {
-        const e = Number(p);
-        if (e < 1 || lit.length !== lit[0]!.length) return null;
-        let acc: MVal = { m: lit };
-        for (let k = 1; k < e; k++) acc = mMul(acc, { m: lit }) ?? acc;
-        items.push((acc as { m: Node[][] }).m);
-        literals++; // a power is arithmetic even on one literal
-      }
-      if (p === "T" || p === "\\top") literals++;
-      i += pw[0].length;
-    }
-    re.lastIndex = i;
-  }
-  items.push(src.slice(i));
-  const textParts = items.filter((x): x is string => typeof x === "string");
-  if (literals < 2 && textParts.every((t) => /^[\s()[\]]*$/.test(t))) return null; // a single literal: the usual path
-  // tokens: matrices, scalars, operators
-  type T = { v: MVal } | { op: "+" | "-" | "*" };
-  const toks: T[] = [];
-  for (const it of items) {
-    if (typeof it !== "string") {
-      toks.push({ v: { m: it } });
-      continue;
-    }
-    let rest = it.replace(/[()[\]]/g, " ").trim();
-    while (rest.length > 0) {
-      const op = /^(\+|-|\*|\\cdot(?![a-zA-Z])|\\times(?![a-zA-Z]))\s*/.exec(rest);
-      if (op) {
-        toks.push({ op: op[1] === "+" ? "+" : op[1] === "-" ? "-" : "*" });
-        rest = rest.slice(op[0].length);
-        continue;
-      }
-      const sc = /^[^+\-*\\]+|^\\(?!cdot|times)[a-zA-Z]+(?:\{[^{}]*\})*/.exec(rest);
-      if (!sc) return null;
-      try {
-        toks.push({ v: { s: parseExpr(sc[0]) } });
-      } catch {
-        return null;
-      }
-      rest = rest.slice(sc[0].length).trim();
-    }
-  }
-  // evaluate: terms joined by + / -, factors by * or juxtaposition; a leading - negates the term
-  let acc: MVal | null = null;
-  let k = 0;
-  while (k < toks.length) {
-    let sign = 1;
-    if (acc !== null) {
-      const t = toks[k++];
-      if (!t || !("op" in t) || t.op === "*") return null;
-      sign = t.op === "-" ? -1 : 1;
-    }
-    while (k < toks.length && "op" in toks[k]! && (toks[k] as { op: string }).op === "-") {
-      sign = -sign;
-      k++;
-    }
-    let term: MVal | null = null;
-    while (k < toks.length) {
-      const t = toks[k]!;
-      if ("op" in t) {
-        if (t.op !== "*" || term === null) break;
-        k++;
-        continue;
-      }
-      term = term === null ? t.v : mMul(term, t.v);
-      if (term === null) return null;
-      k++;
-    }
-    if (term === null) return null;
-    if (sign < 0) term = mMul({ s: { k: "neg", a: { k: "num", s: "1" } } }, term)!;
-    acc = acc === null ? term : mAdd(acc, term);
-    if (acc === null) return null;
-  }
-  if (acc === null || !("m" in acc)) return null;
-  return { k: "matrix", rows: acc.m.map((r) => r.map((node) => ({ k: "expr", node, src: "" }) as Answer)), src };
-}
-
-function mAdd(a: MVal, b: MVal): MVal | null {
-  if ("s" in a && "s" in b) return { s: { k: "op", op: "+", a: a.s, b: b.s } };
-  if (!("m" in a) || !("m" in b)) return null;
-  if (a.m.length !== b.m.length || a.m.some((r, i) => r.length !== b.m[i]!.length)) return null;
-  return { m: a.m.map((r, i) => r.map((x, j) => ({ k: "op", op: "+", a: x, b: b.m[i]![j]! }) as Node)) };
-}
-
-function mMul(a: MVal, b: MVal): MVal | null {
-  if ("s" in a && "s" in b) return { s: { k: "op", op: "*", a: a.s, b: b.s } };
-  if ("s" in a && "m" in b) return { m: b.m.map((r) => r.map((x) => ({ k: "op", op: "*", a: a.s, b: x }) as Node)) };
-  if ("m" in a && "s" in b) return { m: a.m.map((r) => r.map((x) => ({ k: "op", op: "*", a: x, b: b.s }) as Node)) };
-  if (!("m" in a) || !("m" in b)) return null;
-  const n = a.m[0]!.length;
-  if (a.m.some((r) => r.length !== n) || b.m.length !== n) return null;
-  const cols = b.m[0]!.length;
-  if (b.m.some((r) => r.length !== cols)) return null;
-  return {
-    m: a.m.map((r) => Array.from({ length: cols }, (_, j) => balanced(r.map((x, t) => ({ k: "op", op: "*", a: x, b: b.m[t]![j]! }) as Node), "+"))),
-  };
 }
