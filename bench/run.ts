@@ -21,6 +21,11 @@ if (!child && process.argv[2] === "scale") {
   await import("./scale.ts");
   process.exit(0);
 }
+if (!child && process.argv[2] === "serve") {
+  // `npm run bench -- serve`: rlvr serve under 200 concurrent requests, batched vs not (bench/serve.ts).
+  await import("./serve.ts");
+  process.exit(0);
+}
 if (!child && process.argv[2] === "torch") {
   // `npm run bench -- torch`: torch engine vs embedded engine vs TRL (bench/torch.ts).
   await import("./torch.ts");
