@@ -8,7 +8,7 @@ import { parentPort, workerData } from "node:worker_threads";
 import type { Engine, SampleRequest } from "../../engines/engine.ts";
 
 process.env["RLVR_THREADS"] = String((workerData as { threads: number }).threads);
-const { EmbeddedEngine } = await import("../../engines/embedded/engine.ts");
+const { openEngine } = await import("../../engines/open.ts");
 const { loadTokenizer } = await import("../../tokenizers/index.ts");
 
 let engine: Engine | null = null;
@@ -18,7 +18,7 @@ type Message = { id: number; kind: "load"; dir: string } | { id: number; kind: "
 async function handle(m: Message): Promise<unknown> {
   if (m.kind === "load") {
     if (engine) await engine.load(m.dir);
-    else engine = await EmbeddedEngine.fromPretrained(m.dir, { tokenizer: await loadTokenizer(m.dir) });
+    else engine = await openEngine({ path: m.dir, engine: "embedded" }, { tokenizer: await loadTokenizer(m.dir) });
     return null;
   }
   if (m.kind === "sample") {
