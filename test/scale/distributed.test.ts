@@ -20,6 +20,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { hfParamNames, toHfConfig, type ModelConfig } from "../../src/engines/embedded/hf-config.ts";
 import { TorchEngine, type TorchEngineOptions } from "../../src/engines/torch/engine.ts";
+import { workerLaunch } from "../../src/engines/torch/launch.ts";
 import type { TokenBatch } from "../../src/engines/engine.ts";
 import { grpoAdvantages, makePolicyLoss, resolveAlgorithm, stepCounts } from "../../src/algorithms/index.ts";
 import { tinyQwen2, randomBatch, randomHfWeights, writeHfCheckpoint, maxAbsDiff, Rng } from "../engines/helpers/tiny.ts";
@@ -279,6 +280,18 @@ describe("torch engine under torchrun (2 ranks, gloo, CPU)", { skip: SKIP }, () 
       }
     });
   });
+});
+
+test("the torchrun command line: standalone on one node, static rendezvous on several", () => {
+  assert.deepEqual(workerLaunch(undefined).args, ["-u", "-m", "rlvr_worker"]);
+  assert.deepEqual(workerLaunch({ nprocPerNode: 2, backend: "gloo" }), {
+    args: ["-u", "-m", "torch.distributed.run", "--nproc-per-node=2", "--standalone", "-m", "rlvr_worker"],
+    env: { RLVR_DIST_BACKEND: "gloo" },
+  });
+  assert.deepEqual(workerLaunch({ nprocPerNode: 8, nnodes: 2, masterAddr: "10.0.0.1", masterPort: 29500 }).args, [
+    "-u", "-m", "torch.distributed.run", "--nproc-per-node=8",
+    "--nnodes=2", "--node-rank=0", "--master-addr=10.0.0.1", "--master-port=29500", "-m", "rlvr_worker",
+  ]);
 });
 
 test("model.distributed fields are checked before anything starts", async () => {
