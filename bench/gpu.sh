@@ -28,3 +28,14 @@ if [ "$NGPU" -ge 2 ]; then
 else
   echo "# multi-GPU case skipped: $NGPU GPU visible (needs 2 or more)"
 fi
+
+# vLLM rollouts on the GPU (rlvr setup vllm --cuda): HF generate vs vLLM tokens/s and weight-sync
+# seconds per step, colocated (sleep/wake) and one server; bench/scale-vllm.ts. Copy its table into
+# docs/benchmarks.md ("Scale-out", vLLM).
+VPY="${RLVR_VLLM_PYTHON:-python/.venv-vllm/bin/python}"
+if [ -x "$VPY" ] && "$VPY" -c 'import vllm, torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)'; then
+  RLVR_VLLM_PYTHON="$VPY" BENCH_DEVICE=cuda BENCH_PROMPTS="${BENCH_PROMPTS:-64}" BENCH_NEW="${BENCH_NEW:-512}" \
+    BENCH_HIDDEN="${BENCH_HIDDEN:-1024}" BENCH_LAYERS="${BENCH_LAYERS:-8}" node --import tsx bench/scale-vllm.ts
+else
+  echo "# vLLM case skipped: $VPY has no CUDA build of vLLM (run: node bin/rlvr.js setup vllm --cuda)"
+fi

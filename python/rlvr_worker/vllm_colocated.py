@@ -92,6 +92,12 @@ class ColocatedVllm:
     def __init__(self, worker: Any, h: Dict[str, Any]) -> None:
         os.environ.setdefault("VLLM_ENABLE_V1_MULTIPROCESSING", "0")
         os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", str(h.get("kvCacheGiB", 1)))
+        # vLLM's CPU worker drops the process to 1 torch thread unless OMP_NUM_THREADS is set; the
+        # trainer shares this process, so keep its thread count (measured on the 2-core machine:
+        # vLLM sampling 1000 tokens/s at 1 thread, 4200 at 2; docs/benchmarks.md).
+        import torch
+
+        os.environ.setdefault("OMP_NUM_THREADS", str(torch.get_num_threads()))
         try:
             from vllm import LLM
         except ImportError as e:
