@@ -16,6 +16,11 @@ if (!child && process.argv[2] === "async") {
   await import("./async.ts");
   process.exit(0);
 }
+if (!child && process.argv[2] === "scale-vllm") {
+  // `npm run bench -- scale-vllm`: HF generate vs vLLM tokens/s, weight-sync seconds (bench/scale-vllm.ts).
+  await import("./scale-vllm.ts");
+  process.exit(0);
+}
 if (!child && process.argv[2] === "scale") {
   // `npm run bench -- scale`: training step time 1 process vs 2 ranks, then the vLLM half (bench/scale.ts).
   await import("./scale.ts");
