@@ -10,7 +10,7 @@
  *   `pip uninstall -y torchvision torchaudio torchcodec`: pip brings builds of them made for another
  *   torch, which break transformers' Qwen2 import (`torchvision::nms does not exist`) and vLLM's
  *   loading (`libtorchcodec_image.so`); text models need none of them
- *   (../shared/reference/SCALE-NOTES.md, measured here).
+ *   (measured on this project's machine; docs/scaling.md).
  * - GPU (`--cuda`): `pip install vllm==0.32.0` (CUDA build with its matching torch).
  */
 import { spawnSync } from "node:child_process";
