@@ -1,0 +1,106 @@
+/**
+ * Memory planning for the embedded engine: jax-js's Wasm backend keeps every live array in one
+ * 32-bit heap of at most 4 GiB ("Allocation exceeds the 4 GiB memory32 limit"). The engine sizes
+ * each pass (forward-backward, scoring, sampling) from the model config and the batch shape so
+ * that a pass never asks for more than its share of that heap, splitting a batch into
+ * micro-batches itself; a model whose training state alone cannot fit is refused at load with
+ * one clear error.
+ *
+ * The per-token figures are measured upper bounds, not derivations: jax-js keeps most
+ * intermediates of a jitted gradient alive until the backward pass, and its allocator keeps freed
+ * blocks per size class (it never coalesces), so the heap's high-water mark is what matters.
+ * Measured on jax-js 0.1.25 (Wasm heap size after one pass, test/engines/helpers/wasm-memory.ts):
+ * forward-backward of 128 × 16 tokens at hidden 128 × 2 layers (0.43M parameters) took 194 MiB
+ * (this estimate: 212 MiB), 32 × 16 tokens at hidden 512 × 4 layers (13.7M parameters) 509 MiB
+ * (estimate: 559 MiB); scoring 64 × 16 tokens at 512 × 4 took 185 MiB (estimate: 321 MiB).
+ */
+import type { ModelConfig } from "./hf-config.ts";
+
+/** jax-js's Wasm heap limit (memory32): 4 GiB. */
+export const WASM_HEAP_LIMIT = 2 ** 32;
+
+/** Share of the heap the planner hands out (the rest absorbs fragmentation and small arrays). */
+const USABLE = 0.85;
+
+/** What a pass computes. */
+export type PassKind = "train" | "score" | "sample";
+
+/** Number of parameters of `cfg` (embeddings, blocks, final norm, untied head). */
+export function countParams(cfg: ModelConfig): number {
+  const D = cfg.hiddenSize;
+  const q = cfg.numHeads * cfg.headDim;
+  const kv = cfg.numKvHeads * cfg.headDim;
+  const F = cfg.intermediateSize;
+  const bias = cfg.attentionBias ? q + 2 * kv : 0;
+  const block = D * q + 2 * D * kv + q * D + bias + 3 * D * F + 2 * D;
+  return cfg.vocabSize * D * (cfg.tieWordEmbeddings ? 1 : 2) + cfg.numLayers * block + D;
+}
+
+/**
+ * Bytes held across passes while training: weights, the reference copy, accumulated gradients,
+ * AdamW's two moments, and the transients of an update (a micro-batch's new gradients before they
+ * are added; AdamW's new weights and moments before the old ones are freed): 10 × parameters × 4 B.
+ */
+export function residentBytes(cfg: ModelConfig): number {
+  return 10 * countParams(cfg) * 4;
+}
+
+/**
+ * Upper bound on the bytes one pass allocates beyond the resident state.
+ * @param rows    sequences in the pass (after padding the batch)
+ * @param seqLen  padded tokens per sequence (for "sample": prompt tokens + new tokens)
+ * @returns bytes; forward-backward ≈ 4·rows·seqLen·(L·(40·D + 20·F + 8·H·seqLen) + 16·V) plus
+ *   three parameter-sized arrays (gradients, transposed weights), scoring a third of the
+ *   activations plus one parameter-sized array; sampling the scoring of the prompt step plus two
+ *   KV caches.
+ */
+export function passBytes(cfg: ModelConfig, kind: PassKind, rows: number, seqLen: number): number {
+  const { hiddenSize: D, intermediateSize: F, numHeads: H, numLayers: L, vocabSize: V } = cfg;
+  const perToken = 4 * (L * (40 * D + 20 * F + 8 * H * seqLen) + 16 * V);
+  const act = rows * seqLen * perToken;
+  const P = countParams(cfg) * 4;
+  if (kind === "train") return act + 3 * P;
+  if (kind === "score") return Math.ceil(act / 3) + P;
+  const cache = 2 * rows * seqLen * L * 2 * cfg.numKvHeads * cfg.headDim * 4;
+  return Math.ceil(act / 3) + P + cache;
+}
+
+/** Bytes one pass may use: half of what the heap has left after the resident state (two kinds of pass coexist in the heap's free lists). */
+export function passBudget(cfg: ModelConfig, heapLimit = WASM_HEAP_LIMIT): number {
+  return Math.max(0, (heapLimit * USABLE - residentBytes(cfg)) / 2);
+}
+
+/**
+ * Most sequences of length `seqLen` one pass of `kind` may hold: the largest power of two whose
+ * `passBytes` fits `passBudget` (at least 1; `assertFits` refuses models where one row cannot fit).
+ * Powers of two keep the number of compiled shapes small and the heap's size classes reusable.
+ */
+export function maxRows(cfg: ModelConfig, kind: PassKind, seqLen: number, heapLimit = WASM_HEAP_LIMIT): number {
+  const budget = passBudget(cfg, heapLimit);
+  let rows = 1;
+  while (rows < 1 << 20 && passBytes(cfg, kind, rows * 2, seqLen) <= budget) rows *= 2;
+  return rows;
+}
+
+/** "1.5 GiB" */
+function gib(b: number): string {
+  return `${(b / 2 ** 30).toFixed(2)} GiB`;
+}
+
+/**
+ * Refuses a model the embedded engine cannot train: its resident state (parameters × 10 float32:
+ * weights, reference, gradients, AdamW moments, update transients) plus one sequence of
+ * `seqLen` tokens must fit in USABLE × 4 GiB.
+ * @throws Error naming the model size, the bytes needed, the limit, and the way out.
+ */
+export function assertFits(cfg: ModelConfig, seqLen = Math.min(cfg.maxPositionEmbeddings, 64), heapLimit = WASM_HEAP_LIMIT): void {
+  const n = countParams(cfg);
+  const need = residentBytes(cfg) + 2 * passBytes(cfg, "train", 1, seqLen);
+  if (need > heapLimit * USABLE) {
+    throw new Error(
+      `model too large for the embedded engine: ${(n / 1e6).toFixed(1)}M parameters need ${gib(residentBytes(cfg))} for weights, reference copy, gradients and AdamW state ` +
+        `(10 × parameters × 4 bytes) plus ${gib(2 * passBytes(cfg, "train", 1, seqLen))} for one ${seqLen}-token sequence, more than the ${gib(heapLimit * USABLE)} usable of jax-js's ` +
+        `${gib(heapLimit)} Wasm memory32 limit; use a smaller model.init (hiddenSize/numLayers) or the torch engine (model.engine: torch, after rlvr setup torch)`,
+    );
+  }
+}
