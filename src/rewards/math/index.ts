@@ -7,7 +7,7 @@ import { compareAnswers } from "./equivalence.ts";
 import { extractAnswer, extractReference } from "./extract.ts";
 import { normalizeAnswer } from "./normalize.ts";
 import { normalizeText, parseAnswer } from "./parse.ts";
-import { resolveOptions, type Equivalence, type MathVerdict, type MathVerifyOptions } from "./types.ts";
+import { resolveOptions, type Equivalence, type ExtractedAnswer, type MathVerdict, type MathVerifyOptions } from "./types.ts";
 
 export type { DecimalCommaMode, Equivalence, ExtractedAnswer, ExtractionMode, MathVerdict, MathVerifyOptions, PercentMode } from "./types.ts";
 export type { CasBackend, CompiledExpr, Complex } from "./cas.ts";
@@ -18,6 +18,17 @@ export { normalizeAnswer } from "./normalize.ts";
 
 /** Most CAS compilations one comparison may spend (lists and matrices of many items). */
 const COMPILE_BUDGET = 400;
+
+/**
+ * Multiple-choice fallback: when the reference is one option letter (`B`, `(B)`, `\text{(B)}`) and no mode found
+ * an answer, the last option letter in parentheses in the response (`The correct choice is (B).`).
+ */
+function choiceLetter(response: string, reference: string): ExtractedAnswer | null {
+  if (!/^\s*(?:\\text(?:bf)?\{)?\s*\(?[A-E]\)?\s*\}?\s*$/.test(reference) || typeof response !== "string") return null;
+  const all = [...response.matchAll(/\(([A-E])\)/g)];
+  const last = all[all.length - 1];
+  return last ? { answer: last[1]!, mode: "answerIs" } : null;
+}
 
 /** Math delimiters or a box: an answer written inside them is math, not plain text. */
 const MATH_MARKUP = /[$]|\\[([]|\\boxed|\\fbox/;
@@ -105,7 +116,7 @@ export function verifyMath(response: string, reference: string, opts: MathVerify
   try {
     const ref = extractReference(reference, opts);
     if (ref === null) return { correct: false, extracted: null, normalizedAnswer: null, normalizedReference: null, reason: "empty reference" };
-    const got = extractAnswer(response, opts);
+    const got = extractAnswer(response, opts) ?? choiceLetter(response, ref.answer);
     if (got === null) {
       const o = resolveOptions(opts);
       return {
