@@ -8,6 +8,7 @@ import { appendFileSync, existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
 import type { Command } from "commander";
 import { openEngine } from "../../engines/open.ts";
+import { endpointEngine } from "../../rollout/samplers/openai.ts";
 import { loadTokenizer } from "../../tokenizers/index.ts";
 import { getTask, generateExamples, loadDataset, renderPrompt } from "../../tasks/index.ts";
 import type { Example, Verdict } from "../../tasks/types.ts";
@@ -56,6 +57,10 @@ export interface EvalCommandOptions {
   out?: string;
   json?: boolean;
   record?: string | boolean;
+  /** Sample from this OpenAI-compatible server (e.g. `rlvr serve`) instead of loading the checkpoint's weights; the checkpoint gives the tokenizer. */
+  endpoint?: string;
+  /** Model id at --endpoint (default: the server's first). */
+  model?: string;
 }
 
 function intList(v: string | undefined, what: string): number[] | undefined {
@@ -98,7 +103,7 @@ export async function evalVerifier(o: Pick<EvalCommandOptions, "verifier" | "dat
 /** Evaluate one checkpoint directory on `examples`. */
 export async function evalCheckpoint(dir: string, examples: Example[], o: EvalCommandOptions): Promise<EvalResult> {
   const tokenizer = await loadTokenizer(dir);
-  const engine = await openEngine({ path: dir, engine: "embedded" }, { tokenizer });
+  const engine = o.endpoint ? await endpointEngine(o.endpoint, o.model) : await openEngine({ path: dir, engine: "embedded" }, { tokenizer });
   try {
     const verify = await evalVerifier(o, dir);
     const encodePrompt = (ex: Example) => {
@@ -201,6 +206,8 @@ export function register(program: Command): void {
     .option("--level <p>", "confidence level of the intervals", parseFloat, 0.95)
     .option("--out <file>", "write the full results (every sample included) as JSON")
     .option("--json", "print JSON instead of tables")
+    .option("--endpoint <url>", "sample from an OpenAI-compatible server (e.g. rlvr serve, vLLM) at this base URL; <path> gives the tokenizer")
+    .option("--model <id>", "model id at --endpoint (default: the server's first)")
     .option("--record [run-dir]", "append the summary to a run directory's eval.jsonl (default: <path>) for the dashboard")
     .action(async (path: string, o: EvalCommandOptions) => {
       await runEval(path, o);

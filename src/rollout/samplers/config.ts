@@ -18,7 +18,11 @@ import { mismatchConfigSchema, type AlgorithmConfig } from "../../algorithms/ind
 export const rolloutEngineSchema = z
   .strictObject({
     /** Who samples: "trainer" (the training engine itself) or "vllm". */
-    engine: z.enum(["trainer", "vllm"]).default("trainer"),
+    engine: z.enum(["trainer", "vllm", "openai"]).default("trainer"),
+    /** engine openai: the server's base URL (e.g. http://127.0.0.1:8000/v1), model id and API key (src/rollout/samplers/openai.ts). */
+    baseURL: z.string().regex(/^https?:\/\/\S+$/, "expected an http(s) URL such as http://127.0.0.1:8000/v1").optional(),
+    model: z.string().min(1).optional(),
+    apiKey: z.string().optional(),
     /** vLLM placement: "colocated" (the torch worker's process; needs model.engine torch) or "server". */
     mode: z.enum(["colocated", "server"]).default("colocated"),
     /** Server mode: base URLs of running vLLM servers (prompts are spread across them). */

@@ -26,6 +26,7 @@ import type { Engine, SampleRequest, SampleResult, Sampler } from "../../engines
 import { TorchEngine } from "../../engines/torch/engine.ts";
 import type { RolloutEngineConfig } from "./config.ts";
 import { freePort, resolveVllmPython, startVllmServer, VLLM_INSTALL_HINT, type LocalVllmServer } from "./vllm-server.ts";
+import { openAISamplerFromConfig } from "./openai.ts";
 
 function flatPrompts(prompts: readonly Int32Array[]): { flat: Int32Array; lens: Int32Array } {
   const lens = Int32Array.from(prompts.map((p) => p.length));
@@ -305,6 +306,7 @@ export class VllmServerSampler implements Sampler {
  */
 export async function createSampler(cfg: RolloutEngineConfig | undefined, engine: Engine, seed: number): Promise<Sampler | null> {
   if (!cfg || cfg.engine === "trainer") return null;
+  if (cfg.engine === "openai") return openAISamplerFromConfig(cfg);
   if (cfg.mode === "colocated") return VllmColocatedSampler.start(engine, cfg, seed);
   if (cfg.urls) return VllmServerSampler.connect({ urls: cfg.urls, syncDir: cfg.syncDir }, engine);
   return VllmServerSampler.launch(engine, cfg, seed);
