@@ -16,6 +16,12 @@ if (!child && process.argv[2] === "async") {
   await import("./async.ts");
   process.exit(0);
 }
+if (!child && process.argv[2] === "compare") {
+  // `npm run bench -- compare`: embedded vs torch engine by model size and threads (bench/compare.ts).
+  process.argv.splice(2, 1);
+  await import("./compare.ts");
+  process.exit(0);
+}
 if (!child && process.argv[2] === "scale-vllm") {
   // `npm run bench -- scale-vllm`: HF generate vs vLLM tokens/s, weight-sync seconds (bench/scale-vllm.ts).
   await import("./scale-vllm.ts");
