@@ -2,8 +2,10 @@
  * Data-parallel training of the torch engine under torchrun (model.distributed), on CPU with
  * gloo: one GRPO step (forwardBackward with the TypeScript policy loss + optimStep, two steps in
  * fact, so AdamW's state carries over) on 2 ranks gives the same updated weights as one process
- * for the same global batch, with FSDP2 and with DDP; a checkpoint written under 2 ranks reloads
- * in one process with the same weights and optimizer state; scoring and sampling run under 2 ranks.
+ * for the same global batch, with FSDP2 and with DDP, and across two "nodes" (two torchrun agents
+ * on this machine joined by torchrun's static rendezvous); a checkpoint written under 2 ranks
+ * reloads in one process with the same weights and optimizer state; scoring and sampling run
+ * under 2 ranks.
  *
  * The batches are chosen to reach every path of the worker: micro-batches the token budget
  * splits unevenly between the ranks (FSDP2 ranks must run the same number of forwards), a
@@ -18,9 +20,11 @@ import assert from "node:assert/strict";
 import { mkdtemp, rm, readdir } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { spawn, type ChildProcess } from "node:child_process";
 import { hfParamNames, toHfConfig, type ModelConfig } from "../../src/engines/embedded/hf-config.ts";
 import { TorchEngine, type TorchEngineOptions } from "../../src/engines/torch/engine.ts";
 import { workerLaunch } from "../../src/engines/torch/launch.ts";
+import { resolvePython, WORKER_ROOT } from "../../src/engines/torch/worker.ts";
 import type { TokenBatch } from "../../src/engines/engine.ts";
 import { grpoAdvantages, makePolicyLoss, resolveAlgorithm, stepCounts } from "../../src/algorithms/index.ts";
 import { tinyQwen2, randomBatch, randomHfWeights, writeHfCheckpoint, maxAbsDiff, Rng } from "../engines/helpers/tiny.ts";
@@ -247,6 +251,39 @@ describe("torch engine under torchrun (2 ranks, gloo, CPU)", { skip: SKIP }, () 
       await assert.rejects(fsdp.score(bad, { model: "policy" }), /outside the vocabulary/);
       const s = await fsdp.score(b, { model: "policy" });
       assert.ok(s.logprobs.some((x) => x < 0));
+    });
+  });
+
+  describe("two nodes (two torchrun agents on this machine, static rendezvous)", () => {
+    let node1: ChildProcess | undefined;
+    let node1Exit: Promise<number | null>;
+    let two: TorchEngine;
+    before(async () => {
+      const port = 20000 + Math.floor(Math.random() * 20000);
+      // Node 1: the command docs/scaling.md gives, with 1 rank per "node".
+      node1 = spawn(
+        resolvePython(),
+        ["-m", "torch.distributed.run", "--nnodes", "2", "--node-rank", "1", "--nproc-per-node", "1", "--master-addr", "127.0.0.1", "--master-port", String(port), "-m", "rlvr_worker"],
+        { env: { ...process.env, PYTHONPATH: WORKER_ROOT, OMP_WAIT_POLICY: "PASSIVE" }, stdio: ["ignore", "ignore", "pipe"] },
+      );
+      node1.stderr!.on("data", (d: Buffer) => base.onStderr!(`[node 1] ${d.toString().trimEnd()}`));
+      node1Exit = new Promise((r) => node1!.on("exit", (code) => r(code)));
+      two = await open({ distributed: { nprocPerNode: 1, nnodes: 2, nodeRank: 0, masterAddr: "127.0.0.1", masterPort: port } });
+    });
+    after(async () => {
+      await two?.close();
+      node1?.kill();
+    });
+
+    test("node 0's engine drives both nodes: same scores and the same two GRPO updates as one process", async () => {
+      assert.match(two.info().device, /x 2 ranks \(fsdp2, gloo\)/);
+      const s = await two.score(stepBatches(3)[0]!, { model: "policy", entropy: true });
+      assert.ok(maxAbsDiff(scores1.logprobs, s.logprobs) < TOL);
+      await grpoSteps(two);
+      const w = worstDiff(after1, await weights(two));
+      assert.ok(w.diff < TOL, `two-node weights differ from one process by ${w.diff} at ${w.name}`);
+      await two.close();
+      assert.equal(await node1Exit, 0, "node 1's torchrun exits cleanly after the shutdown");
     });
   });
 
