@@ -44,7 +44,7 @@ import numpy as np
 import torch
 import torch.distributed as dist
 
-from .engine import Options, Worker, _Pending, _resolve_device, full_tensor, read_hf_weights
+from .engine import Options, Worker, _Pending, full_tensor, read_hf_weights
 from .protocol import Tensors
 
 
@@ -181,7 +181,6 @@ class DistributedWorker(Worker):
         if self.opts.kv_cache == "auto":
             self.opts.kv_cache = "dynamic"
         self.mixed = self.strategy == "fsdp2" and self.device.type == "cuda" and self.dtype == torch.bfloat16
-        _ = _resolve_device  # (device names are resolved by the base class)
 
     def _autocast(self) -> contextlib.AbstractContextManager[Any]:
         if self.mixed:
@@ -444,7 +443,7 @@ class DistributedWorker(Worker):
         if sh.passes == 1:
             assert sh.lp is not None
             Tm = sh.lp.shape[1]
-            rows = np.arange(b) if b else np.arange(0)
+            rows = np.arange(b)
             outs = [sh.lp]
             grads = [cot(my_lp, rows, Tm) if b else torch.zeros_like(sh.lp)]
             if my_ent is not None and sh.ent is not None and b:

@@ -15,6 +15,9 @@ on CUDA), forwards run under torch.autocast(bfloat16); log-softmax and entropy a
 in float32. AdamW (Loshchilov & Hutter 2019, arXiv:1711.05101) is torch.optim.AdamW with two
 parameter groups: decoupled weight decay only on >= 2-D weights whose name has no "norm" (as the
 embedded engine and HF Trainer).
+
+The end of this file is the worker's command table (COMMANDS: protocol op -> handler), which
+__main__ dispatches on; under torchrun, distributed.DistributedWorker takes the Worker's place.
 """
 
 from __future__ import annotations
