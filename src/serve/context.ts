@@ -14,4 +14,6 @@ export interface ServeContext {
   episodes: EpisodeStore | null;
   /** Unix seconds the server started (the model's `created`). */
   created: number;
+  /** Optimizer updates applied to the served weights (capture training bumps it). */
+  policyVersion: number;
 }

@@ -57,7 +57,7 @@ export interface Server {
   /** Capture mode's episodes (null when off). */
   episodes: EpisodeStore | null;
   /** The policy version the server samples with (updates applied by trainServed). */
-  policyVersion: number;
+  readonly policyVersion: number;
   /** Stop listening; closes the engine when serve() opened it. */
   close(): Promise<void>;
 }
@@ -97,9 +97,8 @@ export async function serve(o: ServeOptions): Promise<Server> {
   }
   if (!tokenizer) throw new Error("serve: an engine needs its tokenizer (serve({engine, tokenizer}))");
   const eng = engine;
-  let version = 0;
-  const batcher = new Batcher((req) => eng.sample(req), () => version, { windowMs: o.batchWindowMs, maxRows: o.maxBatchRows, stopTokens: [tokenizer.eosId], seed: o.seed });
-  const ctx: ServeContext = { engine: eng, tokenizer, modelName: name ?? "rlvr", batcher, episodes: o.capture ? new EpisodeStore() : null, created: Math.floor(Date.now() / 1000) };
+  const batcher = new Batcher((req) => eng.sample(req), () => ctx.policyVersion, { windowMs: o.batchWindowMs, maxRows: o.maxBatchRows, stopTokens: [tokenizer.eosId], seed: o.seed });
+  const ctx: ServeContext = { engine: eng, tokenizer, modelName: name ?? "rlvr", batcher, episodes: o.capture ? new EpisodeStore() : null, created: Math.floor(Date.now() / 1000), policyVersion: 0 };
 
   const app = Fastify({ logger: false, bodyLimit: o.bodyLimit ?? 4 * 1024 * 1024 });
   app.setErrorHandler((err, _req, reply) => {
@@ -130,10 +129,7 @@ export async function serve(o: ServeOptions): Promise<Server> {
     tokenizer,
     episodes: ctx.episodes,
     get policyVersion() {
-      return version;
-    },
-    set policyVersion(v: number) {
-      version = v;
+      return ctx.policyVersion;
     },
     async close() {
       await app.close();

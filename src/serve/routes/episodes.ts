@@ -1,8 +1,14 @@
-/** Capture mode's routes: POST /v1/rlvr/episodes/{id}/reward and GET /v1/rlvr/episodes/{id}. */
+/**
+ * Capture mode's routes: POST /v1/rlvr/episodes/{id}/reward, GET /v1/rlvr/episodes/{id}, and
+ * POST /v1/rlvr/train (one RL update of the served model on every scored episode; ../train.ts).
+ */
 import type { FastifyInstance } from "fastify";
 import { z } from "zod";
 import type { ServeContext } from "../context.ts";
 import { ApiError, fromZod } from "../errors.ts";
+import { trainServed } from "../train.ts";
+
+const trainBody = z.object({ lr: z.number().gt(0).optional(), epochs: z.number().int().min(1).optional(), maxGradNorm: z.number().gt(0).optional(), algorithm: z.union([z.string(), z.record(z.string(), z.unknown())]).optional() });
 
 const rewardBody = z.object({ reward: z.number().refine(Number.isFinite, "must be a finite number") });
 
@@ -24,5 +30,18 @@ export function episodeRoutes(app: FastifyInstance, ctx: ServeContext): void {
     const ep = store().get(req.params.id);
     if (!ep) throw new ApiError(404, `no episode "${req.params.id}"`, "invalid_request_error", "id", "episode_not_found");
     return ep;
+  });
+  app.post("/v1/rlvr/train", async (req) => {
+    store();
+    const r = trainBody.safeParse(req.body ?? {});
+    if (!r.success) throw fromZod(r.error);
+    let rep;
+    try {
+      rep = await trainServed(ctx, r.data as never);
+    } catch (e) {
+      if (/config error|unknown|algorithm/i.test((e as Error).message)) throw new ApiError(400, (e as Error).message, "invalid_request_error", "algorithm", "invalid_value");
+      throw e;
+    }
+    return rep ?? { episodes: 0, sequences: 0, policyVersion: ctx.policyVersion, note: "no scored episodes: nothing trained" };
   });
 }

@@ -1,0 +1,5 @@
+/** rlvr serve as a library: the server, capture mode's episode store and its trainer. */
+export { serve, resolveServedCheckpoint, type ServeOptions, type Server } from "./server.ts";
+export { EpisodeStore, type Episode, type Turn } from "./capture.ts";
+export { trainServed, episodesToSequences, type CaptureTrainOptions, type CaptureStepReport } from "./train.ts";
+export { parseToolCalls, renderToolCalls, type ToolCall } from "./tools.ts";
