@@ -64,7 +64,11 @@ export interface EmbeddedEngineOptions {
   seed?: number;
   /** Tokenizer saved next to the weights by `save` (Hugging Face layout). */
   tokenizer?: Tokenizer;
-  /** Most sequences per jitted call when sampling (larger requests are chunked). Default 128. */
+  /**
+   * Most sequences per jitted call when sampling (larger requests are chunked; the heap plan may
+   * lower it). Default 512: on the quickstart model 512 rows × 4 tokens took 0.48 s in one call
+   * against 0.56 s in four calls of 128 (same tokens; A/B interleaved, best of 3, loaded 2-core machine).
+   */
   maxSampleBatch?: number;
   /** Model id shown in `info()`. */
   modelId?: string;
@@ -395,10 +399,10 @@ export class EmbeddedEngine implements Engine {
     req.prompts.forEach((prompt, i) => {
       for (let j = 0; j < req.n; j++) rows.push({ promptIndex: i, prompt, rng: new Rng(hash32(req.seed, i, j)) });
     });
-    // Rows per call: the option (default 128), lowered when the heap plan (memory.ts) says so.
+    // Rows per call: the option (default 512), lowered when the heap plan (memory.ts) says so.
     const longest = Math.max(1, ...req.prompts.map((p) => p.length));
     const planned = maxRows(this.config, "sample", roundUp(roundUp(longest, 4) + req.maxNewTokens, 16));
-    const chunk = Math.max(1, Math.min(this.opts.maxSampleBatch ?? 128, planned));
+    const chunk = Math.max(1, Math.min(this.opts.maxSampleBatch ?? 512, planned));
     const results: SampleResult[] = [];
     for (let start = 0; start < rows.length; start += chunk) {
       results.push(...(await this.sampleRows(rows.slice(start, start + chunk), req)));
