@@ -185,6 +185,12 @@ export interface Engine {
 export interface Sampler {
   /** Short name for logs and metrics, e.g. "vllm-colocated", "vllm-server", "openai". */
   readonly name: string;
+  /**
+   * True when the sampler computes the trainer's own numerics for the weights it holds (a copy of
+   * the embedded engine): its log-probs are then the behaviour policy's exactly and the trainer
+   * does not re-score its tokens (a stale batch is corrected by the PPO ratio and clip).
+   */
+  readonly exact?: boolean;
   /** Sample `n` responses per prompt; prompt-major results, as `Engine.sample`. */
   sample(req: SampleRequest): Promise<SampleResult[]>;
   /**

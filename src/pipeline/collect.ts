@@ -109,6 +109,8 @@ function sequences(ctx: RunContext, b: StepBatch): Sequence[] {
   return b.rollouts.map((o) => {
     const s: Sequence = { prompt: b.prompts[o.promptIndex]!, response: o.tokens, oldLogprobs: o.logprobs, groupId: o.promptIndex, mask: responseMask(o) };
     if (o.policyVersion !== undefined) s.policyVersion = o.policyVersion;
+    // A sampler's own log-probs (rescore makes the trainer's the old ones when they differ).
+    if (ctx.sampler) s.samplerLogprobs = o.logprobs;
     if (r.maskTruncated && o.stopReason === "max_tokens") {
       s.mask = truncationMask(o.stopReason, o.tokens.length, s.mask);
       b.maskedTruncated++;
@@ -141,7 +143,6 @@ export async function rescore(ctx: RunContext, b: StepBatch): Promise<void> {
       max = Math.max(max, d);
       n++;
     }
-    s.samplerLogprobs = sampler;
     s.oldLogprobs = trainer;
   });
   b.metrics["rollout/logprob_diff"] = n ? sum / n : 0;

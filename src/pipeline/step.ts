@@ -42,7 +42,7 @@ export async function rlStep(ctx: RunContext, alg: AlgorithmConfig, st: RlState,
   let batch = await (st.pending.shift() ?? collect(ctx, st, hooks));
   const times = batch.times;
   times["collect"] = (performance.now() - tc) / 1000;
-  if (ctx.sampler) await timed(times, "rescore", () => rescore(ctx, batch));
+  if (ctx.sampler && !ctx.sampler.exact) await timed(times, "rescore", () => rescore(ctx, batch));
   prefetch(ctx, st, hooks);
   checkStaleness(ctx, st, batch);
   batch = await timed(times, "reward", () => reward(ctx, alg, batch, hooks));

@@ -30,6 +30,7 @@ function workerEntry(): URL {
 
 export class EmbeddedWorkerSampler implements Sampler {
   readonly name = "embedded-worker";
+  readonly exact = true;
   private readonly worker: Worker;
   private readonly pending = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void }>();
   private nextId = 0;
