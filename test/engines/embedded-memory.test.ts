@@ -75,8 +75,12 @@ test("a model too large for the 4 GiB Wasm heap is refused before allocation, wi
   const heapBefore = wasmHeapBytes();
   await assert.rejects(EmbeddedEngine.create(huge), /model too large for the embedded engine/);
   assert.ok(wasmHeapBytes() - heapBefore < 64 << 20, "refused before the weights were allocated");
-  // Inference-only use skips the training check (the model would still have to fit to load).
+  // The refusal comes from the heap's size: the same model passes against a (hypothetical) larger heap.
   assert.doesNotThrow(() => assertFits(huge, 64, 2 ** 48));
+  // Near the ceiling: hidden 1024 × 4 layers (54.6M) is accepted, hidden 768 × 8 (61.4M) refused.
+  const wide = (D: number, L: number) => tinyLlama({ vocabSize: 16, hiddenSize: D, intermediateSize: 3 * D, numLayers: L, numHeads: D / 64, numKvHeads: D / 64, headDim: 64, maxPositionEmbeddings: 32, tieWordEmbeddings: true });
+  assert.doesNotThrow(() => assertFits(wide(1024, 4)));
+  assert.throws(() => assertFits(wide(768, 8)), /61\.4M parameters/);
 });
 
 /** All weights' accumulated gradients of an engine. */
