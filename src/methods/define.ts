@@ -26,6 +26,12 @@ export interface MethodNeeds {
   sequenceAdvantages?: boolean;
   /** Occupies the reference-model slot (KDRL's teacher): refuses a KL penalty and reference resets. */
   referenceSlot?: boolean;
+  /**
+   * Changes the weights outside the RL step's optimize stage or replaces the step (ReLIFT's SFT
+   * steps, RAFT, self-play): refuses rl.async, whose prefetched batches assume one policy
+   * version per step.
+   */
+  synchronous?: boolean;
 }
 
 /** A registered method. */

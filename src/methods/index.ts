@@ -38,6 +38,7 @@ export function validateMethods(cfg: RunConfig): void {
   const tokenLevel = cfg.rl && cfg.algorithm ? getAdvantage(cfg.algorithm.advantage.name).level === "token" : false;
   for (const { method: m, options } of on) {
     if (m.needs.groups && cfg.rl?.groupSize === 1) throw new Error(`config error at ${m.configPath}: ${m.name} compares several responses per prompt; set rl.groupSize >= 2`);
+    if (m.needs.synchronous && (cfg.rl?.async?.maxStaleness ?? 0) > 0) throw new Error(`config error at rl.async: ${m.name} (${m.configPath}) changes the weights between RL steps, which asynchronous rollouts cannot account for; remove rl.async or ${m.configPath}`);
     if (m.needs.sequenceAdvantages && tokenLevel) throw new Error(`config error at ${m.configPath}: ${m.name} uses sequence advantages; "${cfg.algorithm!.advantage.name}" gives per-token advantages. Use a sequence-level estimator (e.g. grpo) or drop ${m.configPath}`);
     m.validate?.(cfg, options);
   }

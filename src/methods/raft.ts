@@ -11,6 +11,7 @@ export const raft = defineMethod<RaftSelect>({
   name: "raft",
   configPath: "guided.raft",
   options: (cfg: RunConfig) => cfg.guided?.raft,
+  needs: { synchronous: true },
   stages: ["step"],
   order: 10,
   build: (_ctx, sel) => ({ step: (c, a, st, log) => raftStep(c, a, st, log, sel) }),

@@ -38,7 +38,7 @@ export const relift = defineMethod<ReliftOptions>({
   name: "relift",
   configPath: "guided.relift",
   options: (cfg: RunConfig) => cfg.guided?.relift,
-  needs: { groups: true },
+  needs: { groups: true, synchronous: true },
   stages: ["reward", "after"],
   order: 30,
   build(ctx, rc) {
@@ -69,6 +69,8 @@ export const relift = defineMethod<ReliftOptions>({
           sftSteps++;
           log.metrics({ stage: "relift-sft", step: st.step, sft_step: sftSteps, demos: demos.length, buffer: buffer.size, ...sm });
         }
+        // New weights: a sampler apart from the trainer syncs to this version before the next step.
+        if (steps > 0) st.policyVersion++;
       },
       saveState: () => ({ relift: { buffer: buffer.save(), added, sftSteps } }),
       restoreState(saved) {

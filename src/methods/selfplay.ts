@@ -12,7 +12,7 @@ export const selfPlay = defineMethod<SelfPlayConfig>({
   name: "selfplay",
   configPath: "labelfree.selfPlay",
   options: (cfg: RunConfig) => (cfg.labelfree?.selfPlay?.enabled ? cfg.labelfree.selfPlay : undefined),
-  needs: { groups: true, sequenceAdvantages: true },
+  needs: { groups: true, sequenceAdvantages: true, synchronous: true },
   stages: ["init", "step"],
   order: 20,
   build: (ctx, sp) => selfPlayHooks(ctx, sp),

@@ -60,3 +60,8 @@ test("a loss that needs whole updates (bapo) refuses a micro-batch size that spl
   assert.doesNotThrow(() => parseRunConfig(base("x", { rl: { steps: 1, promptsPerStep: 8, groupSize: 4, microBatchSize: 32, algorithm: alg } })));
   assert.doesNotThrow(() => parseRunConfig(base("x", { rl: { steps: 1, promptsPerStep: 8, groupSize: 4, microBatchSize: 8, algorithm: "grpo" } })));
 });
+
+test("methods that change the weights between RL steps refuse rl.async, naming the field", () => {
+  assert.throws(() => parseRunConfig(base("x", { rl: { steps: 1, promptsPerStep: 4, groupSize: 4, async: { maxStaleness: 1 } }, guided: { relift: {} } })), /at rl\.async: relift \(guided\.relift\) changes the weights between RL steps/);
+  assert.doesNotThrow(() => parseRunConfig(base("x", { rl: { steps: 1, promptsPerStep: 4, groupSize: 4, async: { maxStaleness: 0 } }, guided: { relift: {} } })));
+});
