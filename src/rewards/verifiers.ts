@@ -35,6 +35,7 @@ import { getVerifier, hasVerifier, registerVerifier, type Verifier } from "./reg
 import { answerSpan, normalizeAnswer } from "./text.ts";
 import type { Verdict } from "./types.ts";
 import { moduleVerifier } from "./user-module.ts";
+import "./judge.ts"; // registers the model-based verifier "judge"
 import { getTask, hasTask } from "../tasks/registry.ts";
 
 /** The names this module registers (for messages that list verifiers before the registry fills). */
