@@ -2,7 +2,7 @@
  * `npm run bench -- scale`: the scale-out benchmark. This file measures the training half —
  * the step time of one GRPO update (score for old log-probs, forwardBackward with the TypeScript
  * policy loss, optimStep) on the torch engine in one process vs 2 ranks under torchrun (FSDP2
- * and DDP, gloo on CPU / nccl on GPU) — then runs the vLLM half (bench/scale-vllm.ts: sampling
+ * and DDP, gloo on CPU / nccl on GPU) — then the async half (bench/async.ts) and the vLLM half (bench/scale-vllm.ts: sampling
  * tokens/s with HF generate vs vLLM, weight-sync seconds) in a child process when it exists.
  *
  * Same tiny Qwen2-architecture checkpoint as scale-vllm (random weights, head_dim 64). Each
@@ -113,4 +113,11 @@ if (existsSync(vllm) && process.env.BENCH_SKIP_VLLM !== "1") {
   console.log("\n# vLLM half (bench/scale-vllm.ts)");
   const r = spawnSync(process.execPath, ["--import", "tsx", vllm], { stdio: "inherit" });
   if (r.status !== 0) console.log(`# bench/scale-vllm.ts exited with ${r.status} (see its message above)`);
+}
+
+// The async half: rl.async vs the synchronous RL step on the embedded engine (bench/async.ts).
+if (process.env.BENCH_SKIP_ASYNC !== "1") {
+  console.log("\n# async half (bench/async.ts)");
+  const r = spawnSync(process.execPath, ["--import", "tsx", join(import.meta.dirname, "async.ts")], { stdio: "inherit" });
+  if (r.status !== 0) console.log(`# bench/async.ts exited with ${r.status} (see its message above)`);
 }
