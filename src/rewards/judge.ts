@@ -108,7 +108,12 @@ const verdict = (reward: number, extracted: string | null, reason: string, pass:
  * @returns reward in [0, 1] (NaN when the judge failed, timed out or gave no parsable score).
  */
 export async function judgeVerify(response: string, example: Example, options: unknown): Promise<Verdict> {
-  const o = judgeOptionsSchema.parse(options ?? {});
+  const parsed = judgeOptionsSchema.safeParse(options ?? {});
+  if (!parsed.success) {
+    const i = parsed.error.issues[0]!;
+    throw new Error(`judge options at ${i.path.join(".") || "(root)"}: ${i.message} (set baseURL and model of an OpenAI-compatible endpoint)`);
+  }
+  const o = parsed.data;
   const text = response.trim();
   if (text === "") return verdict(0, null, "empty response: not sent to the judge", o.passThreshold);
   let graded = text;

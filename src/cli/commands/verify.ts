@@ -25,7 +25,7 @@ import { getVerifier } from "../../rewards/registry.ts";
 import type { Verdict } from "../../rewards/types.ts";
 import type { Example } from "../../tasks/types.ts";
 
-const KINDS = ["math", "choice", "exact", "f1", "format", "ifeval", "code"] as const;
+const KINDS = ["math", "choice", "exact", "f1", "format", "ifeval", "code", "judge"] as const;
 type Kind = (typeof KINDS)[number];
 
 type Row = Record<string, unknown>;
@@ -46,7 +46,7 @@ function need(row: Row, field: string, kind: string, type: "string" | "array" = 
  * Verify one parsed row with the verifier of `kind`.
  * @throws Error naming the missing/invalid field
  */
-export async function verifyRow(kind: Kind, row: Row, opts: { timeoutMs?: number; scoring?: "fraction" | "all" } = {}): Promise<ShownVerdict> {
+export async function verifyRow(kind: Kind, row: Row, opts: { timeoutMs?: number; scoring?: "fraction" | "all"; judge?: Record<string, unknown> } = {}): Promise<ShownVerdict> {
   const response = need(row, "response", kind) as string;
   // The row becomes an example of the registry's verifier (src/rewards/verifiers.ts says what each reads).
   const ex: Example = { id: "row", prompt: "", answer: "", task: kind, meta: {} };
@@ -86,6 +86,11 @@ export async function verifyRow(kind: Kind, row: Row, opts: { timeoutMs?: number
       options = { scoring: opts.scoring, ...(opts.timeoutMs ? { timeoutMs: opts.timeoutMs } : {}) };
       break;
     }
+    case "judge": // {"response", "reference", "question"?, "options"?}; the endpoint from --judge-url/--judge-model (src/rewards/judge.ts)
+      ex.answer = String(need(row, "reference", kind));
+      ex.prompt = typeof row.question === "string" ? row.question : "";
+      options = { ...opts.judge, ...(row.options as Record<string, unknown> | undefined) };
+      break;
   }
   return (await getVerifier(kind).verify(response, ex, { options })) as ShownVerdict;
 }
@@ -156,7 +161,9 @@ export function register(program: Command): void {
     .argument("<file>", 'JSONL with {"response", "reference", "equivalent": bool} per line')
     .option("--kind <kind>", `verifier: ${KINDS.join(" | ")}`, "math")
     .option("--max-misses <n>", "misses listed in the report", (v) => parseInt(v, 10), 50)
-    .action(async (file: string, o: { kind: string; maxMisses: number }) => {
+    .option("--judge-url <url>", "judge: the grader's OpenAI-compatible base URL")
+    .option("--judge-model <id>", "judge: the grader's model id")
+    .action(async (file: string, o: { kind: string; maxMisses: number; judgeUrl?: string; judgeModel?: string }) => {
       const kind = checkKind(o.kind);
       const t0 = performance.now();
       let positives = 0;
@@ -171,7 +178,7 @@ export function register(program: Command): void {
           const row = parseRow(text);
           const label = row.equivalent ?? row.label ?? row.expected;
           if (typeof label !== "boolean") throw new Error(`missing boolean field "equivalent" (fields: ${Object.keys(row).join(", ")})`);
-          const v = await verifyRow(kind, row);
+          const v = await verifyRow(kind, row, { judge: { baseURL: o.judgeUrl, model: o.judgeModel } });
           if (label) positives++;
           else negatives++;
           if (v.correct === label) correct++;
