@@ -62,7 +62,7 @@ export function chatRoutes(app: FastifyInstance, ctx: ServeContext): void {
           finish_reason: finish(i),
           ...(tokenIds ? { token_ids: s.tokens } : {}),
         })),
-        usage: usage(prompts, samples, n),
+        usage: usage(prompts, samples),
         ...(tokenIds ? { prompt_token_ids: Array.from(prompt) } : {}),
         rlvr: { policy_version: policyVersion },
       };
@@ -87,7 +87,7 @@ export function chatRoutes(app: FastifyInstance, ctx: ServeContext): void {
       }
       events.push(chunk([{ index: i, delta: {}, logprobs: null, finish_reason: finish(i) }]));
     });
-    if (body.stream_options?.include_usage) events.push(chunk([], { usage: usage(prompts, samples, n) }));
+    if (body.stream_options?.include_usage) events.push(chunk([], { usage: usage(prompts, samples) }));
     return sendSse(reply, events);
   });
 }

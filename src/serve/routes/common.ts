@@ -56,10 +56,9 @@ export function sendSse(reply: FastifyReply, events: unknown[]): FastifyReply {
   return reply.header("content-type", "text/event-stream; charset=utf-8").header("cache-control", "no-cache").send(body);
 }
 
-/** usage block. */
-export function usage(prompts: Int32Array[], samples: Sample[], n: number): { prompt_tokens: number; completion_tokens: number; total_tokens: number } {
+/** The OpenAI `usage` block: prompt tokens (each prompt once), completion tokens (every choice). */
+export function usage(prompts: Int32Array[], samples: Sample[]): { prompt_tokens: number; completion_tokens: number; total_tokens: number } {
   const p = prompts.reduce((s, x) => s + x.length, 0);
   const c = samples.reduce((s, x) => s + x.tokens.length, 0);
-  void n;
   return { prompt_tokens: p, completion_tokens: c, total_tokens: p + c };
 }

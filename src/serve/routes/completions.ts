@@ -56,7 +56,7 @@ export function completionRoutes(app: FastifyInstance, ctx: ServeContext): void 
         created,
         model: ctx.modelName,
         choices: samples.map((s, i) => ({ index: i, text: echo(s) + s.text, logprobs: logprobsOf(s), finish_reason: s.finishReason, ...choiceIds(s) })),
-        usage: usage(prompts, samples, n),
+        usage: usage(prompts, samples),
         rlvr: { policy_version: policyVersion },
       };
     }
@@ -73,7 +73,7 @@ export function completionRoutes(app: FastifyInstance, ctx: ServeContext): void 
       }
       events.push(chunk([{ index: i, text: "", logprobs: null, finish_reason: s.finishReason }]));
     });
-    if (body.stream_options?.include_usage) events.push(chunk([], { usage: usage(prompts, samples, n) }));
+    if (body.stream_options?.include_usage) events.push(chunk([], { usage: usage(prompts, samples) }));
     return sendSse(reply, events);
   });
 }
