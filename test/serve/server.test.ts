@@ -35,6 +35,9 @@ function engineSample(prompts: number[][], o: { n: number; seed: number; tempera
 test("GET /v1/models lists the served model", async () => {
   const models = await client.models.list();
   assert.deepEqual(models.data.map((m) => m.id), [MODEL]);
+  assert.equal((await client.models.retrieve(MODEL)).id, MODEL);
+  await assert.rejects(client.models.retrieve("other"), OpenAI.NotFoundError);
+  assert.equal((await fetch(server.url.replace(/\/v1$/, "/health"))).status, 200);
 });
 
 test("chat: token ids, text and logprobs equal the engine's sample for the same seed", async () => {
