@@ -13,6 +13,7 @@ import { graphTask } from "./graph.ts";
 import { datesTask } from "./dates.ts";
 import { ifevalTask } from "./ifeval.ts";
 import { maximumTask } from "./maximum.ts";
+import { scratchpadAdditionTask } from "./scratchpad.ts";
 
 export type { Example, Task, Verdict } from "./types.ts";
 export * from "./registry.ts";
@@ -33,7 +34,8 @@ export * from "./dates.ts";
 export * from "./prompts.ts";
 export * from "./ifeval.ts";
 export * from "./maximum.ts";
+export * from "./scratchpad.ts";
 
-for (const t of [additionTask, paddedAdditionTask, arithmeticTask, countdownTask, knightsKnavesTask, satTask, sudokuTask, jigsawTask, compactJigsawTask, graphTask, datesTask, ifevalTask, maximumTask]) {
+for (const t of [additionTask, paddedAdditionTask, arithmeticTask, countdownTask, knightsKnavesTask, satTask, sudokuTask, jigsawTask, compactJigsawTask, graphTask, datesTask, ifevalTask, maximumTask, scratchpadAdditionTask]) {
   if (!hasTask(t.name)) registerTask(t);
 }
