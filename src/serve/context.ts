@@ -16,4 +16,6 @@ export interface ServeContext {
   created: number;
   /** Optimizer updates applied to the served weights (capture training bumps it). */
   policyVersion: number;
+  /** Whether POST /v1/rlvr/weights may load a checkpoint from disk (off by default). */
+  weightSync: boolean;
 }

@@ -40,6 +40,8 @@ export interface ServeOptions {
   capture?: boolean;
   /** First server seed of unseeded requests (default 1). */
   seed?: number;
+  /** Let a trainer push weights (POST /v1/rlvr/weights loads a checkpoint path; default false). */
+  weightSync?: boolean;
   /** Largest request body in bytes (default 4 MiB). */
   bodyLimit?: number;
 }
@@ -98,7 +100,7 @@ export async function serve(o: ServeOptions): Promise<Server> {
   if (!tokenizer) throw new Error("serve: an engine needs its tokenizer (serve({engine, tokenizer}))");
   const eng = engine;
   const batcher = new Batcher((req) => eng.sample(req), () => ctx.policyVersion, { windowMs: o.batchWindowMs, maxRows: o.maxBatchRows, stopTokens: [tokenizer.eosId], seed: o.seed });
-  const ctx: ServeContext = { engine: eng, tokenizer, modelName: name ?? "rlvr", batcher, episodes: o.capture ? new EpisodeStore() : null, created: Math.floor(Date.now() / 1000), policyVersion: 0 };
+  const ctx: ServeContext = { engine: eng, tokenizer, modelName: name ?? "rlvr", batcher, episodes: o.capture ? new EpisodeStore() : null, created: Math.floor(Date.now() / 1000), policyVersion: 0, weightSync: o.weightSync ?? false };
 
   const app = Fastify({ logger: false, bodyLimit: o.bodyLimit ?? 4 * 1024 * 1024 });
   app.setErrorHandler((err, _req, reply) => {

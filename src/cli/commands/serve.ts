@@ -12,6 +12,7 @@ export interface ServeCommandOptions {
   name?: string;
   batchWindow: number;
   capture?: boolean;
+  weightSync?: boolean;
   seed: number;
 }
 
@@ -26,11 +27,12 @@ export function register(program: Command): void {
     .option("--name <id>", "model id clients send (default: the run's name)")
     .option("--batch-window <ms>", "milliseconds to collect concurrent requests into one engine call", parseFloat, 5)
     .option("--capture", "record completions by episode (x-rlvr-episode) for training (docs/serve.md)")
+    .option("--weight-sync", "let a trainer load new weights (POST /v1/rlvr/weights; rollout: {engine: openai} pushes them)")
     .option("--seed <s>", "first seed of requests that give none", (v) => parseInt(v, 10), 1)
     .action(async (path: string, o: ServeCommandOptions) => {
       if (!Number.isInteger(o.port) || o.port < 0 || o.port > 65535) throw new Error(`rlvr serve: --port must be an integer in [0, 65535], got ${o.port}`);
       if (o.engine !== "embedded" && o.engine !== "torch") throw new Error(`rlvr serve: --engine must be embedded or torch, got "${o.engine}"`);
-      const s = await serve({ checkpoint: path, port: o.port, host: o.host, engineKind: o.engine, modelName: o.name, batchWindowMs: o.batchWindow, capture: !!o.capture, seed: o.seed });
+      const s = await serve({ checkpoint: path, port: o.port, host: o.host, engineKind: o.engine, modelName: o.name, batchWindowMs: o.batchWindow, capture: !!o.capture, weightSync: !!o.weightSync, seed: o.seed });
       process.stdout.write(`rlvr serve: ${s.url} (model "${s.ctx.modelName}")\n`);
       const stop = () => {
         void s.close().then(() => process.exit(0));

@@ -9,6 +9,9 @@
  * `rlvr serve` the results equal the served engine's own `sample` for the same seed.
  * `stopTokens` go as vLLM's `stop_token_ids`; `rlvr serve` always stops at the model's EOS.
  */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import OpenAI from "openai";
 import type { Engine, EngineInfo, SampleRequest, SampleResult, Sampler } from "../../engines/engine.ts";
 
@@ -21,6 +24,8 @@ export interface OpenAISamplerOptions {
   apiKey?: string;
   /** Request timeout in seconds (default 600). */
   timeoutS?: number;
+  /** Where syncWeights writes checkpoints for the server to load (default: a temporary directory). */
+  syncDir?: string;
 }
 
 interface ChoiceWithIds {
@@ -33,6 +38,10 @@ interface ChoiceWithIds {
 export class OpenAISampler implements Sampler {
   readonly name = "openai";
   readonly client: OpenAI;
+  /** Policy version the server holds: -1 until the first sync (so an RL loop syncs before it samples). */
+  private synced = -1;
+  private syncDir: string | null = null;
+  private lastDir: string | null = null;
 
   constructor(readonly opts: OpenAISamplerOptions) {
     this.client = new OpenAI({ baseURL: opts.baseURL, apiKey: opts.apiKey ?? process.env.OPENAI_API_KEY ?? "unused", timeout: (opts.timeoutS ?? 600) * 1000, maxRetries: 2 });
@@ -76,6 +85,37 @@ export class OpenAISampler implements Sampler {
     });
   }
 
+  /**
+   * Push the trainer's weights to the server: save a checkpoint under syncDir and ask the server
+   * to load it (POST {baseURL}/rlvr/weights; `rlvr serve --weight-sync` answers it). The server
+   * must see the same filesystem. Other servers cannot take weights: use them for evaluation and
+   * teachers, or vLLM's own sampler (rollout: {engine: vllm, mode: server}) for RL.
+   * @returns seconds spent
+   * @throws Error naming the server when it refuses.
+   */
+  async syncWeights(engine: Engine, policyVersion: number): Promise<number> {
+    const t0 = performance.now();
+    this.syncDir ??= this.opts.syncDir ?? mkdtempSync(join(tmpdir(), "rlvr-openai-sync-"));
+    const dir = join(this.syncDir, `v${policyVersion}`);
+    await engine.save(dir, { optimizer: false });
+    const res = await fetch(`${this.opts.baseURL.replace(/\/$/, "")}/rlvr/weights`, { method: "POST", headers: { "content-type": "application/json", authorization: `Bearer ${this.client.apiKey}` }, body: JSON.stringify({ path: dir, policy_version: policyVersion }) });
+    if (!res.ok) throw new Error(`rollout.engine openai: ${this.opts.baseURL} did not take the new weights (${res.status}: ${(await res.text()).slice(0, 300)}); for RL the server must be rlvr serve --weight-sync on this machine`);
+    if (this.lastDir) rmSync(this.lastDir, { recursive: true, force: true });
+    this.lastDir = dir;
+    this.synced = policyVersion;
+    return (performance.now() - t0) / 1000;
+  }
+
+  /** The version last synced (-1 before the first sync). */
+  version(): number {
+    return this.synced;
+  }
+
+  /** Remove the sync directory when the sampler made it. */
+  async close(): Promise<void> {
+    if (this.syncDir && !this.opts.syncDir) rmSync(this.syncDir, { recursive: true, force: true });
+  }
+
   /** The served model's context length (`max_model_len` of GET /v1/models, as vLLM and rlvr serve report it), or null. */
   async maxModelLen(): Promise<number | null> {
     const list = await this.client.models.list();
@@ -107,8 +147,8 @@ export async function endpointEngine(baseURL: string, model?: string, apiKey?: s
 }
 
 /** The sampler of `rollout: {engine: openai, ...}`. @throws Error naming the missing field. */
-export function openAISamplerFromConfig(r: { baseURL?: string; model?: string; apiKey?: string }): OpenAISampler {
+export function openAISamplerFromConfig(r: { baseURL?: string; model?: string; apiKey?: string; syncDir?: string }): OpenAISampler {
   if (!r.baseURL) throw new Error("config error at rollout.baseURL: engine openai needs the server's base URL, e.g. http://127.0.0.1:8000/v1");
   if (!r.model) throw new Error("config error at rollout.model: engine openai needs the model id the server serves (GET /v1/models)");
-  return new OpenAISampler({ baseURL: r.baseURL, model: r.model, apiKey: r.apiKey });
+  return new OpenAISampler({ baseURL: r.baseURL, model: r.model, apiKey: r.apiKey, syncDir: r.syncDir });
 }
