@@ -2,14 +2,13 @@
  * The embedded engine: an in-process Llama-family transformer on @jax-js/jax (Wasm on Node).
  * Zero setup; the default engine. Implements the contract in ../engine.ts.
  *
- * Forward → TypeScript cotangent → backward: one forward, `vjp` of the jitted
- * `lp, H = tokenLogprobs(…)`; the TypeScript loss computes c = dL/dlp (and dL/dH); the pullback
- * of (c, c_H) is exactly the loss's gradient, because the loss depends on the parameters only
- * through lp and H. Measured on the quickstart model (256 × 12 tokens, A/B interleaved in one
- * process, best of 4, loaded 2-core machine): 0.81 s against 1.20 s for the former two jitted
- * calls (forward, then `jit(grad(Σ c·lp + Σ c_H·H))`, a second forward), and less Wasm heap.
- * A batch split into chunks (below) uses the two-call form per chunk, so no chunk's residuals
- * wait for the loss.
+ * Forward → TypeScript cotangent → backward: the TypeScript loss computes c = dL/dlp (and
+ * dL/dH) from `lp, H = tokenLogprobs(…)`; back-propagating (c, c_H) gives exactly the loss's
+ * gradient, because the loss depends on the parameters only through lp and H. Small models
+ * (≤ VJP_MAX_PARAMS) run one forward under `vjp` and its pullback (quickstart model, 256 × 12
+ * tokens: 0.81 s against 1.20 s, less Wasm heap); larger models, and batches split into chunks,
+ * run the jitted forward, then `jit(grad(Σ c·lp + Σ c_H·H))` (a second forward, but a jitted
+ * backward, which wins from 3.4M parameters on), so no chunk's residuals wait for the loss.
  *
  * Shapes are padded to buckets (batch to a power of two, length to a multiple of 4) because
  * every new shape costs a jit compilation.
@@ -40,11 +39,18 @@ import { decoder, lmHead, tokenLogprobs, type KvCache, type Params } from "./mod
 import { adamwUpdate, sumOfSquares, type Tensors } from "./optimizer.ts";
 import { sampleToken } from "./sampling.ts";
 import { ensureJax, jaxDevice } from "./runtime.ts";
-import { assertFits, maxRows } from "./memory.ts";
+import { assertFits, countParams, maxRows } from "./memory.ts";
 import { Rng, hash32 } from "../../util/rng.ts";
 import { initWeights, loadCheckpoint, saveCheckpoint, loadOptimizerState, paramsFromWeights, weightsFromParams } from "./checkpoint.ts";
 
 const NEG = -1e9;
+/**
+ * Models up to this many parameters back-propagate through `vjp` (one forward, an unjitted
+ * pullback); larger ones through a second, jitted forward+backward. A/B interleaved in one
+ * process, best of 4, 256 × 12 tokens, loaded 2-core machine: at 0.43M parameters (128 × 2)
+ * vjp took 0.68× the two-call time; at 3.4M (256 × 4) 1.31×.
+ */
+const VJP_MAX_PARAMS = 1_000_000;
 /** Training/scoring sequences are padded to a multiple of this many tokens (4 measured 8–11% faster per RL step than 8). */
 const LEN_BUCKET = 4;
 
@@ -266,9 +272,9 @@ export class EmbeddedEngine implements Engine {
   async forwardBackward(batch: TokenBatch, loss: TokenLossFn, opts: { entropy?: boolean } = {}): Promise<LossReport> {
     const T = batch.seqLen;
     const chunks = rowChunks(batch.batchSize, this.passRows("train", T));
-    if (chunks.length === 1) return this.forwardBackwardOnce(batch, loss, opts);
-    // Several chunks: score each (no residuals kept), call the loss on the whole batch, then
-    // back-propagate each chunk's cotangents with a forward+backward pass per chunk.
+    if (chunks.length === 1 && countParams(this.config) <= VJP_MAX_PARAMS) return this.forwardBackwardOnce(batch, loss, opts);
+    // Larger models, or several chunks: score each chunk (no residuals kept), call the loss on the
+    // whole batch, then back-propagate each chunk's cotangents with a jitted forward+backward.
     const logprobs = new Float32Array(batch.batchSize * T);
     const entropy = opts.entropy ? new Float32Array(batch.batchSize * T) : undefined;
     for (const [a, b] of chunks) {
