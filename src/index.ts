@@ -73,4 +73,5 @@ export { evaluate, type EvalOptions, type EvalResult } from "./eval/accuracy.ts"
 export type { EvalSummary, PromptOutcome, SampleOutcome } from "./eval/summary.ts";
 export type { Interval } from "./eval/bootstrap.ts";
 export { passAtK, kValues } from "./eval/passk.ts";
+export { plotRuns, renderLineChart, readMetricSeries, readPassAtK, type PlotRunsOptions, type PlotSeries } from "./eval/plot.ts";
 export { majAtK, majorityIndex, type Vote } from "./eval/majority.ts";

@@ -9,9 +9,10 @@ import { register as dashboard } from "./dashboard.ts";
 import { register as setup } from "./setup.ts";
 import { register as doctor } from "./doctor.ts";
 import { register as serveCmd } from "./serve.ts";
+import { register as plot } from "./plot.ts";
 
 type Register = (program: Command) => void;
-const modules: Register[] = [quickstart, trainCmd, evalCmd, data, verify, dashboard, setup, doctor, serveCmd];
+const modules: Register[] = [quickstart, trainCmd, evalCmd, data, verify, dashboard, setup, doctor, serveCmd, plot];
 
 export function registerCommands(program: Command): void {
   for (const register of modules) register(program);
