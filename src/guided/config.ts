@@ -34,8 +34,14 @@ export const guidedConfigSchema = z
         source: z.enum(["solution", "teacher"]).default("solution"),
         /** Teacher checkpoint directory (source: teacher). */
         teacher: z.string().optional(),
+        /**
+         * Or a teacher behind an OpenAI-compatible server (`rlvr serve`, vLLM) that shares the
+         * student's tokenizer: prompts go as token ids, greedy answers come back as token ids.
+         */
+        teacherEndpoint: z.strictObject({ baseURL: z.string().min(1), model: z.string().min(1), apiKey: z.string().optional() }).optional(),
       })
-      .refine((r) => r.source !== "teacher" || r.teacher !== undefined, { message: "source: teacher needs guided.relift.teacher (a checkpoint directory)", path: ["teacher"] })
+      .refine((r) => r.source !== "teacher" || r.teacher !== undefined || r.teacherEndpoint !== undefined, { message: "source: teacher needs guided.relift.teacher (a checkpoint directory) or guided.relift.teacherEndpoint ({baseURL, model})", path: ["teacher"] })
+      .refine((r) => r.teacher === undefined || r.teacherEndpoint === undefined, { message: "set guided.relift.teacher or guided.relift.teacherEndpoint, not both", path: ["teacherEndpoint"] })
       .optional(),
     /** Off-policy expert mixing: LUFFY (experts join groups, shaped ratio) or CHORD (SFT term with weight μ and φ token weights). */
     expert: z

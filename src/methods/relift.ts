@@ -1,7 +1,7 @@
 /**
  * ReLIFT — interleave RL with SFT on the hardest questions (Ma et al. 2025, arXiv:2506.07527):
  * groups the policy fails (hardness threshold) put a demonstration — the dataset's solution or a
- * teacher checkpoint's correct greedy answer — into a buffer; after RL steps, SFT steps on the
+ * teacher's correct greedy answer (a checkpoint, or any OpenAI-compatible server) — into a buffer; after RL steps, SFT steps on the
  * buffer at their own learning rate. Options: `guided.relift`. Transforms the reward stage (reads
  * verdicts) and runs after each step; its buffer is checkpointed.
  */
@@ -17,14 +17,24 @@ import { defineMethod } from "./define.ts";
 
 type ReliftOptions = NonNullable<GuidedConfig["relift"]>;
 
-/** Correct greedy answers of the teacher checkpoint (null where it is wrong); loads it on first use. */
+/** The teacher: a checkpoint on the embedded engine, or a model behind an OpenAI-compatible server. */
+async function openTeacher(ctx: RunContext, rc: ReliftOptions): Promise<Pick<Engine, "sample" | "close">> {
+  // Imported on first use so that loading the method registry (config validation) stays light.
+  if (rc.teacherEndpoint) {
+    const { OpenAISampler } = await import("../rollout/samplers/openai.ts");
+    const s = new OpenAISampler(rc.teacherEndpoint);
+    return { sample: (req) => s.sample(req), close: async () => s.close?.() };
+  }
+  const { openEngine } = await import("../engines/open.ts");
+  return openEngine({ path: rc.teacher!, engine: "embedded" }, { tokenizer: ctx.tokenizer, seed: ctx.cfg.seed });
+}
+
+/** Correct greedy answers of the teacher (null where it is wrong); opens it on first use. */
 function teacherDemos(ctx: RunContext, rc: ReliftOptions, closers: (() => Promise<void>)[]) {
-  let teacher: Engine | null = null;
+  let teacher: Pick<Engine, "sample" | "close"> | null = null;
   return async (exs: Example[]): Promise<(Sequence | null)[]> => {
     if (!teacher) {
-      // Imported on first use so that loading the method registry (config validation) stays light.
-      const { openEngine } = await import("../engines/open.ts");
-      teacher = await openEngine({ path: rc.teacher!, engine: "embedded" }, { tokenizer: ctx.tokenizer, seed: ctx.cfg.seed });
+      teacher = await openTeacher(ctx, rc);
       closers.push(() => teacher!.close());
     }
     const prompts = exs.map(ctx.encodePrompt);
