@@ -141,3 +141,18 @@ for (const [name, cfg] of [["llama", tinyLlama()], ["qwen2 (tied, biases)", tiny
     await split.close();
   });
 }
+
+test("a batch split into many chunks does not hold every chunk's gradients at once", async () => {
+  const cfg = tinyLlama({ vocabSize: 16, hiddenSize: 256, intermediateSize: 768, numLayers: 2, numHeads: 4, numKvHeads: 4, headDim: 64 });
+  const P = countParams(cfg) * 4; // bytes of one parameter-sized set of arrays (7 MB)
+  const engine = await EmbeddedEngine.create(cfg, { seed: 4, maxPassRows: 2 });
+  const T = 8;
+  const batch = randomBatch(new Rng(8), cfg.vocabSize, Array.from({ length: 32 }, () => T), { promptLen: 4 }); // 16 chunks
+  const loss: TokenLossFn = (_s, b) => ({ loss: 0, dLogprobs: new Float32Array(b.lossMask).map((m) => 0.01 * m), metrics: {} });
+  const before = wasmHeapBytes();
+  await engine.forwardBackward(batch, loss);
+  const grown = wasmHeapBytes() - before;
+  await engine.close();
+  // Held at once: the accumulated and one chunk's gradients, the chunk's pass. Not 16 chunks' worth.
+  assert.ok(grown < 8 * P + passBytes(cfg, "train", 2, T), `the heap grew by ${(grown / P).toFixed(1)} × the parameters' bytes over 16 chunks`);
+});

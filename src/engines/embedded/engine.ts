@@ -20,7 +20,7 @@
  * accumulating gradients. A model whose training state cannot fit is refused at load.
  */
 import "./node-workers.ts"; // must precede @jax-js/jax: enables its worker threads on Node
-import { numpy as np, jit, grad, vjp, tree, type OwnedFunction } from "@jax-js/jax";
+import { numpy as np, jit, grad, vjp, tree, blockUntilReady, type OwnedFunction } from "@jax-js/jax";
 import type {
   CheckpointRef,
   Engine,
@@ -352,6 +352,9 @@ export class EmbeddedEngine implements Engine {
     g[embName] = g[embName]!.add(np.array(dEmb).reshape([this.config.vocabSize, D]));
     if (!this.gradAcc) this.gradAcc = g;
     else for (const k of Object.keys(g)) this.gradAcc[k] = this.gradAcc[k]!.add(g[k]!);
+    // Run the additions now: pending operations keep their inputs alive, so without this a batch
+    // split into many chunks held every chunk's gradients at once (a 54.6M model hit 4 GiB).
+    await blockUntilReady(this.gradAcc);
   }
 
   async optimStep(opt: OptimStep): Promise<{ gradNorm: number; skipped: boolean }> {
