@@ -76,6 +76,8 @@ export function metrics(ctx: RunContext, batch: StepBatch, opt: OptimizeReport, 
     ...selMetrics,
     "response/length_mean": sampledTokens / Math.max(1, allLengths.length),
     "response/length_max": Math.max(0, ...allLengths),
+    // Mean length of correct and of wrong responses (absent when the batch has none): Dr. GRPO's length-bias check.
+    ...Object.fromEntries((["correct", "wrong"] as const).flatMap((k) => { const l = allLengths.filter((_, i) => (g.verdicts[i]?.correct === true) === (k === "correct")); return l.length ? [[`response/length_${k}_mean`, l.reduce((a, b) => a + b, 0) / l.length]] : []; })),
     "response/truncated_frac": g.rollouts.filter((o) => o.stopReason === "max_tokens").length / Math.max(1, g.rollouts.length),
     entropy: mean("entropy"),
     kl: batch.scoredReference ? batch.kl : 0,
