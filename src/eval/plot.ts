@@ -124,7 +124,14 @@ export function lineChartSpec(series: readonly PlotSeries[], o: ChartOptions): T
       y: { field: "y", type: "quantitative", title: o.yTitle, scale: { zero: false } },
       color: { field: "series", type: "nominal", title: null, sort: series.map((s) => s.name) },
     },
-    config: { font: "DejaVu Sans, Arial, sans-serif", legend: { orient: "bottom" } },
+    // Explicit limits: vega's default title limit misplaces the chart title above a long y title,
+    // and its default legend label limit (160 px) cuts run names.
+    config: {
+      font: "DejaVu Sans, Arial, sans-serif",
+      legend: { orient: "bottom", labelLimit: o.width ?? 640 },
+      axisY: { titleLimit: Math.max(100, (o.height ?? 400) - 120) },
+      axisX: { titleLimit: o.width ?? 640 },
+    },
   };
 }
 
