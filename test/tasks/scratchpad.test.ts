@@ -103,6 +103,9 @@ test("lengths vary as documented: bounds per example, restatement and repeat rat
     const max = Math.max(...lengths);
     const mean = lengths.reduce((a, b) => a + b, 0) / lengths.length;
     assert.ok(mean >= expected[d]!.mean[0] && mean <= expected[d]!.mean[1], `d=${d}: mean ${mean}`);
+    // the table in docs/tasks.md (2000 demonstrations, seed 1): golden, since generation is deterministic
+    const documented: Record<number, [number, number, string]> = { 2: [13, 41, "20.8"], 4: [27, 74, "41.6"] };
+    assert.deepEqual([min, max, mean.toFixed(1)], documented[d], `d=${d}: docs/tasks.md's length table is out of date`);
     assert.ok(max - min >= 4 * d, `d=${d}: lengths ${min}..${max} should spread`);
     const restated = ex.filter((e) => e.solution!.startsWith(e.prompt.slice(0, -1) + ";")).length / ex.length;
     assert.ok(Math.abs(restated - SCRATCHPAD_RATES.restate) < 0.04, `restate rate ${restated}`);
