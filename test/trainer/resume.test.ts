@@ -113,7 +113,10 @@ describe("resume", () => {
   it("refuses a changed config and a fresh run over existing checkpoints, naming the fix", async () => {
     const changed = join(root, "changed.yaml");
     writeFileSync(changed, configYaml(tinyConfig(join(root, "unused"), { seed: 4 })));
-    const [r1, r2] = await Promise.all([rlvr(["train", changed, "--resume", A]).done, rlvr(["train", cfgPath, "--out", A]).done]);
+    // One after the other: run together, the second would meet the first's run-directory lock
+    // (that race is test/trainer/lock.slow.test.ts's).
+    const r1 = await rlvr(["train", changed, "--resume", A]).done;
+    const r2 = await rlvr(["train", cfgPath, "--out", A]).done;
     assert.equal(r1.code, 1);
     assert.match(r1.stderr, /resume error: the config differs from the one that wrote .*step-12 at seed \(3 → 4\); resume with the run's own config/);
     assert.equal(r2.code, 1);
