@@ -27,14 +27,9 @@ export const chord = defineMethod<ExpertOptions>({
     const captured = new CapturedMetrics(/^chord\//);
     const order = new Rng(hash32(ctx.cfg.seed, 0xc4)).shuffle(ctx.train.map((_, i) => i));
     let cursor = 0;
-    let step = 0;
     const mu = (t: number) => scheduleValue({ ...e.mu, steps: e.mu.steps ?? r.steps }, t);
     return {
-      rewards(s) {
-        step = s.step;
-        return undefined;
-      },
-      loss: (_alg, _counts, _state, base) => scaleLoss(base, 1 - mu(step)),
+      loss: (_alg, _counts, _state, base, step) => scaleLoss(base, 1 - mu(step)),
       async extraBackward(c, st) {
         const m = mu(st);
         if (m <= 0) return [];
@@ -55,7 +50,7 @@ export const chord = defineMethod<ExpertOptions>({
         }
         return reps;
       },
-      stepMetrics: () => ({ ...captured.take(), "chord/mu": mu(step) }),
+      stepMetrics: (step) => ({ ...captured.take(), "chord/mu": mu(step) }),
       saveState: () => ({ chord: { cursor } }),
       restoreState(saved) {
         const cs = saved["chord"] as { cursor: number } | undefined;

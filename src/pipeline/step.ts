@@ -51,7 +51,7 @@ export async function rlStep(ctx: RunContext, alg: AlgorithmConfig, st: RlState,
   const opt = await timed(times, "optimize", () => optimizeStep(ctx, alg, st, batch, hooks));
   await timed(times, "weight_sync", () => syncSampler(ctx, st));
   updateControllers(st, batch, opt);
-  Object.assign(batch.metrics, hooks.stepMetrics?.());
+  Object.assign(batch.metrics, hooks.stepMetrics?.(st.step));
   st.step++;
   times["step"] = (performance.now() - t0) / 1000;
   return metrics(ctx, batch, opt, st, log);
@@ -87,7 +87,7 @@ async function optimizeStep(ctx: RunContext, alg: AlgorithmConfig, st: RlState, 
     maxLength: r.maxNewTokens,
     loss: (counts) => {
       const base = makePolicyLoss(alg, counts, state);
-      return hooks.loss ? hooks.loss(alg, counts, state, base) : base;
+      return hooks.loss ? hooks.loss(alg, counts, state, base, st.step) : base;
     },
     optim: { lr: learningRate(st.step, { lr: r.lr, schedule: r.schedule, warmupSteps: r.warmupSteps, totalSteps: r.steps, minLrRatio: r.minLrRatio }), maxGradNorm: r.maxGradNorm, weightDecay: r.weightDecay },
     entropy: true,

@@ -57,11 +57,11 @@ export interface RlStepHooks {
    * method's): LUFFY's mixed-policy loss replaces it, CHORD scales it, KDRL adds its KD term.
    * Methods' loss transforms chain in method order.
    */
-  loss?(alg: AlgorithmConfig, counts: StepCounts, state: StepState, base: TokenLossFn): TokenLossFn;
+  loss?(alg: AlgorithmConfig, counts: StepCounts, state: StepState, base: TokenLossFn, step: number): TokenLossFn;
   /** Extra forward/backward passes accumulated into an update before its optimizer step (CHORD's SFT term). */
   extraBackward?(ctx: RunContext, step: number): Promise<LossReport[]>;
   /** Metrics of the step, added to its metrics record. */
-  stepMetrics?(): Record<string, number>;
+  stepMetrics?(step: number): Record<string, number>;
 }
 
 /** Extension points of the RL stage. */
@@ -103,7 +103,7 @@ export function mergeHooks(...sets: RlStageHooks[]): RlStageHooks {
   };
   pick("step", "replace the RL step (guided.raft, labelfree.selfPlay)");
   const ls = sets.filter((h) => h.loss);
-  if (ls.length) out.loss = (alg, counts, state, base) => ls.reduce((fn, h) => h.loss!(alg, counts, state, fn), base);
+  if (ls.length) out.loss = (alg, counts, state, base, step) => ls.reduce((fn, h) => h.loss!(alg, counts, state, fn, step), base);
   const rw = sets.filter((h) => h.rewards);
   if (rw.length) {
     out.rewards = async (s) => {
@@ -125,7 +125,7 @@ export function mergeHooks(...sets: RlStageHooks[]): RlStageHooks {
   const xb = sets.filter((h) => h.extraBackward);
   if (xb.length) out.extraBackward = async (c, st) => (await Promise.all(xb.map((h) => h.extraBackward!(c, st)))).flat();
   const sm = sets.filter((h) => h.stepMetrics);
-  if (sm.length) out.stepMetrics = () => Object.assign({}, ...sm.map((h) => h.stepMetrics!()));
+  if (sm.length) out.stepMetrics = (step) => Object.assign({}, ...sm.map((h) => h.stepMetrics!(step)));
   const seq = <K extends "init" | "close">(k: K) => {
     const hs = sets.filter((h) => h[k]);
     if (hs.length) out[k] = (async (...args: unknown[]) => { for (const h of hs) await (h[k] as (...a: unknown[]) => Promise<void>)(...args); }) as RlStageHooks[K];
