@@ -7,11 +7,11 @@
  */
 import type { FastifyInstance } from "fastify";
 import type { ServeContext } from "../context.ts";
-import { checkBudget, generate, roomLeft, tokenText, type Sample } from "../generate.ts";
+import { roomLeft, tokenText, type Sample } from "../generate.ts";
 import { chatPromptText, encodePrompt } from "../prompt.ts";
 import { chatRequestSchema, type ChatRequest } from "../schemas.ts";
 import { parseToolCalls, type ToolCall } from "../tools.ts";
-import { capture, checkCaptureN, episodeOf, newId, parseBody, sendSse, stopList, usage } from "./common.ts";
+import { checkCaptureN, episodeOf, newId, parseBody, sampleRequest, sendSse, usage } from "./common.ts";
 
 type Entry = { token: string; logprob: number; bytes: number[] };
 
@@ -25,16 +25,7 @@ export function chatRoutes(app: FastifyInstance, ctx: ServeContext): void {
     const ids = episodeOf(req, body.metadata);
     checkCaptureN(ctx, ids, n);
     const maxTokens = body.max_completion_tokens ?? body.max_tokens ?? Math.max(1, roomLeft(ctx.engine, prompts));
-    checkBudget(ctx.engine, prompts, maxTokens, "messages");
-    const { samples, policyVersion } = await generate(ctx.batcher, tok, prompts, {
-      n,
-      temperature: body.temperature ?? 1,
-      topP: body.top_p ?? 1,
-      maxTokens,
-      stop: stopList(body.stop),
-      ...(body.seed != null ? { seed: body.seed } : {}),
-    });
-    capture(ctx, ids, prompts, samples, policyVersion);
+    const { samples, policyVersion } = await sampleRequest(ctx, ids, prompts, body, maxTokens, "messages");
 
     const useTools = !!body.tools && body.tools.length > 0 && body.tool_choice !== "none";
     const id = newId("chatcmpl");

@@ -4,7 +4,7 @@ import type { FastifyReply, FastifyRequest } from "fastify";
 import type { ZodType } from "zod";
 import type { ServeContext } from "../context.ts";
 import { ApiError, fromZod } from "../errors.ts";
-import type { Sample } from "../generate.ts";
+import { checkBudget, generate, type Sample } from "../generate.ts";
 
 /** Parse `req.body` with `schema`; 400 naming the field on failure. The model must be the served one (404 otherwise). */
 export function parseBody<T extends { model: string }>(ctx: ServeContext, schema: ZodType<T>, body: unknown): T {
@@ -61,4 +61,33 @@ export function usage(prompts: Int32Array[], samples: Sample[]): { prompt_tokens
   const p = prompts.reduce((s, x) => s + x.length, 0);
   const c = samples.reduce((s, x) => s + x.tokens.length, 0);
   return { prompt_tokens: p, completion_tokens: c, total_tokens: p + c };
+}
+
+/** The sampling fields both routes accept. */
+export interface SamplingFields {
+  n?: number | null;
+  temperature?: number | null;
+  top_p?: number | null;
+  stop?: string | string[] | null;
+  seed?: number | null;
+}
+
+/**
+ * Check the length budget, sample `prompts` with the request's settings and record the samples
+ * in capture mode.
+ * @param field the request field named by a budget error ("messages", "prompt")
+ * @throws ApiError 400 when prompt + maxTokens does not fit the model
+ */
+export async function sampleRequest(ctx: ServeContext, ids: { episode?: string; group?: string }, prompts: Int32Array[], body: SamplingFields, maxTokens: number, field: string): Promise<{ samples: Sample[]; policyVersion: number }> {
+  checkBudget(ctx.engine, prompts, maxTokens, field);
+  const out = await generate(ctx.batcher, ctx.tokenizer, prompts, {
+    n: body.n ?? 1,
+    temperature: body.temperature ?? 1,
+    topP: body.top_p ?? 1,
+    maxTokens,
+    stop: stopList(body.stop),
+    ...(body.seed != null ? { seed: body.seed } : {}),
+  });
+  capture(ctx, ids, prompts, out.samples, out.policyVersion);
+  return out;
 }

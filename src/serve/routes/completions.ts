@@ -6,10 +6,10 @@
  */
 import type { FastifyInstance } from "fastify";
 import type { ServeContext } from "../context.ts";
-import { checkBudget, generate, tokenText, type Sample } from "../generate.ts";
+import { tokenText, type Sample } from "../generate.ts";
 import { completionPrompts } from "../prompt.ts";
 import { completionRequestSchema, type CompletionRequest } from "../schemas.ts";
-import { capture, checkCaptureN, episodeOf, newId, parseBody, sendSse, stopList, usage } from "./common.ts";
+import { checkCaptureN, episodeOf, newId, parseBody, sampleRequest, sendSse, usage } from "./common.ts";
 
 export function completionRoutes(app: FastifyInstance, ctx: ServeContext): void {
   app.post("/v1/completions", async (req, reply) => {
@@ -20,16 +20,7 @@ export function completionRoutes(app: FastifyInstance, ctx: ServeContext): void 
     const ids = episodeOf(req, body.metadata);
     checkCaptureN(ctx, ids, prompts.length * n);
     const maxTokens = body.max_tokens ?? 16;
-    checkBudget(ctx.engine, prompts, maxTokens, "prompt");
-    const { samples, policyVersion } = await generate(ctx.batcher, tok, prompts, {
-      n,
-      temperature: body.temperature ?? 1,
-      topP: body.top_p ?? 1,
-      maxTokens,
-      stop: stopList(body.stop),
-      ...(body.seed != null ? { seed: body.seed } : {}),
-    });
-    capture(ctx, ids, prompts, samples, policyVersion);
+    const { samples, policyVersion } = await sampleRequest(ctx, ids, prompts, body, maxTokens, "prompt");
 
     const id = newId("cmpl");
     const created = Math.floor(Date.now() / 1000);
