@@ -11,6 +11,7 @@
  * memory). Checkpoints use the Hugging Face layout (save_pretrained) plus, when asked,
  * `optimizer.safetensors` in the embedded engine's layout, so either engine resumes the other's.
  */
+import { packSampleRequest, unpackSampleReply } from "./sample-wire.ts";
 import type {
   CheckpointRef,
   Engine,
@@ -163,44 +164,9 @@ export class TorchEngine implements Engine {
 
   async sample(req: SampleRequest): Promise<SampleResult[]> {
     if (!(req.n >= 1)) throw new Error(`sample: n must be >= 1, got ${req.n}`);
-    const lens = Int32Array.from(req.prompts.map((p) => p.length));
-    const flat = new Int32Array(lens.reduce((a, b) => a + b, 0));
-    let off = 0;
-    for (const p of req.prompts) {
-      flat.set(p, off);
-      off += p.length;
-    }
-    const { tensors } = await this.exclusive(() =>
-      this.worker.call(
-        "sample",
-        {
-          n: req.n,
-          maxNewTokens: req.maxNewTokens,
-          temperature: req.temperature,
-          topP: req.topP ?? 1,
-          topK: req.topK ?? 0,
-          stopTokens: req.stopTokens ?? [],
-          seed: req.seed,
-        },
-        { prompts: flat, promptLengths: lens },
-      ),
-    );
-    const tokens = tensors.tokens as Int32Array;
-    const logprobs = tensors.logprobs as Float32Array;
-    const lengths = tensors.lengths as Int32Array;
-    const stop = tensors.stop as Int32Array;
-    const S = req.maxNewTokens;
-    const out: SampleResult[] = [];
-    for (let r = 0; r < req.prompts.length * req.n; r++) {
-      const L = lengths[r]!;
-      out.push({
-        promptIndex: Math.floor(r / req.n),
-        tokens: tokens.slice(r * S, r * S + L),
-        logprobs: logprobs.slice(r * S, r * S + L),
-        stopReason: stop[r] ? "completed" : "max_tokens",
-      });
-    }
-    return out;
+    const { header, tensors: wire } = packSampleRequest(req);
+    const { tensors } = await this.exclusive(() => this.worker.call("sample", header, wire));
+    return unpackSampleReply(tensors, req);
   }
 
   private batchTensors(batch: TokenBatch) {

@@ -19,6 +19,7 @@
  * vLLM renormalises over the kept tokens (value higher by −log kept mass). Sample j of prompt i
  * uses seed `seed + i·n + j`, so a call is reproducible for a given vLLM build and batch.
  */
+import { packSampleRequest, unpackSampleReply } from "../../engines/torch/sample-wire.ts";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -27,17 +28,6 @@ import { TorchEngine } from "../../engines/torch/engine.ts";
 import type { RolloutEngineConfig } from "./config.ts";
 import { freePort, resolveVllmPython, startVllmServer, VLLM_INSTALL_HINT, type LocalVllmServer } from "./vllm-server.ts";
 import { openAISamplerFromConfig } from "./openai.ts";
-
-function flatPrompts(prompts: readonly Int32Array[]): { flat: Int32Array; lens: Int32Array } {
-  const lens = Int32Array.from(prompts.map((p) => p.length));
-  const flat = new Int32Array(lens.reduce((a, b) => a + b, 0));
-  let off = 0;
-  for (const p of prompts) {
-    flat.set(p, off);
-    off += p.length;
-  }
-  return { flat, lens };
-}
 
 function checkRequest(req: SampleRequest): void {
   if (!(req.n >= 1)) throw new Error(`sample: n must be >= 1, got ${req.n}`);
@@ -79,20 +69,9 @@ export class VllmColocatedSampler implements Sampler {
 
   async sample(req: SampleRequest): Promise<SampleResult[]> {
     checkRequest(req);
-    const { flat, lens } = flatPrompts(req.prompts);
-    const header = { n: req.n, maxNewTokens: req.maxNewTokens, temperature: req.temperature, topP: req.topP ?? 1, topK: req.topK ?? 0, stopTokens: req.stopTokens ?? [], seed: req.seed };
-    const { tensors } = await this.engine.extensionCall("vllm_sample", header, { prompts: flat, promptLengths: lens });
-    const tokens = tensors.tokens as Int32Array;
-    const logprobs = tensors.logprobs as Float32Array;
-    const lengths = tensors.lengths as Int32Array;
-    const stop = tensors.stop as Int32Array;
-    const S = req.maxNewTokens;
-    const out: SampleResult[] = [];
-    for (let r = 0; r < req.prompts.length * req.n; r++) {
-      const L = lengths[r]!;
-      out.push({ promptIndex: Math.floor(r / req.n), tokens: tokens.slice(r * S, r * S + L), logprobs: logprobs.slice(r * S, r * S + L), stopReason: stop[r] ? "completed" : "max_tokens" });
-    }
-    return out;
+    const { header, tensors: wire } = packSampleRequest(req);
+    const { tensors } = await this.engine.extensionCall("vllm_sample", header, wire);
+    return unpackSampleReply(tensors, req);
   }
 
   /** Push the worker's policy weights into vLLM in memory. @returns wall seconds (as TypeScript saw them). */
