@@ -5,3 +5,9 @@
  * sources in docs/algorithms.md.
  */
 export * from "../algorithms/index.ts";
+
+// The RL step's stages (src/pipeline/): one step, and the one update loop every stage trains through.
+export { rlStep } from "../pipeline/step.ts";
+export { optimize, type OptimizeOptions, type OptimizeReport } from "../pipeline/optimize.ts";
+export type { StepBatch } from "../pipeline/batch.ts";
+export { packSequences, chunks, chunkBySize, type Sequence } from "../core/sequence.ts";

@@ -23,3 +23,8 @@ export { EmbeddedEngine, type EmbeddedEngineOptions } from "../engines/embedded/
 export { TorchEngine, type TorchEngineOptions } from "../engines/torch/engine.ts";
 export type { ModelConfig } from "../engines/embedded/hf-config.ts";
 export * from "../tokenizers/index.ts";
+
+// Samplers apart from the trainer (rollouts on vLLM, an OpenAI-compatible server, or a worker-thread copy of an embedded policy for rl.async).
+export { VllmColocatedSampler, VllmServerSampler, createSampler, type VllmServerOptions } from "../rollout/samplers/vllm.ts";
+export { OpenAISampler, type OpenAISamplerOptions } from "../rollout/samplers/openai.ts";
+export { EmbeddedWorkerSampler, type EmbeddedWorkerSamplerOptions } from "../rollout/samplers/embedded-worker.ts";
