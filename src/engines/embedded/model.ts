@@ -123,17 +123,20 @@ function attention(
     newCache = { k: kAll.ref, v: vAll.ref };
   }
   const Tk = kAll.shape[1]!;
-  // Grouped-query attention: query heads [K, G] share kv head K.
-  const qh = q.reshape([B, S, K, G, d]).transpose([0, 2, 3, 1, 4]).reshape([B, K, G * S, d]); // [B,K,G*S,d]
-  const kh = kAll.transpose([0, 2, 3, 1]); // [B,K,d,Tk]
-  const vh = vAll.transpose([0, 2, 1, 3]); // [B,K,Tk,d]
-  let scores = np.matmul(qh, kh).mul(1 / Math.sqrt(d)); // [B,K,G*S,Tk]
-  scores = scores.reshape([B, K, G, S, Tk]).add(bias.reshape([bias.shape[0]!, 1, 1, S, Tk]));
-  const probs = nn.softmax(scores, -1).reshape([B, K, G * S, Tk]);
-  const ctx = np.matmul(probs, vh) // [B,K,G*S,d]
-    .reshape([B, K, G, S, d])
-    .transpose([0, 3, 1, 2, 4])
-    .reshape([B, S, H * d]);
+  // Grouped-query attention in the token-major layout [B, S, K, G, ·]: query head (k, g) uses kv
+  // head k. Keeping S ahead of the heads makes ctx [B, S, K, G, d] a plain reshape of [B, S, H·d],
+  // so the output projection reads it contiguously. (The head-major layout [B, K, G·S, d] needed a
+  // transpose, which jax-js fuses into the consuming matmul's operand index: the reduction index
+  // then enters as ridx / d and ridx % d, jax-js's Wasm codegen can no longer walk that operand with
+  // a strided pointer and recomputes its address with integer divisions on every multiply —
+  // 0.6 GFLOP/s against 6–10 for the other projections, scripts/diagnostics/profile-embedded.ts.)
+  const qh = q.reshape([B, S, K, G, d]);
+  const kh = kAll.transpose([0, 2, 3, 1]).reshape([B, 1, K, d, Tk]); // [B,1,K,d,Tk]
+  const vh = vAll.transpose([0, 2, 1, 3]).reshape([B, 1, K, Tk, d]); // [B,1,K,Tk,d]
+  let scores = np.matmul(qh, kh).mul(1 / Math.sqrt(d)); // [B,S,K,G,Tk]
+  scores = scores.add(bias.reshape([bias.shape[0]!, S, 1, 1, Tk]));
+  const probs = nn.softmax(scores, -1);
+  const ctx = np.matmul(probs, vh).reshape([B, S, H * d]); // [B,S,K,G,d] → [B,S,H·d]
   const out = np.matmul(ctx, p.wo);
   return newCache ? { out, k: newCache.k, v: newCache.v } : { out };
 }
