@@ -4,11 +4,12 @@
  *
  * Forward → TypeScript cotangent → backward: the TypeScript loss computes c = dL/dlp (and
  * dL/dH) from `lp, H = tokenLogprobs(…)`; back-propagating (c, c_H) gives exactly the loss's
- * gradient, because the loss depends on the parameters only through lp and H. Small models
- * (≤ VJP_MAX_PARAMS) run one forward under `vjp` and its pullback (quickstart model, 256 × 12
- * tokens: 0.81 s against 1.20 s, less Wasm heap); larger models, and batches split into chunks,
- * run the jitted forward, then `jit(grad(Σ c·lp + Σ c_H·H))` (a second forward, but a jitted
- * backward, which wins from 3.4M parameters on), so no chunk's residuals wait for the loss.
+ * gradient, because the loss depends on the parameters only through lp and H. A batch that fits
+ * one pass runs one forward under `vjp` — jax-js runs the jitted function's known part as one
+ * jitted call that also returns the residuals, and the pullback as the jitted transpose — then
+ * the pullback of (c, c_H): no second forward. Batches split into chunks run the jitted forward
+ * per chunk, the loss, then `jit(grad(Σ c·lp + Σ c_H·H))` per chunk (a second forward), so no
+ * chunk's residuals wait for the loss.
  *
  * Shapes are padded to buckets (batch to a power of two, length to a multiple of 4) because
  * every new shape costs a jit compilation.
@@ -39,18 +40,11 @@ import { decoder, lmHead, tokenLogprobs, type KvCache, type Params } from "./mod
 import { adamwUpdate, sumOfSquares, type Tensors } from "./optimizer.ts";
 import { sampleToken } from "./sampling.ts";
 import { ensureJax, jaxDevice } from "./runtime.ts";
-import { assertFits, countParams, maxRows } from "./memory.ts";
+import { assertFits, maxRows } from "./memory.ts";
 import { Rng, hash32 } from "../../util/rng.ts";
 import { initWeights, loadCheckpoint, saveCheckpoint, loadOptimizerState, paramsFromWeights, weightsFromParams } from "./checkpoint.ts";
 
 const NEG = -1e9;
-/**
- * Models up to this many parameters back-propagate through `vjp` (one forward, an unjitted
- * pullback); larger ones through a second, jitted forward+backward. A/B interleaved in one
- * process, best of 4, 256 × 12 tokens, loaded 2-core machine: at 0.43M parameters (128 × 2)
- * vjp took 0.68× the two-call time; at 3.4M (256 × 4) 1.31×.
- */
-const VJP_MAX_PARAMS = 1_000_000;
 /** Training/scoring sequences are padded to a multiple of this many tokens (4 measured 8–11% faster per RL step than 8). */
 const LEN_BUCKET = 4;
 
@@ -272,8 +266,12 @@ export class EmbeddedEngine implements Engine {
   async forwardBackward(batch: TokenBatch, loss: TokenLossFn, opts: { entropy?: boolean } = {}): Promise<LossReport> {
     const T = batch.seqLen;
     const chunks = rowChunks(batch.batchSize, this.passRows("train", T));
-    if (chunks.length === 1 && countParams(this.config) <= VJP_MAX_PARAMS) return this.forwardBackwardOnce(batch, loss, opts);
-    // Larger models, or several chunks: score each chunk (no residuals kept), call the loss on the
+    // One pass: vjp, no second forward. A/B interleaved (1 thread, loaded 2-core machine, best of
+    // 2–3): 0.71× the two-call time at 256 × 4 (3.4M parameters, 256 × 12 tokens), 0.75× at 512 × 4
+    // (13.6M, 64 × 12) once attention was token-major (model.ts); before that, the vjp path
+    // measured 1.31× the two-call time at 3.4M and was kept to models up to 1M parameters.
+    if (chunks.length === 1) return this.forwardBackwardOnce(batch, loss, opts);
+    // Several chunks: score each chunk (no residuals kept), call the loss on the
     // whole batch, then back-propagate each chunk's cotangents with a jitted forward+backward.
     const logprobs = new Float32Array(batch.batchSize * T);
     const entropy = opts.entropy ? new Float32Array(batch.batchSize * T) : undefined;
