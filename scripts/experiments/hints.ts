@@ -1,18 +1,31 @@
 /**
  * Experiment: GHPO guided hints (rl.hints) vs plain GRPO at an equal sampled-token budget,
- * 1-digit addition after a shared SFT warm-up, 3 seeds.
- *   npx tsx scripts/experiments/hints.ts [--seeds 1,2,3] [--budget 15000]
+ * 3 seeds, each seed's arms from one shared SFT warm-up.
+ *
+ * Default: the stable recipe of docs/training.md (strategies-lib.ts `additionStableBase`: the
+ * quickstart's task, model, SFT stopped at 30% and GRPO 128 prompts × 4 at lr 1e-3, torch engine),
+ * budget 163,840 sampled tokens (80 plain GRPO steps); arm `hints`: hints of 0.25, 0.5, 0.75 of the solution.
+ * The control arm is shared with tree-rollouts.ts (same runs directory, reused when identical).
+ * `--recipe first`: the first version (1-digit addition, 64-wide model, 50 SFT steps, GRPO 16 × 8
+ * at lr 2e-4, budget 15,000), as it ran before the stable recipe existed.
+ *   OMP_NUM_THREADS=1 nice -n 10 npx tsx scripts/experiments/hints.ts [--seeds 1,2,3] [--budget N] [--recipe first]
  */
-import { additionBase, argNumbers, runStrategyExperiment } from "./strategies-lib.ts";
+import { additionBase, additionStableBase, argNumbers, runStrategyExperiment } from "./strategies-lib.ts";
 
+const first = process.argv.includes("--recipe") && process.argv[process.argv.indexOf("--recipe") + 1] === "first";
 const seeds = argNumbers("--seeds", [1, 2, 3]);
-const [budget] = argNumbers("--budget", [15000]);
+const [budget] = argNumbers("--budget", [first ? 15000 : 163840]);
 await runStrategyExperiment(
-  "hints",
-  additionBase,
+  first ? "hints" : "hints-stable",
+  first ? additionBase : (s) => additionStableBase(s),
   [
     { arm: "grpo", rl: {} },
-    { arm: "grpo + hints", rl: { hints: { fractions: [0.25, 0.5, 0.75] } } },
+    { arm: first ? "grpo + hints" : "hints", rl: { hints: { fractions: [0.25, 0.5, 0.75] } } },
   ],
-  { seeds, budget: budget!, extraKeys: ["accuracy", "groups/zero_std_frac", "hints/zero_acc_groups", "hints/hinted_groups", "hints/solved_groups", "hints/hint_tokens"] },
+  {
+    seeds,
+    budget: budget!,
+    extraKeys: ["accuracy", "groups/zero_std_frac", "hints/zero_acc_groups", "hints/hinted_groups", "hints/solved_groups", "hints/hint_tokens"],
+    ...(first ? {} : { runsDir: "strategies-stable" }),
+  },
 );
