@@ -184,8 +184,15 @@ export class CharTokenizer implements Tokenizer {
   /** Write tokenizer.json and tokenizer_config.json into `dir` (created if missing). */
   async save(dir: string): Promise<void> {
     await mkdir(dir, { recursive: true });
-    await writeFile(join(dir, "tokenizer.json"), JSON.stringify(this.toTokenizerJson(), null, 2) + "\n");
-    await writeFile(join(dir, "tokenizer_config.json"), JSON.stringify(this.toTokenizerConfig(), null, 2) + "\n");
+    for (const [name, text] of Object.entries(this.savedFiles())) await writeFile(join(dir, name), text);
+  }
+
+  /** tokenizer.json and tokenizer_config.json as text (what `save` writes). */
+  savedFiles(): Record<string, string> {
+    return {
+      "tokenizer.json": JSON.stringify(this.toTokenizerJson(), null, 2) + "\n",
+      "tokenizer_config.json": JSON.stringify(this.toTokenizerConfig(), null, 2) + "\n",
+    };
   }
 
   /**

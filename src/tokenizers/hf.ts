@@ -210,9 +210,13 @@ export class HfTokenizer implements Tokenizer {
    *  separate file is written into tokenizer_config's chat_template) into `dir`. */
   async save(dir: string): Promise<void> {
     await mkdir(dir, { recursive: true });
+    for (const [name, text] of Object.entries(this.savedFiles())) await writeFile(join(dir, name), text);
+  }
+
+  /** tokenizer.json and tokenizer_config.json as text (what `save` writes). */
+  savedFiles(): Record<string, string> {
     const cfg = { ...this.files.tokenizerConfig };
     if (cfg.chat_template === undefined && this.chatTemplate !== null) cfg.chat_template = this.chatTemplate;
-    await writeFile(join(dir, "tokenizer.json"), JSON.stringify(this.files.tokenizerJson) + "\n");
-    await writeFile(join(dir, "tokenizer_config.json"), JSON.stringify(cfg, null, 2) + "\n");
+    return { "tokenizer.json": JSON.stringify(this.files.tokenizerJson) + "\n", "tokenizer_config.json": JSON.stringify(cfg, null, 2) + "\n" };
   }
 }

@@ -20,4 +20,6 @@ export interface Tokenizer {
   applyChatTemplate(messages: { role: string; content: string }[], opts?: { addGenerationPrompt?: boolean }): string;
   /** Save in the Hugging Face layout (tokenizer.json, tokenizer_config.json) into `dir`. */
   save(dir: string): Promise<void>;
+  /** The files `save` writes, as file name → text (a browser download zips them with the model). */
+  savedFiles?(): Record<string, string>;
 }

@@ -10,8 +10,8 @@ import "./node-workers.ts"; // must precede @jax-js/jax: enables its worker thre
 import { mkdir, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { numpy as np } from "@jax-js/jax";
-import { hfParamNames, readHfConfig, writeHfConfig, type ModelConfig } from "./hf-config.ts";
-import { readSafetensors, writeSafetensors, type TensorToWrite } from "./safetensors.ts";
+import { hfConfigText, hfParamNames, readHfConfig, writeHfConfig, type ModelConfig } from "./hf-config.ts";
+import { readSafetensors, serializeSafetensors, writeSafetensors, type TensorToWrite } from "./safetensors.ts";
 import type { Params, LayerParams } from "./model.ts";
 import type { Tensors } from "./optimizer.ts";
 import type { Tokenizer } from "../../tokenizers/types.ts";
@@ -193,4 +193,31 @@ export async function saveCheckpoint(
     state["step"] = { shape: [1], data: new Float32Array([adam.t]) };
     await writeSafetensors(join(dir, "optimizer.safetensors"), state);
   }
+}
+
+/** What `checkpointFiles` reads of a model: its config and its weights by Hugging Face name. */
+export interface WeightSource {
+  readonly config: ModelConfig;
+  /** Weight `name` in the Hugging Face layout ([out, in] for linear weights), as EmbeddedEngine.getWeight. */
+  getWeight(name: string): Promise<Float32Array>;
+}
+
+/**
+ * The model as the bytes of a Hugging Face-layout checkpoint, for places without a file system
+ * (the browser page's download, src/browser/): config.json, model.safetensors (F32, metadata
+ * {format: "pt"}, the same bytes `saveCheckpoint` writes) and the tokenizer's files when it can
+ * list them (Tokenizer.savedFiles). No optimizer state.
+ * @returns file name → bytes, in the order config.json, model.safetensors, tokenizer files
+ */
+export async function checkpointFiles(model: WeightSource, tokenizer?: Tokenizer): Promise<Record<string, Uint8Array>> {
+  const text = new TextEncoder();
+  const tensors: Record<string, TensorToWrite> = {};
+  const specs = hfParamNames(model.config).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  for (const { name, shape } of specs) tensors[name] = { shape, data: await model.getWeight(name) };
+  const out: Record<string, Uint8Array> = {
+    "config.json": text.encode(hfConfigText(model.config)),
+    "model.safetensors": serializeSafetensors(tensors, { format: "pt" }),
+  };
+  for (const [name, t] of Object.entries(tokenizer?.savedFiles?.() ?? {})) out[name] = text.encode(t);
+  return out;
 }

@@ -324,10 +324,15 @@ export async function readHfConfig(dir: string): Promise<ModelConfig> {
   return parseHfConfig(json, file);
 }
 
-/** Write `toHfConfig(cfg)` to `<dir>/config.json` (2-space JSON, atomic via temp file + rename). */
+/** The text of config.json for `cfg`: `toHfConfig(cfg)` as 2-space JSON. */
+export function hfConfigText(cfg: ModelConfig): string {
+  return JSON.stringify(toHfConfig(cfg), null, 2) + "\n";
+}
+
+/** Write `hfConfigText(cfg)` to `<dir>/config.json` (atomic via temp file + rename). */
 export async function writeHfConfig(dir: string, cfg: ModelConfig): Promise<void> {
   const file = join(dir, "config.json");
   const tmp = `${file}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`;
-  await writeFile(tmp, JSON.stringify(toHfConfig(cfg), null, 2) + "\n");
+  await writeFile(tmp, hfConfigText(cfg));
   await rename(tmp, file);
 }
