@@ -59,7 +59,7 @@ export class LineChart {
       }
     }
     if (x0 === x1) (x0 -= 1), (x1 += 1);
-    if (y0 === y1) {
+    if (y1 - y0 <= Math.abs(y1) * 1e-9) {
       const d = Math.abs(y0) * 0.1 || 1;
       (y0 -= d), (y1 += d);
     } else {

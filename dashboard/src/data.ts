@@ -99,6 +99,8 @@ export function niceTicks(lo: number, hi: number, count = 5): number[] {
   const raw = (hi - lo) / Math.max(1, count);
   const mag = 10 ** Math.floor(Math.log10(raw));
   const step = ([1, 2, 5, 10].find((m) => m * mag >= raw) ?? 10) * mag;
+  // A range at the limit of float resolution (two curves equal up to rounding): t += step would not advance.
+  if (lo + step === lo || hi + step === hi) return [lo];
   const ticks: number[] = [];
   for (let t = Math.ceil(lo / step) * step; t <= hi + step * 1e-9; t += step) ticks.push(Math.abs(t) < step * 1e-9 ? 0 : Number(t.toPrecision(12)));
   return ticks;

@@ -37,6 +37,8 @@ test("niceTicks and fmt", () => {
   assert.deepEqual(niceTicks(0, 1, 5), [0, 0.2, 0.4, 0.6, 0.8, 1]);
   assert.deepEqual(niceTicks(3, 27, 5), [5, 10, 15, 20, 25]);
   assert.deepEqual(niceTicks(-0.03, 0.031, 4), [-0.02, 0, 0.02]);
+  // Bounds equal up to rounding (an SFT chart of loss and nll after one step) end instead of looping forever.
+  assert.deepEqual(niceTicks(3.2, 3.2 + 4.440892098500626e-16, 4), [3.2]);
   assert.deepEqual(niceTicks(2, 2), [2]);
   assert.equal(fmt(0.4567, true), "45.7%");
   assert.equal(fmt(0.05, true), "5.00%");
