@@ -38,8 +38,13 @@ const modelSchema = z
     path: z.string().optional(),
     /** Random initialisation (when no path). */
     init: modelInitSchema.optional(),
-    /** Engine kind: "embedded" (default, in-process) or "torch" (Python worker). */
-    engine: z.enum(["embedded", "torch"]).default("embedded"),
+    /**
+     * Engine kind: "embedded" (default, in-process), "torch" (Python worker), or "auto": torch when
+     * it is set up (python/.venv, model.python or $RLVR_PYTHON) and a cached 3-step probe on this
+     * model finds it faster, else embedded; the choice and its reason are printed (docs/engines.md).
+     * The torch-only fields below apply when auto picks torch.
+     */
+    engine: z.enum(["embedded", "torch", "auto"]).default("embedded"),
     /** Torch engine only: Python with torch + transformers (default $RLVR_PYTHON, python/.venv, python3). */
     python: z.string().optional(),
     /** Torch engine only: "auto" (cuda when available), "cpu", "cuda", "cuda:N". */

@@ -2,7 +2,9 @@
  * openEngine: the one place an engine is built from a `model:` config block — a checkpoint
  * (`path`) or a random initialisation (`init`), on the embedded engine (in-process) or the torch
  * engine (Python worker). The trainer, `rlvr eval`, `rlvr serve` and methods that load a second
- * model (ReLIFT's teacher) all open engines through it.
+ * model (ReLIFT's teacher) all open engines through it. `engine: auto` is resolved here (probe.ts:
+ * torch when it is set up and measured faster on this model, embedded otherwise, the reason in one
+ * line), so the rest of the code only ever sees a concrete engine.
  */
 import { existsSync } from "node:fs";
 import type { RunConfig } from "../config/schema.ts";
@@ -11,6 +13,7 @@ import type { Engine } from "./engine.ts";
 import { EmbeddedEngine } from "./embedded/engine.ts";
 import type { ModelConfig } from "./embedded/hf-config.ts";
 import { TorchEngine } from "./torch/engine.ts";
+import type { ProbeResult, ProbeShape } from "./probe.ts";
 
 /** The `model:` block of a run config (defaults applied), or the fields of it a caller sets. */
 export type ModelSpec = Partial<RunConfig["model"]> & Pick<RunConfig["model"], "path" | "init">;
@@ -20,6 +23,14 @@ export interface OpenEngineOptions {
   tokenizer: Tokenizer;
   /** Seed of initialisation and sampling streams. Default 0. */
   seed?: number;
+  /** engine: auto — the batch of one probe step (default: probe.ts DEFAULT_PROBE_SHAPE; runs pass their RL step's, probeShapeOf). */
+  probeShape?: ProbeShape;
+  /** engine: auto — decide on this measurement instead of probing (tests). */
+  engineProbe?: () => Promise<ProbeResult>;
+  /** engine: auto — receives the one line saying which engine was picked and why (default: stderr). */
+  log?: (line: string) => void;
+  /** Torch engine: each stderr line of the worker (default: forwarded to stderr with a prefix). */
+  torchStderr?: (line: string) => void;
 }
 
 /**
@@ -28,8 +39,9 @@ export interface OpenEngineOptions {
  *         "config error at model.init.…" when the shape is inconsistent (heads not dividing hidden).
  */
 export async function openEngine(model: ModelSpec, o: OpenEngineOptions): Promise<Engine> {
+  if (model.engine === "auto") return openAuto(model, o);
   const seed = o.seed ?? 0;
-  const torchOpts = { python: model.python, device: model.device ?? "auto", dtype: model.dtype ?? "auto", gradientCheckpointing: model.gradientCheckpointing ?? false, tokenBudget: model.tokenBudget ?? 16384, seed, tokenizer: o.tokenizer, distributed: model.distributed };
+  const torchOpts = { python: model.python, device: model.device ?? "auto", dtype: model.dtype ?? "auto", gradientCheckpointing: model.gradientCheckpointing ?? false, tokenBudget: model.tokenBudget ?? 16384, seed, tokenizer: o.tokenizer, distributed: model.distributed, onStderr: o.torchStderr };
   if (model.path) {
     if (!existsSync(model.path)) throw new Error(`config error at model.path: directory ${model.path} does not exist`);
     if (model.engine === "torch") return TorchEngine.fromPretrained(model.path, torchOpts);
@@ -39,6 +51,26 @@ export async function openEngine(model: ModelSpec, o: OpenEngineOptions): Promis
   const mc = initModelConfig(model.init, o.tokenizer);
   if (model.engine === "torch") return TorchEngine.create(mc, torchOpts);
   return EmbeddedEngine.create(mc, { seed, tokenizer: o.tokenizer, modelId: `random-init(${mc.hiddenSize}x${mc.numLayers})` });
+}
+
+/**
+ * `engine: auto`: chooseEngine (probe.ts) picks the engine and says why in one line; when the torch
+ * engine was picked but does not start (a cached probe, a Python broken since), the embedded one
+ * opens instead, with the reason.
+ */
+async function openAuto(model: ModelSpec, o: OpenEngineOptions): Promise<Engine> {
+  const log = o.log ?? ((line: string) => process.stderr.write(line + "\n"));
+  const { chooseEngine } = await import("./probe.ts");
+  if (model.path && !existsSync(model.path)) throw new Error(`config error at model.path: directory ${model.path} does not exist`);
+  const choice = await chooseEngine(model, { tokenizer: o.tokenizer, seed: o.seed, shape: o.probeShape, probe: o.engineProbe });
+  log(choice.reason);
+  if (choice.engine === "embedded") return openEngine({ ...model, engine: "embedded" }, o);
+  try {
+    return await openEngine({ ...model, engine: "torch" }, o);
+  } catch (e) {
+    log(`engine: auto → embedded after all (the torch engine did not start: ${(e instanceof Error ? e.message : String(e)).split("\n")[0]})`);
+    return openEngine({ ...model, engine: "embedded" }, o);
+  }
 }
 
 /** The Llama-style model config of a `model.init` block; the vocabulary comes from the tokenizer. */
