@@ -86,6 +86,7 @@ export class EmbeddedEngine implements Engine {
   private readonly invFreq: Float64Array;
   private readonly scoreFn;
   private readonly gradFn;
+  private readonly prefillFn;
   private readonly decodeFn;
 
   private constructor(
@@ -111,14 +112,22 @@ export class EmbeddedEngine implements Engine {
         { argnums: [0, 1] },
       ),
     );
-    this.decodeFn = jit(
-      (p: Params, x0: np.Array, cos: np.Array, sin: np.Array, bias: np.Array, cache: KvCache, write: np.Array, keep: np.Array) => {
-        const out = decoder(p, cfg, x0, cos, sin, bias, { k: cache.k, v: cache.v, write, keep });
+    // Prefill: the prompt step fills a new cache of `slots` slots (a static argument: one compile per cache length).
+    this.prefillFn = jit(
+      (p: Params, x0: np.Array, cos: np.Array, sin: np.Array, bias: np.Array, slots: number) => {
+        const out = decoder(p, cfg, x0, cos, sin, bias, { slots });
         const last = out.hidden.slice([], -1); // [B, D]
         const logits = lmHead(p, last);
         return { logits, cache: out.cache! };
       },
+      { staticArgnums: [5] },
     );
+    this.decodeFn = jit((p: Params, x0: np.Array, cos: np.Array, sin: np.Array, bias: np.Array, cache: KvCache, write: np.Array) => {
+      const out = decoder(p, cfg, x0, cos, sin, bias, { k: cache.k, v: cache.v, write });
+      const last = out.hidden.slice([], -1); // [B, D]
+      const logits = lmHead(p, last);
+      return { logits, cache: out.cache! };
+    });
   }
 
   /** A randomly initialised model (normal(0, 0.02) weights, unit norm gains). */
@@ -442,43 +451,37 @@ export class EmbeddedEngine implements Engine {
         positions[b * P + t] = Math.max(0, k);
       }
     }
-    const K = cfg.numKvHeads;
-    const d = cfg.headDim;
-    let cache: KvCache = {
-      k: Array.from({ length: cfg.numLayers }, () => np.zeros([Bp, Tc, K, d])),
-      v: Array.from({ length: cfg.numLayers }, () => np.zeros([Bp, Tc, K, d])),
-    };
+    let cache: KvCache | null = null;
     const out = rows.map(() => ({ tokens: [] as number[], logprobs: [] as number[], done: false, reason: "max_tokens" as SampleResult["stopReason"] }));
-    // Step 0 writes the P prompt slots; step s >= 1 writes slot P + s − 1.
+    // Step 0 (prefill) runs the P prompt positions and fills cache slots 0..P−1; step s ≥ 1
+    // decodes one position into slot P + s − 1, attending over all Tc slots.
     let S = P;
     let stepIds = ids;
     let stepPos = positions;
-    for (let step = 0; step <= req.maxNewTokens; step++) {
+    // (No call after the last token: its logits would go unused.)
+    for (let step = 0; step < req.maxNewTokens; step++) {
       const first = step === 0;
       const base = first ? 0 : P + step - 1; // slot of the first query in this step
-      const bias = new Float32Array(Bp * S * Tc).fill(NEG);
+      const Tk = first ? P : Tc;
+      const bias = new Float32Array(Bp * S * Tk).fill(NEG);
       for (let b = 0; b < Bp; b++)
-        for (let s = 0; s < S; s++) for (let j = pad[b]!; j <= base + s; j++) bias[(b * S + s) * Tc + j] = 0;
-      const write = new Float32Array(S * Tc);
-      const keep = new Float32Array(Tc).fill(1);
-      for (let s = 0; s < S; s++) {
-        write[s * Tc + base + s] = 1;
-        keep[base + s] = 0;
-      }
+        for (let s = 0; s < S; s++) for (let j = pad[b]!; j <= base + s; j++) bias[(b * S + s) * Tk + j] = 0;
       const { cos, sin } = this.rope(stepPos, Bp, S);
-      const res = this.decodeFn(
-        paramsFromWeights(cfg, this.weights),
-        this.embed(this.weights, stepIds, Bp, S),
-        cos,
-        sin,
-        np.array(bias).reshape([Bp, 1, S, Tc]),
-        cache,
-        np.array(write).reshape([S, Tc]),
-        np.array(keep).reshape([1, Tc, 1, 1]),
-      ) as { logits: np.Array; cache: KvCache };
+      const x0 = this.embed(this.weights, stepIds, Bp, S);
+      const biasArr = np.array(bias).reshape([Bp, 1, S, Tk]);
+      let res: { logits: np.Array; cache: KvCache };
+      if (first || !cache) {
+        res = this.prefillFn(paramsFromWeights(cfg, this.weights), x0, cos, sin, biasArr, Tc) as { logits: np.Array; cache: KvCache };
+      } else {
+        const write = new Float32Array(Tc);
+        write[base] = 1;
+        res = this.decodeFn(paramsFromWeights(cfg, this.weights), x0, cos, sin, biasArr, cache, np.array(write).reshape([1, Tc, 1, 1])) as {
+          logits: np.Array;
+          cache: KvCache;
+        };
+      }
       cache = res.cache;
       const logits = (await res.logits.data()) as Float32Array;
-      if (step === req.maxNewTokens) break;
       const nextIds = new Int32Array(Bp);
       const nextPos = new Int32Array(Bp);
       let alive = 0;
@@ -501,7 +504,7 @@ export class EmbeddedEngine implements Engine {
       stepIds = nextIds;
       stepPos = nextPos;
     }
-    tree.dispose(cache);
+    if (cache) tree.dispose(cache);
     return rows.map((r, b) => ({
       promptIndex: r.promptIndex,
       tokens: Int32Array.from(out[b]!.tokens),

@@ -49,6 +49,15 @@ export type Params = {
 /** Key/value cache for incremental decoding: per layer [B, Tc, K, d]. */
 export type KvCache = { k: np.Array[]; v: np.Array[] };
 
+/**
+ * How a decoder pass uses the KV cache:
+ *   - `{ slots: Tc }` (prefill): the cache is empty; the S positions of this pass attend to each
+ *     other only (bias [B, 1, S, S]) and become slots 0..S−1 of a new cache of Tc slots (the rest zero);
+ *   - `KvCache & { write }` (decode, S = 1): `write` [1, Tc, 1, 1] is the one-hot of the slot that
+ *     receives the new position; the position attends over all Tc slots (bias [B, 1, 1, Tc]).
+ */
+export type CacheStep = { slots: number } | (KvCache & { write: np.Array });
+
 /** RMSNorm (Zhang & Sennrich 2019): x / sqrt(mean(x²) + eps) * w, over the last axis. */
 export function rmsNorm(x: np.Array, w: np.Array, eps: number): np.Array {
   const ms = x.ref.mul(x.ref).mean(-1, { keepdims: true });
@@ -76,9 +85,10 @@ export function applyRope(x: np.Array, cos: np.Array, sin: np.Array): np.Array {
 /**
  * Causal self-attention of one block.
  * @param h     [B, S, D] normalised input
- * @param bias  [B or 1, 1, S, Tk] additive mask (0 = attend, −1e9 = masked); Tk = S without a cache, Tc with one
- * @param cache optional {k, v} [B, Tc, K, d] for this layer, with `write` [S, Tc] one-hot rows
- *              placing the S new keys and `keep` [1, Tc, 1, 1] (0 where written, 1 elsewhere)
+ * @param bias  [B or 1, 1, S, Tk] additive mask (0 = attend, −1e9 = masked); Tk = S without a
+ *              cache or when filling one, Tc when decoding with one
+ * @param cache optional: `{ slots }` to fill a new cache, or this layer's {k, v} [B, Tc, K, d] and
+ *              `write` (see `CacheStep`)
  * @returns output [B, S, D] and the updated cache (when one was given)
  */
 function attention(
@@ -88,7 +98,7 @@ function attention(
   cos: np.Array,
   sin: np.Array,
   bias: np.Array,
-  cache: { k: np.Array; v: np.Array; write: np.Array; keep: np.Array } | null,
+  cache: { slots: number } | { k: np.Array; v: np.Array; write: np.Array } | null,
 ): { out: np.Array; k?: np.Array; v?: np.Array } {
   const [B, S] = h.shape as [number, number, number];
   const H = cfg.numHeads;
@@ -110,16 +120,17 @@ function attention(
   let kAll = k;
   let vAll = v;
   let newCache: { k: np.Array; v: np.Array } | undefined;
-  if (cache) {
-    // cache[b, t] = cache[b, t] · keep[t] + Σ_s write[s, t] · new[b, s]
-    const Tc = cache.k.shape[1]!;
-    // (jax-js 0.1.25 mis-broadcasts a rank-2 left operand of matmul, so the batched operand goes left.)
-    const place = (x: np.Array, w: np.Array) =>
-      np.matmul(x.reshape([B, S, K * d]).transpose([0, 2, 1]), w).transpose([0, 2, 1]).reshape([B, Tc, K, d]);
-    const placeK = place(k, cache.write.ref);
-    const placeV = place(v, cache.write);
-    kAll = cache.k.mul(cache.keep.ref).add(placeK);
-    vAll = cache.v.mul(cache.keep).add(placeV);
+  if (cache && "slots" in cache) {
+    // Prefill: attend within the S new positions; the cache is them padded with zeros to Tc slots.
+    const rest = cache.slots - S;
+    const fill = (x: np.Array) => np.pad(x, [[0, 0], [0, rest], [0, 0], [0, 0]]);
+    newCache = { k: fill(k.ref), v: fill(v.ref) };
+  } else if (cache) {
+    // Decode (S = 1): cache[b, t] = new[b] where write[t] = 1, else cache[b, t] — one elementwise
+    // pass over the cache (the new key broadcast over the slots), no matmul.
+    const keep = np.subtract(1, cache.write.ref);
+    kAll = cache.k.mul(keep.ref).add(k.mul(cache.write.ref));
+    vAll = cache.v.mul(keep).add(v.mul(cache.write));
     newCache = { k: kAll.ref, v: vAll.ref };
   }
   const Tk = kAll.shape[1]!;
@@ -153,7 +164,7 @@ function mlp(p: LayerParams, h: np.Array): np.Array {
  * @param x0    [B, S, D] token embeddings
  * @param cos   [B, S, 1, d/2], sin: rotary tables at each token's position
  * @param bias  [B, 1, S, Tk] additive attention mask
- * @param cache optional KV cache with write/keep (see `attention`)
+ * @param cache optional: fill a new KV cache or decode with one (see `CacheStep`)
  * @returns final hidden states [B, S, D] (after the last RMSNorm) and the updated cache
  */
 export function decoder(
@@ -163,7 +174,7 @@ export function decoder(
   cos: np.Array,
   sin: np.Array,
   bias: np.Array,
-  cache: (KvCache & { write: np.Array; keep: np.Array }) | null,
+  cache: CacheStep | null,
 ): { hidden: np.Array; cache?: KvCache } {
   let x = x0;
   const newK: np.Array[] = [];
@@ -173,9 +184,7 @@ export function decoder(
     const p = params.layers[i]!;
     const last = i === L - 1;
     const h = rmsNorm(x.ref, p.attnNorm, cfg.rmsNormEps);
-    const layerCache = cache
-      ? { k: cache.k[i]!, v: cache.v[i]!, write: last ? cache.write : cache.write.ref, keep: last ? cache.keep : cache.keep.ref }
-      : null;
+    const layerCache = !cache ? null : "slots" in cache ? cache : { k: cache.k[i]!, v: cache.v[i]!, write: last ? cache.write : cache.write.ref };
     const a = attention(p, cfg, h, last ? cos : cos.ref, last ? sin : sin.ref, last ? bias : bias.ref, layerCache);
     if (a.k && a.v) {
       newK.push(a.k);
@@ -188,10 +197,7 @@ export function decoder(
     cos.dispose();
     sin.dispose();
     bias.dispose();
-    if (cache) {
-      cache.write.dispose();
-      cache.keep.dispose();
-    }
+    if (cache && "write" in cache) cache.write.dispose();
   }
   const hidden = rmsNorm(x, params.norm, cfg.rmsNormEps);
   return cache ? { hidden, cache: { k: newK, v: newV } } : { hidden };
