@@ -45,34 +45,51 @@ function upToDate(dir: string, hash: string): boolean {
   }
 }
 
+/** A page built with Vite: the dashboard, or the training page of src/browser/ (built.ts there). */
+export interface PageSpec {
+  /** Short name for log lines and the temp-folder fallback ("dashboard", "play"). */
+  name: string;
+  /** Vite's root: the folder of the page's index.html; the build goes to <root>/dist. */
+  root: string;
+  /** Hash of everything the page is built from (the build is redone when it changes). */
+  hash: () => string;
+  /** More Vite settings (plugins, resolve, build options), merged over the defaults. */
+  vite?: () => Promise<import("vite").InlineConfig>;
+}
+
+/** The dashboard page (dashboard/index.html, dashboard/src/). */
+export const DASHBOARD_PAGE: PageSpec = { name: "dashboard", root: DASHBOARD_ROOT, hash: () => sourceHash() };
+
 /**
- * Make sure a build of the current sources exists and return its directory: dashboard/dist, or
- * a folder under the OS temp dir when dashboard/ is not writable. Builds into a temporary
- * folder and renames it into place, so concurrent callers never see a half-written build.
+ * Make sure a build of the current sources exists and return its directory: dashboard/dist (or
+ * `page.root`/dist), or a folder under the OS temp dir when that is not writable. Builds into a
+ * temporary folder and renames it into place, so concurrent callers never see a half-written build.
  * @throws Error when Vite is missing or the build fails (the message says how to build by hand).
  */
-export async function ensureDashboardBuilt(o: { log?: (msg: string) => void } = {}): Promise<string> {
-  const hash = sourceHash();
-  const candidates = [join(DASHBOARD_ROOT, "dist"), join(tmpdir(), `rlvr-dashboard-${hash}`)];
+export async function ensureDashboardBuilt(o: { log?: (msg: string) => void } = {}, page: PageSpec = DASHBOARD_PAGE): Promise<string> {
+  const hash = page.hash();
+  const candidates = [join(page.root, "dist"), join(tmpdir(), `rlvr-${page.name}-${hash}`)];
   for (const dir of candidates) if (upToDate(dir, hash)) return dir;
   let vite: typeof import("vite");
   try {
     vite = await import("vite");
   } catch (e) {
-    throw new Error(`dashboard: cannot load vite to build the page (${(e as Error).message}); run "npm install" in the rlvr folder`);
+    throw new Error(`${page.name}: cannot load vite to build the page (${(e as Error).message}); run "npm install" in the rlvr folder`);
   }
+  const extra = (await page.vite?.()) ?? {};
   let lastError: unknown;
   for (const dir of candidates) {
     const tmp = `${dir}.tmp-${process.pid}-${Date.now()}`;
     try {
       mkdirSync(dirname(dir), { recursive: true });
-      o.log?.(`dashboard: building the page with vite → ${dir}`);
+      o.log?.(`${page.name}: building the page with vite → ${dir}`);
       await vite.build({
-        root: DASHBOARD_ROOT,
+        ...extra,
+        root: page.root,
         base: "./",
         configFile: false,
         logLevel: "warn",
-        build: { outDir: tmp, emptyOutDir: true, sourcemap: false, reportCompressedSize: false },
+        build: { ...extra.build, outDir: tmp, emptyOutDir: true, sourcemap: false, reportCompressedSize: false },
       });
       writeFileSync(join(tmp, STAMP), hash);
       if (upToDate(dir, hash)) {
@@ -92,7 +109,7 @@ export async function ensureDashboardBuilt(o: { log?: (msg: string) => void } = 
       lastError = e;
     }
   }
-  throw new Error(`dashboard: the page build failed (${(lastError as Error)?.message}); try "node --import tsx src/dashboard/build.ts"`);
+  throw new Error(`${page.name}: the page build failed (${(lastError as Error)?.message}); try "npm run build" in the rlvr folder`);
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {

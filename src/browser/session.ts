@@ -1,0 +1,225 @@
+/**
+ * rlvr in a browser tab (dashboard/train.html): the quickstart's run — a character-level
+ * Llama-style model SFT-warmed on fixed-width addition, then trained with GRPO against the
+ * addition verifier — driven step by step from the page, with no file system.
+ *
+ * Nothing here is a copy of the Node trainer: the config is `quickstartConfig` (the recipe of
+ * `npm start`), validated by `parseRunConfig`; the context (tokenizer, embedded engine, data,
+ * verifier) comes from `buildContext`; each SFT step is `sftStep`, each RL step the pipeline's
+ * `rlStep` (collect → reward → reference → advantages → optimize → metrics); held-out accuracy
+ * is `evaluate` with the run's eval settings; the download is `checkpointFiles` (the bytes
+ * `saveCheckpoint` writes). Only the run directory is replaced: the records that Node appends to
+ * metrics.jsonl / samples.jsonl / eval.jsonl go to the page's callbacks instead.
+ *
+ * The same module runs under Node (test/browser/session.test.ts), where jax-js runs on Wasm.
+ */
+import { parseRunConfig, type RunConfig } from "../config/schema.ts";
+import { quickstartConfig } from "../cli/commands/quickstart.ts";
+import { buildContext, type RunContext } from "../trainer/context.ts";
+import type { RunLogger } from "../trainer/logger.ts";
+import { initSftState, sftCheckAccuracy, sftStep, type SftState } from "../trainer/sft.ts";
+import { initRlState, rlStep, type RlState } from "../trainer/rl.ts";
+import { evaluate, type EvalResult } from "../eval/accuracy.ts";
+import { checkpointFiles } from "../engines/embedded/checkpoint.ts";
+import type { EmbeddedEngine } from "../engines/embedded/engine.ts";
+import { jaxDevice, useJaxBackend, type JaxBackend } from "../engines/embedded/runtime.ts";
+
+/** What a visitor (or a test, through the page's URL) may change of the quickstart's run. */
+export interface PlaySettings {
+  seed: number;
+  /** Digits per operand (the task's difficulty; the quickstart uses 2). */
+  digits: number;
+  /** SFT warm-up steps at most (it stops earlier at `stopAt` greedy accuracy on the check set). */
+  sftSteps: number;
+  /** SFT examples per step. */
+  sftBatch: number;
+  /** Greedy check-set accuracy that ends the warm-up (0 = run every SFT step). */
+  stopAt: number;
+  /** GRPO steps. */
+  rlSteps: number;
+  /** Prompts per GRPO step and responses per prompt (the group). */
+  promptsPerStep: number;
+  groupSize: number;
+  /** Held-out prompts evaluated before and after RL, and samples per prompt at temperature 1. */
+  evalPrompts: number;
+  evalSamples: number;
+  /** Generated training examples (the quickstart writes 20,000). */
+  trainSize: number;
+}
+
+/** The quickstart's settings (`npm start`), except the data set size: 5,000 examples generate faster in a tab. */
+export const QUICKSTART_PLAY: PlaySettings = {
+  seed: 1,
+  digits: 2,
+  sftSteps: 300,
+  sftBatch: 128,
+  stopAt: 0.3,
+  rlSteps: 200,
+  promptsPerStep: 128,
+  groupSize: 4,
+  evalPrompts: 256,
+  evalSamples: 4,
+  trainSize: 5000,
+};
+
+/** Callbacks of a session: the records Node writes to a run directory, as they happen. */
+export interface PlayEvents {
+  /** One metrics.jsonl record ({stage, step, ...numbers}). */
+  metrics?: (record: Record<string, unknown>) => void;
+  /** One step's samples.jsonl records. */
+  samples?: (records: Record<string, unknown>[]) => void;
+  /** One eval.jsonl record ({label, step, ...EvalResult}). */
+  eval?: (record: { label: string; step: number } & EvalResult) => void;
+  /** A stage starts ("setup", "eval", "sft", "rl", "done") with a line for the status bar. */
+  stage?: (name: string, detail: string) => void;
+}
+
+/**
+ * The run config of a play session: `quickstartConfig` with the task generated in memory (no
+ * data files) and the sizes of `s`. @throws a `config error at …` line for an impossible setting.
+ */
+export function playConfig(s: PlaySettings): RunConfig {
+  const q = quickstartConfig({ out: "(browser)", digits: s.digits, sftSteps: s.sftSteps, rlSteps: s.rlSteps, seed: s.seed }, "", "");
+  const checkPrompts = Math.min(q.sft!.stopAt!.prompts ?? 256, Math.floor(s.trainSize / 4));
+  return parseRunConfig(
+    {
+      ...q,
+      data: { task: "addition-padded", difficulty: s.digits, trainSize: s.trainSize, testSize: s.evalPrompts },
+      sft: { ...q.sft!, steps: s.sftSteps, batchSize: s.sftBatch, ...(s.stopAt > 0 ? { stopAt: { ...q.sft!.stopAt!, accuracy: s.stopAt, prompts: checkPrompts } } : { stopAt: undefined }) },
+      rl: { ...q.rl!, steps: s.rlSteps, promptsPerStep: s.promptsPerStep, groupSize: s.groupSize },
+      eval: { ...q.eval!, samples: s.evalSamples },
+    },
+    "browser",
+  );
+}
+
+/** Yield to the event loop, so that a page repaints its curves between steps. */
+const pause = () => new Promise<void>((ok) => setTimeout(ok, 0));
+
+/** The logger the pipeline writes to, forwarding to the page instead of appending to files. */
+function eventLogger(ev: PlayEvents): RunLogger {
+  const log: Pick<RunLogger, "metrics" | "samples" | "info"> = {
+    metrics: (r) => ev.metrics?.({ time: new Date().toISOString(), ...r }),
+    samples: (rs) => {
+      if (rs.length) ev.samples?.(rs);
+    },
+    info: () => {},
+  };
+  // RunLogger's only other members are its directory and a private flag, which the pipeline never reads.
+  return log as RunLogger;
+}
+
+/** One training run in the tab: open, then `run()` (or the stages one by one), then `checkpoint()`. */
+export class PlaySession {
+  readonly log: RunLogger;
+  readonly sft: SftState;
+  rl: RlState | null = null;
+  readonly evals: Record<string, EvalResult> = {};
+  private stopped = false;
+
+  private constructor(
+    readonly cfg: RunConfig,
+    readonly ctx: RunContext,
+    private readonly ev: PlayEvents,
+  ) {
+    this.log = eventLogger(ev);
+    this.sft = initSftState(ctx);
+  }
+
+  /**
+   * Build the run's context on `backend` (jax-js starts once per tab: the first session decides).
+   * @throws Error when the backend cannot start (no WebGPU adapter) or the settings are invalid.
+   */
+  static async open(settings: PlaySettings, backend: JaxBackend, ev: PlayEvents = {}): Promise<PlaySession> {
+    const cfg = playConfig(settings);
+    useJaxBackend(backend);
+    ev.stage?.("setup", `building the model and ${settings.trainSize} examples`);
+    const ctx = await buildContext(cfg);
+    ev.stage?.("setup", `${ctx.engine.info().numParams.toLocaleString("en")} parameters on ${jaxDevice()}`);
+    return new PlaySession(cfg, ctx, ev);
+  }
+
+  /** The engine's device line, e.g. "cpu (jax-js wasm, 1 thread)" or "gpu (jax-js webgpu)". */
+  device(): string {
+    return this.ctx.engine.info().device;
+  }
+
+  /** Ask the running stage to stop after its current step. */
+  stop(): void {
+    this.stopped = true;
+  }
+
+  /** Held-out evaluation (the run's eval settings, as the Node trainer's evalHeldOut), reported as an eval record. */
+  async evaluate(label: string, step: number): Promise<EvalResult> {
+    const e = this.cfg.eval;
+    this.ev.stage?.("eval", `held-out evaluation (${label})`);
+    const res = await evaluate(this.ctx, this.ctx.test, {
+      maxNewTokens: e.maxNewTokens ?? this.cfg.rl?.maxNewTokens ?? 16,
+      temperature: e.temperature,
+      n: e.temperature > 0 ? e.samples : 1,
+      greedy: e.greedy,
+      seed: this.cfg.seed,
+    });
+    this.evals[label] = res;
+    this.ev.eval?.({ label, step, ...res });
+    return res;
+  }
+
+  /** The SFT warm-up: `sftStep` until sft.steps, or until the check set's greedy accuracy reaches sft.stopAt. */
+  async runSft(): Promise<void> {
+    const s = this.cfg.sft;
+    if (!s) return;
+    const stopAt = s.stopAt;
+    this.ev.stage?.("sft", `SFT warm-up: up to ${s.steps} steps of ${s.batchSize} examples`);
+    while (!this.stopped && this.sft.step < s.steps) {
+      await sftStep(this.ctx, this.sft, this.log);
+      await pause();
+      if (stopAt && this.sft.step % stopAt.every === 0 && this.sft.step < s.steps) {
+        const acc = await sftCheckAccuracy(this.ctx, this.cfg.eval.maxNewTokens ?? this.cfg.rl?.maxNewTokens ?? 16);
+        const stop = acc >= stopAt.accuracy;
+        this.log.metrics({ stage: "sft", step: this.sft.step, "check/accuracy": acc, "check/stopped": stop ? 1 : 0 });
+        if (stop) {
+          this.ev.stage?.("sft", `stopped at step ${this.sft.step}: check-set accuracy ${(acc * 100).toFixed(1)}%`);
+          break;
+        }
+      }
+    }
+  }
+
+  /** GRPO: the pipeline's `rlStep` until rl.steps (or `stop()`). */
+  async runRl(): Promise<void> {
+    const r = this.cfg.rl;
+    if (!r) return;
+    const alg = this.cfg.algorithm!;
+    this.rl ??= initRlState(this.ctx, alg);
+    if (this.rl.step === 0 && (this.rl.kl.coef > 0 || alg.kl.adaptive)) await this.ctx.engine.setReference("policy");
+    this.ev.stage?.("rl", `GRPO: ${r.steps} steps of ${r.promptsPerStep} prompts × ${r.groupSize}`);
+    while (!this.stopped && this.rl.step < r.steps) {
+      await rlStep(this.ctx, alg, this.rl, this.log);
+      await pause();
+    }
+  }
+
+  /** The whole run: evaluate ("init"), SFT warm-up, evaluate ("sft"), GRPO, evaluate ("rl"). */
+  async run(): Promise<void> {
+    await this.evaluate("init", 0);
+    if (this.cfg.sft && !this.stopped) {
+      await this.runSft();
+      await this.evaluate("sft", 0);
+    }
+    if (this.stopped) return this.ev.stage?.("done", "stopped");
+    await this.runRl();
+    await this.evaluate("rl", this.rl?.step ?? 0);
+    this.ev.stage?.("done", this.stopped ? "stopped" : "finished");
+  }
+
+  /** The trained model as a Hugging Face-layout checkpoint: file name → bytes (config.json, model.safetensors, tokenizer files). */
+  async checkpoint(): Promise<Record<string, Uint8Array>> {
+    return checkpointFiles(this.ctx.engine as EmbeddedEngine, this.ctx.tokenizer);
+  }
+
+  /** Release the engine. */
+  async close(): Promise<void> {
+    await this.ctx.close();
+  }
+}
