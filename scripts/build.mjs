@@ -3,7 +3,8 @@
 //   1. tsc -p tsconfig.build.json: src/**/*.ts → dist/**/*.js + .d.ts (ESM; ".ts" imports
 //      rewritten to ".js"), after emptying dist/;
 //   2. copies the plain-JavaScript files of src/ (the verifier pool's worker-boot.mjs) beside them;
-//   3. builds the dashboard page into dashboard/dist with Vite, so the package serves it without Vite.
+//   3. builds the dashboard page into dashboard/dist and the training page (`rlvr play`) into
+//      dashboard/train/dist with Vite, so the package serves them without Vite.
 // Exits 1, after printing tsc's errors, when the sources do not typecheck (dist/ is still emitted);
 // with --lenient (the `prepare` script, so that `npm install` never fails on a type error) it warns.
 import { cpSync, existsSync, readdirSync, rmSync, statSync } from "node:fs";
@@ -36,6 +37,8 @@ let page = "dashboard page: skipped (Vite is not installed)";
 if (existsSync(join(root, "node_modules", "vite"))) {
   const { ensureDashboardBuilt } = await import(pathToFileURL(join(dist, "dashboard", "build.js")).href);
   page = `dashboard page: ${relative(root, await ensureDashboardBuilt())}`;
+  const { ensurePlayPageBuilt } = await import(pathToFileURL(join(dist, "browser", "build.js")).href);
+  page += `; training page: ${relative(root, await ensurePlayPageBuilt())}`;
 }
 console.error(`build: dist/ in ${((performance.now() - t0) / 1000).toFixed(1)} s; ${page}`);
 if (typeErrors) {

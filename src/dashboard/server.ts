@@ -171,10 +171,12 @@ export interface DashboardServer {
  * Serve the dashboard for `runs` on 127.0.0.1.
  * @param o.port 0 (default) picks a free port
  * @param o.poll page polling interval, ms (default 2000)
+ * @param o.headers sent with every response (the training page's cross-origin isolation, src/cli/commands/play.ts)
  */
-export async function startDashboardServer(runs: RunEntry[], staticDir: string, o: { port?: number; poll?: number } = {}): Promise<DashboardServer> {
+export async function startDashboardServer(runs: RunEntry[], staticDir: string, o: { port?: number; poll?: number; headers?: Record<string, string> } = {}): Promise<DashboardServer> {
   const poll = o.poll ?? 2000;
   const server = createServer((req, res) => {
+    for (const [k, v] of Object.entries(o.headers ?? {})) res.setHeader(k, v);
     try {
       handle(req, res, runs, staticDir, poll);
     } catch (e) {

@@ -5,9 +5,9 @@
 import assert from "node:assert/strict";
 import { existsSync } from "node:fs";
 import type { Browser, Page } from "playwright-core";
-import { ensurePlayPageBuilt } from "../../src/browser/build.ts";
 import { QUICKSTART_PLAY, type PlaySettings } from "../../src/browser/session.ts";
-import { startDashboardServer, type DashboardServer } from "../../src/dashboard/server.ts";
+import { startPlay } from "../../src/cli/commands/play.ts";
+import type { DashboardServer } from "../../src/dashboard/server.ts";
 
 export const CHROMIUM = process.env.RLVR_CHROMIUM ?? "/usr/bin/chromium";
 
@@ -35,13 +35,13 @@ export function chromiumOrSkip(t: { skip: (why: string) => void }): boolean {
   return false;
 }
 
-/** A browser with its training-page server; `close()` ends both. */
+/** A browser with its training-page server (`rlvr play`'s, cross-origin isolated); `close()` ends both. */
 export class PageHarness {
   private server: DashboardServer | null = null;
   private browser: Browser | null = null;
 
   async url(): Promise<string> {
-    this.server ??= await startDashboardServer([], await ensurePlayPageBuilt());
+    this.server ??= await startPlay();
     return this.server.url;
   }
 

@@ -1,5 +1,5 @@
 /**
- * The training page (dashboard/train/, `rlvr play`) in headless Chromium on the Wasm backend: the
+ * The training page (dashboard/train/, served by `rlvr play`) in headless Chromium on the Wasm backend: the
  * quickstart's run at a tiny size trains in the tab, the reward and SFT-loss curves are drawn (DOM
  * counts and a screenshot pixel check), held-out accuracy rises from before training to after
  * GRPO, and the downloaded zip is a Hugging Face checkpoint that Node's embedded engine loads and
@@ -32,7 +32,9 @@ test("training page on Wasm: trains, draws the curves, held-out accuracy rises, 
   console.log(`# wasm run: ${((performance.now() - t0) / 1000).toFixed(1)} s on ${run.device}; held-out pass@1 ${run.evals.map((e) => e.meanAtN.toFixed(3)).join(" → ")}, greedy ${run.evals.map((e) => e.greedy?.toFixed(3)).join(" → ")}`);
   assert.equal(run.error, null);
   assert.equal(run.state, "done");
-  assert.match(run.device, /jax-js wasm/);
+  assert.match(run.device, /jax-js wasm, \d+ threads?/);
+  // rlvr play's headers isolate the page, so jax-js may start its worker threads.
+  assert.equal(await page.evaluate(() => crossOriginIsolated), true);
   assert.deepEqual(errors, []);
 
   // Held-out accuracy moves: before training, after the SFT warm-up, after GRPO.

@@ -48,8 +48,19 @@ export function ensureJax(): Promise<void> {
 /** Human-readable device of the embedded engine, e.g. "cpu (jax-js wasm, 2 threads)" or "gpu (jax-js webgpu)". */
 export function jaxDevice(): string {
   if (backend === "webgpu") return "gpu (jax-js webgpu)";
-  const n = jaxThreads().threads;
+  const n = wasmThreads();
   return `cpu (jax-js wasm, ${n} thread${n === 1 ? "" : "s"})`;
+}
+
+/**
+ * Threads of jax-js's Wasm backend: on Node as node-workers.ts set them up; in a browser, one per
+ * core when the page is cross-origin isolated (jax-js needs SharedArrayBuffer and Worker), else 1.
+ */
+function wasmThreads(): number {
+  const g = globalThis as { Worker?: unknown; SharedArrayBuffer?: unknown; navigator?: { hardwareConcurrency?: number } };
+  const t = jaxThreads();
+  if (t.adapter || g.Worker === undefined) return t.threads;
+  return g.SharedArrayBuffer !== undefined ? (g.navigator?.hardwareConcurrency ?? 4) : 1;
 }
 
 export { jaxThreads };
