@@ -34,6 +34,7 @@ if (files.length === 0) {
 }
 const r = spawnSync(process.execPath, ["--import", "tsx", "--test", "--test-concurrency=2", ...files], {
   stdio: "inherit",
-  env: { ...process.env, RLVR_FROM_SOURCE: "1" },
+  // RLVR_ENGINE_PROBE=off: `rlvr train` in CLI tests does not probe the torch engine (seconds per model shape); test/engines/auto.test.ts sets it per test.
+  env: { ...process.env, RLVR_FROM_SOURCE: "1", RLVR_ENGINE_PROBE: process.env.RLVR_ENGINE_PROBE ?? "off" },
 });
 process.exit(r.status ?? 1);

@@ -5,7 +5,7 @@
  * One probe step is the engine's share of an RL step (94% or more of one on the embedded engine,
  * docs/benchmarks.md): sample `groupSize` responses to each of `prompts` prompts (no stop token, so
  * every response is `newTokens` long), score them under the reference model, forward-backward a
- * policy-gradient loss with ±1 advantages, one AdamW step. Each engine runs one warm-up step (jit
+ * policy-gradient loss with ±1 advantages, one AdamW step. Each engine runs two warm-up steps (jit
  * compilation, thread pools) and then `steps` timed ones; the median is its time per step.
  *
  * Results are cached per machine, Python, thread settings, model shape and probe shape in
@@ -34,7 +34,7 @@ export interface ProbeShape {
   newTokens: number;
 }
 
-/** A measured probe: seconds per step (median of `steps` after a warm-up) on each engine. */
+/** A measured probe: seconds per step (median of `steps` after the warm-up) on each engine. */
 export interface ProbeMeasurement {
   /** Embedded engine, seconds per probe step. */
   embeddedSeconds: number;
@@ -65,7 +65,13 @@ export const PROBE_MAX_ROWS = 128;
 /** `engine: auto` picks torch only when it is at least this many times faster per step (noise margin). */
 export const AUTO_MIN_RATIO = 1.1;
 /** Bumped when what a probe step does changes, so older cache entries are not used. */
-const PROBE_VERSION = 1;
+const PROBE_VERSION = 2;
+/**
+ * Untimed steps before the timed ones: the embedded engine still compiles in its second step
+ * (AdamW 256-305 ms and sampling 0.6 s on the quickstart's model, against 2-40 ms and 0.2-0.5 s
+ * from the third on; loaded 2-core machine).
+ */
+const WARMUP_STEPS = 2;
 /** The probe's shape when the caller knows nothing of the run (32 prompts × 4, 8-token prompts, 16 new tokens). */
 export const DEFAULT_PROBE_SHAPE: ProbeShape = { prompts: 32, groupSize: 4, promptTokens: 8, newTokens: 16 };
 
@@ -186,7 +192,7 @@ function writeCache(key: string, m: ProbeMeasurement): void {
 export interface ProbeOptions extends Pick<OpenEngineOptions, "tokenizer"> {
   /** The batch of one step (default DEFAULT_PROBE_SHAPE; see probeShapeOf). */
   shape?: ProbeShape;
-  /** Timed steps per engine after one warm-up step (default 3). */
+  /** Timed steps per engine after two warm-up steps (default 3). */
   steps?: number;
   /** Seed of the probe's models, prompts and sampling (default 0). */
   seed?: number;
@@ -218,19 +224,35 @@ export async function probeEngines(model: ModelSpec, o: ProbeOptions): Promise<P
   }
   const open = o.open ?? (await defaultOpen(o));
   const t0 = performance.now();
-  const seconds: Record<"embedded" | "torch", number> = { embedded: NaN, torch: NaN };
-  for (const kind of ["embedded", "torch"] as const) {
-    let engine: Engine | null = null;
-    try {
-      engine = await open({ ...model, engine: kind }, kind);
-      seconds[kind] = await timeSteps(engine, shape, steps, o.seed ?? 0);
-    } catch (e) {
-      return { unavailable: `the ${kind} engine failed in the probe: ${(e instanceof Error ? e.message : String(e)).split("\n")[0]}` };
-    } finally {
-      // The torch worker holds nothing worth a graceful exit (3.7 s of interpreter teardown on the loaded 2-core machine).
-      if (engine && "killWorker" in engine && typeof engine.killWorker === "function") engine.killWorker();
-      else await engine?.close().catch(() => undefined);
-    }
+  const failed = (kind: string, e: unknown): ProbeUnavailable => ({ unavailable: `the ${kind} engine failed in the probe: ${(e instanceof Error ? e.message : String(e)).split("\n")[0]}` });
+  // The torch worker starts (Python imports torch: seconds) while the embedded engine opens and
+  // runs its untimed warm-up steps; it is up and idle before the embedded engine's timed steps.
+  const torchOpening = open({ ...model, engine: "torch" }, "torch");
+  torchOpening.catch(() => undefined);
+  let torch: Engine | null = null;
+  let embedded: Engine | null = null;
+  let phase: "embedded" | "torch" = "embedded"; // which engine a failure belongs to
+  const seconds = { embedded: NaN, torch: NaN };
+  try {
+    embedded = await open({ ...model, engine: "embedded" }, "embedded");
+    seconds.embedded = await timeSteps(embedded, shape, steps, o.seed ?? 0, async () => {
+      phase = "torch";
+      torch = await torchOpening;
+      phase = "embedded";
+    });
+    await embedded.close();
+    embedded = null;
+    phase = "torch";
+    torch ??= await torchOpening;
+    seconds.torch = await timeSteps(torch, shape, steps, o.seed ?? 0);
+  } catch (e) {
+    return failed(phase, e);
+  } finally {
+    await embedded?.close().catch(() => undefined);
+    const t: Engine | null = torch ?? (await torchOpening.catch(() => null));
+    // The torch worker holds nothing worth a graceful exit (3.7 s of interpreter teardown on the loaded 2-core machine).
+    if (t && "killWorker" in t && typeof t.killWorker === "function") t.killWorker();
+    else await t?.close().catch(() => undefined);
   }
   const m: ProbeMeasurement = {
     embeddedSeconds: seconds.embedded,
@@ -253,20 +275,21 @@ async function defaultOpen(o: ProbeOptions): Promise<(model: ModelSpec, kind: "e
 }
 
 /**
- * Seconds per probe step on `engine`: one warm-up step, then the median of `steps` timed ones.
+ * Seconds per probe step on `engine`: WARMUP_STEPS untimed steps, `afterWarmup`, then the median of `steps` timed ones.
  * The engine's weights and optimizer state change (it trains); close it afterwards.
  */
-export async function timeSteps(engine: Engine, shape: ProbeShape, steps: number, seed: number): Promise<number> {
+export async function timeSteps(engine: Engine, shape: ProbeShape, steps: number, seed: number, afterWarmup?: () => Promise<void>): Promise<number> {
   const vocab = engine.info().vocabSize;
   let s = (seed * 2654435761 + 12345) >>> 0;
   const rand = () => ((s = (Math.imul(s, 1664525) + 1013904223) >>> 0) / 2 ** 32);
   const prompts = Array.from({ length: shape.prompts }, () => Int32Array.from({ length: shape.promptTokens }, () => Math.floor(rand() * vocab)));
   await engine.setReference("policy");
   const times: number[] = [];
-  for (let i = 0; i <= steps; i++) {
+  for (let i = 0; i < WARMUP_STEPS + steps; i++) {
     const t = performance.now();
     await probeStep(engine, prompts, shape, seed + i);
-    if (i > 0) times.push((performance.now() - t) / 1000);
+    if (i >= WARMUP_STEPS) times.push((performance.now() - t) / 1000);
+    else if (i === WARMUP_STEPS - 1) await afterWarmup?.();
   }
   times.sort((a, b) => a - b);
   return times[Math.floor((times.length - 1) / 2)]!;

@@ -5,6 +5,7 @@
 import { existsSync } from "node:fs";
 import type { Engine, Sampler } from "../engines/engine.ts";
 import { openEngine } from "../engines/open.ts";
+import { adviseEngine, probeShapeOf, type ProbeShape } from "../engines/probe.ts";
 import type { Tokenizer } from "../tokenizers/types.ts";
 import { CharTokenizer, loadTokenizer } from "../tokenizers/index.ts";
 import type { Example, Verdict } from "../tasks/types.ts";
@@ -95,9 +96,9 @@ export async function buildTokenizer(cfg: RunConfig): Promise<Tokenizer> {
   return loadTokenizer(dir);
 }
 
-/** Build the engine: load a checkpoint (model.path) or initialise a model (model.init). */
-export async function buildEngine(cfg: RunConfig, tokenizer: Tokenizer): Promise<Engine> {
-  return openEngine(cfg.model, { tokenizer, seed: cfg.seed });
+/** Build the engine: load a checkpoint (model.path) or initialise a model (model.init); engine: auto probes with `probeShape`. */
+export async function buildEngine(cfg: RunConfig, tokenizer: Tokenizer, probeShape?: ProbeShape): Promise<Engine> {
+  return openEngine(cfg.model, { tokenizer, seed: cfg.seed, probeShape });
 }
 
 /** Load or generate the train and test examples. */
@@ -145,21 +146,28 @@ export function syncVerifier(verify: (r: string, e: Example) => Verdict | Promis
   };
 }
 
-export async function buildContext(cfg: RunConfig): Promise<RunContext> {
+/**
+ * @param o.engineAdvice when set and the run is on the embedded engine, called with the line
+ *   saying how much faster the torch engine measured (src/engines/probe.ts), if it is set up.
+ */
+export async function buildContext(cfg: RunConfig, o: { engineAdvice?: (line: string) => void } = {}): Promise<RunContext> {
   const tokenizer = await buildTokenizer(cfg);
-  const engine = await buildEngine(withColocatedPython(cfg), tokenizer);
-  const sampler = (await createSampler(cfg.rollout, engine, cfg.seed).catch(async (e) => {
-    await engine.close();
-    throw e;
-  })) ?? undefined;
+  // Data before the engine: engine: auto (and the advice) probe with the run's prompt length.
   const { train, test } = await buildData(cfg);
   if (train.length === 0) throw new Error("data error: the training set is empty");
-  const { reward, closePool } = await buildReward(cfg);
   const encodePrompt = (ex: Example) => {
     const text = renderPrompt(ex, { template: cfg.data.template });
     const ids = tokenizer.encode(text);
     return Int32Array.from(tokenizer.bosId !== null ? [tokenizer.bosId, ...ids] : ids);
   };
+  const probeShape = cfg.model.engine === "auto" || o.engineAdvice ? probeShapeOf(cfg.rl, train.slice(0, 64).map(encodePrompt)) : undefined;
+  if (o.engineAdvice && cfg.model.engine === "embedded") await adviseEngine(cfg.model, { tokenizer, seed: cfg.seed, shape: probeShape }, o.engineAdvice);
+  const engine = await buildEngine(withColocatedPython(cfg), tokenizer, probeShape);
+  const sampler = (await createSampler(cfg.rollout, engine, cfg.seed).catch(async (e) => {
+    await engine.close();
+    throw e;
+  })) ?? undefined;
+  const { reward, closePool } = await buildReward(cfg);
   const close = async () => {
     await sampler?.close?.();
     await engine.close();

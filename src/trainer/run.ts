@@ -49,6 +49,12 @@ export interface TrainOptions extends RunHooks {
   signal?: AbortSignal;
   /** Typed progress events (step metrics, samples, evaluations), see src/trainer/events.ts. */
   onEvent?: TrainEventHandler;
+  /**
+   * When set, a run on the embedded engine with the torch engine set up gets one line here: how
+   * much faster the torch engine measured on this model (a cached 3-step probe, src/engines/probe.ts)
+   * and how to switch. `rlvr train` and the quickstart set it; RLVR_ENGINE_PROBE=off skips it.
+   */
+  engineAdvice?: (line: string) => void;
 }
 
 export interface RunSummary {

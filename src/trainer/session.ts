@@ -167,7 +167,7 @@ export async function openSession(cfg: RunConfig, opts: TrainOptions): Promise<R
     opts.stage?.("resume", `from ${resume.checkpoint.name}${resume.skipped.map((c) => `; skipped ${c.name}: ${c.problem}`).join("")}`);
   }
   opts.stage?.("setup");
-  const ctx = await buildContext(cfg);
+  const ctx = await buildContext(cfg, { engineAdvice: opts.engineAdvice });
   if (ctx.test.length === 0) throw new Error("data error: no held-out examples (set data.test or use a procedural data.task)");
   if (resume) await loadCheckpoint(ctx, dir, resume);
   const s = new RunSession(cfg, opts, ctx, log, resume);

@@ -91,7 +91,12 @@ export async function runQuickstart(o: QuickstartOptions): Promise<QuickstartRes
   writeExamplesJsonl(testFile, generateExamples(paddedAdditionTask, { n: 256, seed: o.seed, difficulty: o.digits, split: "test" }));
   const cfg = parseRunConfig(quickstartConfig({ ...o, out }, trainFile, testFile), "quickstart");
   const hooks = progressHooks();
-  const s = await train(cfg, hooks);
+  let advice: string | null = null; // how much faster the torch engine is here, when it is set up (src/engines/probe.ts)
+  const engineAdvice = (line: string) => {
+    advice = line;
+    process.stderr.write(line + "\n");
+  };
+  const s = await train(cfg, { ...hooks, engineAdvice });
   hooks.stop();
   const start = s.evals["sft"] ?? s.evals["init"]!;
   const end = s.evals["rl"] ?? start;
@@ -116,6 +121,7 @@ export async function runQuickstart(o: QuickstartOptions): Promise<QuickstartRes
       `  time: ${r.seconds.toFixed(0)} s`,
       `  run directory: ${out}  (metrics.jsonl, samples.jsonl, eval.jsonl, report.md, checkpoints/final)`,
       `  evaluate it again: node bin/rlvr.js eval ${out} --task addition-padded --difficulty ${o.digits} --samples 8 --temperature 1`,
+      ...(advice ? [`  ${advice}`] : []),
       "",
     ].join("\n"),
   );

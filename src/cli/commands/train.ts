@@ -17,7 +17,8 @@ export function register(program: Command): void {
     .option("--out <dir>", "run directory (overrides the config's out)")
     .option("--seed <n>", "seed (overrides the config's seed)", (v) => parseInt(v, 10))
     .option("--resume <run-dir>", "resume this run directory from its newest complete checkpoint")
-    .action(async (file: string | undefined, opts: { out?: string; seed?: number; resume?: string }) => {
+    .option("--engine <kind>", "engine: embedded, torch or auto (overrides model.engine; auto: torch where a cached probe finds it faster)")
+    .action(async (file: string | undefined, opts: { out?: string; seed?: number; resume?: string; engine?: string }) => {
       const fail = (msg: string, code: number): never => {
         process.stderr.write(msg + "\n");
         process.exit(code);
@@ -34,6 +35,10 @@ export function register(program: Command): void {
       if (opts.out) cfg.out = opts.out;
       if (opts.resume) cfg.out = opts.resume;
       if (opts.seed !== undefined) cfg.seed = opts.seed;
+      if (opts.engine !== undefined) {
+        if (opts.engine !== "embedded" && opts.engine !== "torch" && opts.engine !== "auto") fail(`error: --engine must be embedded, torch or auto, got "${opts.engine}"`, 2);
+        cfg.model.engine = opts.engine as "embedded" | "torch" | "auto";
+      }
       const hooks = progressHooks();
       // SIGINT: finish the current step, write a checkpoint, exit 130. A second SIGINT exits at once
       // (every log line and checkpoint already written stays; a checkpoint being written is ignored on resume).
@@ -49,7 +54,7 @@ export function register(program: Command): void {
       };
       process.on("SIGINT", onSigint);
       try {
-        const s = await train(cfg, { ...hooks, resume: opts.resume, signal: ac.signal });
+        const s = await train(cfg, { ...hooks, resume: opts.resume, signal: ac.signal, engineAdvice: (line) => process.stderr.write(line + "\n") });
         hooks.stop();
         for (const [k, v] of Object.entries(s.evals)) process.stdout.write(`held-out after ${k}: ${heldOutLine(v)}\n`);
         process.stdout.write(`run directory: ${s.dir} (${s.seconds.toFixed(0)} s)\n`);
