@@ -84,6 +84,7 @@ export function playConfig(s: PlaySettings): RunConfig {
   return parseRunConfig(
     {
       ...q,
+      model: { ...q.model, engine: "embedded" }, // jax-js: the only engine a browser can run
       data: { task: "addition-padded", difficulty: s.digits, trainSize: s.trainSize, testSize: s.evalPrompts },
       sft: { ...q.sft!, steps: s.sftSteps, batchSize: s.sftBatch, ...(s.stopAt > 0 ? { stopAt: { ...q.sft!.stopAt!, accuracy: s.stopAt, prompts: checkPrompts } } : { stopAt: undefined }) },
       rl: { ...q.rl!, steps: s.rlSteps, promptsPerStep: s.promptsPerStep, groupSize: s.groupSize },
@@ -165,7 +166,10 @@ export class PlaySession {
     return res;
   }
 
-  /** The SFT warm-up: `sftStep` until sft.steps, or until the check set's greedy accuracy reaches sft.stopAt. */
+  /**
+   * The SFT warm-up: `sftStep` until sft.steps, or until the check set's greedy accuracy reaches
+   * sft.stopAt (checked every stopAt.every steps, logged as check/accuracy, as the Node trainer's runSft).
+   */
   async runSft(): Promise<void> {
     const s = this.cfg.sft;
     if (!s) return;
