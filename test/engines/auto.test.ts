@@ -17,6 +17,8 @@ import { TorchEngine } from "../../src/engines/torch/engine.ts";
 import { DEFAULT_VENV } from "../../src/engines/torch/worker.ts";
 import { CharTokenizer } from "../../src/tokenizers/index.ts";
 import { parseRunConfig } from "../../src/config/schema.ts";
+import { train } from "../../src/trainer/run.ts";
+import { tinyConfig } from "../trainer/helpers.ts";
 
 const tokenizer = new CharTokenizer({ alphabet: "0123456789+=" });
 const tiny: ModelSpec = { init: { hiddenSize: 16, numLayers: 1, numHeads: 2, maxPositionEmbeddings: 32, tieWordEmbeddings: true, ropeTheta: 10000 } };
@@ -101,6 +103,30 @@ describe("engine: auto", () => {
     assert.equal(lines.length, 2);
     assert.match(lines[0]!, /^engine: auto → torch/);
     assert.match(lines[1]!, /^engine: auto → embedded after all \(the torch engine did not start: /);
+  });
+
+  test("a run with engine: auto and no torch engine trains on the embedded engine; the advice hook stays silent", async () => {
+    const dir = mkdtempSync(join(cacheRoot, "run-"));
+    const lines: string[] = [];
+    const write = process.stderr.write.bind(process.stderr);
+    process.stderr.write = ((chunk: string | Uint8Array, ...rest: unknown[]) => {
+      if (String(chunk).startsWith("engine:")) lines.push(String(chunk).trim());
+      return (write as (c: string | Uint8Array, ...r: unknown[]) => boolean)(chunk, ...rest);
+    }) as typeof process.stderr.write;
+    const advice: string[] = [];
+    try {
+      const base = tinyConfig(join(dir, "a"), { sft: undefined });
+      const cfg = parseRunConfig({ ...base, model: { ...base.model, engine: "auto", python: "/nonexistent/python" }, rl: { ...base.rl!, steps: 1 } });
+      const s = await train(cfg, { quiet: true, engineAdvice: (l) => advice.push(l) });
+      assert.ok(s.evals["rl"]);
+      const embedded = parseRunConfig({ ...base, out: join(dir, "b"), model: { ...base.model, python: "/nonexistent/python" }, rl: { ...base.rl!, steps: 1 } });
+      await train(embedded, { quiet: true, engineAdvice: (l) => advice.push(l) });
+    } finally {
+      process.stderr.write = write;
+    }
+    assert.deepEqual(lines, ["engine: auto → embedded (the torch engine's Python /nonexistent/python does not exist (model.python))"]);
+    assert.deepEqual(advice, [], "no torch engine, no probe and no advice");
+    assert.match(readFileSync(join(dir, "a", "report.md"), "utf8"), /random-init\(16x1\)/);
   });
 
   test("opens the torch engine when python/.venv exists and the (injected) probe says it is faster", { skip: NO_VENV }, async () => {
