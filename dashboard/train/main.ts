@@ -35,7 +35,8 @@ interface PlayState {
 }
 
 const COLOR = "#2f6fde"; // the dashboard's first run colour
-const SHOWN = ["reward", "accuracy", "sft-loss", "entropy", "length", "step-time"];
+/** The dashboard's charts (data.ts CHARTS) this page shows, in the order a run fills them. */
+const SHOWN = ["sft-loss", "reward", "accuracy", "entropy", "length", "step-time"];
 const $ = <T extends HTMLElement = HTMLElement>(sel: string) => document.querySelector(sel) as T;
 
 const play: PlayState = {
@@ -98,7 +99,7 @@ async function pickBackend(choice: string): Promise<JaxBackend> {
 
 function renderCurves(): void {
   const host = $("#charts");
-  for (const spec of CHARTS.filter((c) => SHOWN.includes(c.id))) {
+  for (const spec of SHOWN.map((id) => CHARTS.find((c) => c.id === id)!)) {
     const keys = chartKeys(spec, play.metrics);
     let chart = charts.get(spec.id);
     if (!chart) {
