@@ -56,6 +56,8 @@ export interface ProbeMeasurement {
 /** Why there is no measurement: the torch engine is not set up, the probe was skipped, or it failed. */
 export interface ProbeUnavailable {
   unavailable: string;
+  /** The engine that failed in the probe (it could not open or step this model), if one did. */
+  failed?: "embedded" | "torch";
 }
 
 export type ProbeResult = ProbeMeasurement | ProbeUnavailable;
@@ -224,7 +226,7 @@ export async function probeEngines(model: ModelSpec, o: ProbeOptions): Promise<P
   }
   const open = o.open ?? (await defaultOpen(o));
   const t0 = performance.now();
-  const failed = (kind: string, e: unknown): ProbeUnavailable => ({ unavailable: `the ${kind} engine failed in the probe: ${(e instanceof Error ? e.message : String(e)).split("\n")[0]}` });
+  const failed = (kind: "embedded" | "torch", e: unknown): ProbeUnavailable => ({ unavailable: `the ${kind} engine failed in the probe: ${(e instanceof Error ? e.message : String(e)).split("\n")[0]}`, failed: kind });
   // The torch worker starts (Python imports torch: seconds) while the embedded engine opens and
   // runs its untimed warm-up steps; it is up and idle before the embedded engine's timed steps.
   const torchOpening = open({ ...model, engine: "torch" }, "torch");
@@ -334,13 +336,15 @@ export interface EngineChoice {
 
 /**
  * Resolve `engine: auto`: torch when it is set up and the probe (cached) finds it at least
- * AUTO_MIN_RATIO times faster per step on this model; embedded otherwise.
+ * AUTO_MIN_RATIO times faster per step on this model, or the embedded engine failed on the model
+ * in the probe (e.g. a model too large for its memory); embedded otherwise.
  * @param probe the measurement to decide on (default: probeEngines(model, o)); tests inject one.
  */
 export async function chooseEngine(model: ModelSpec, o: ProbeOptions & { probe?: () => Promise<ProbeResult> }): Promise<EngineChoice> {
   const ready = torchSetUp(model.python);
   if (!ready.ok) return { engine: "embedded", reason: `engine: auto → embedded (${ready.reason})`, probe: { unavailable: ready.reason } };
   const p = o.probe ? await o.probe() : await probeEngines(model, o);
+  if ("unavailable" in p && p.failed === "embedded") return { engine: "torch", reason: `engine: auto → torch (${p.unavailable})`, probe: p };
   if ("unavailable" in p) return { engine: "embedded", reason: `engine: auto → embedded (${p.unavailable})`, probe: p };
   if (p.ratio >= AUTO_MIN_RATIO) return { engine: "torch", reason: `engine: auto → torch (${ratioText(p)}; ${probeText(p)})`, probe: p };
   return { engine: "embedded", reason: `engine: auto → embedded (torch is not ${AUTO_MIN_RATIO}× faster here: ${ratioText(p)}; ${probeText(p)})`, probe: p };

@@ -235,7 +235,18 @@ describe("probeEngines", () => {
         return fakeEngine(kind, 2, seen);
       },
     });
-    assert.deepEqual(failing, { unavailable: "the torch engine failed in the probe: torch worker exited with code 1" });
+    assert.deepEqual(failing, { unavailable: "the torch engine failed in the probe: torch worker exited with code 1", failed: "torch" });
+    const tooBig = async () => probeEngines(model, {
+      tokenizer,
+      shape,
+      cache: false,
+      open: async (_m, kind) => {
+        if (kind === "embedded") throw new Error("model too large for the embedded engine: 5.1 GiB of Wasm heap (limit 4 GiB)");
+        return fakeEngine(kind, 2, seen);
+      },
+    });
+    const choice = await chooseEngine(model, { tokenizer, probe: tooBig });
+    assert.deepEqual([choice.engine, choice.reason], ["torch", "engine: auto → torch (the embedded engine failed in the probe: model too large for the embedded engine: 5.1 GiB of Wasm heap (limit 4 GiB))"]);
     assert.equal(existsSync(probeCacheFile()), false, "a failed probe is not cached");
   });
 
