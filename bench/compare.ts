@@ -2,7 +2,8 @@
  * `npm run bench -- compare`: the embedded engine (jax-js, Wasm) and the torch engine (PyTorch,
  * CPU) side by side on the quickstart's task, at model sizes hidden × layers 128×2 (the
  * quickstart's model), 256×4, 512×2 and 512×4, on 1 and 2 threads. For each it measures
- *   - train:  forwardBackward + optimStep on 256 quickstart sequences (prompt + answer),
+ *   - train:  forwardBackward + optimStep on 256 quickstart sequences (prompt + answer), also as
+ *             model GFLOP/s = 6 · parameters · tokens (the sequences' unpadded tokens) / seconds,
  *   - sample: 32 prompts × 8 samples × 4 new tokens,
  *   - step:   the quickstart's full GRPO step (128 prompts × 4 samples: sample, reward,
  *             reference scoring, forward-backward, AdamW),
@@ -21,7 +22,7 @@ import { spawnSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
 
 type Phase = "train" | "sample" | "step";
-type Row = Record<Phase, number> & { params: number };
+type Row = Record<Phase, number> & { params: number; tokens: number };
 
 const args = process.argv.slice(2);
 const opt = (name: string, dflt: string) => {
@@ -73,7 +74,9 @@ async function child(engine: "embedded" | "torch", hidden: number, layers: numbe
     await ctx.engine.setReference("policy");
     const log = new RunLogger(dir, true);
     const step = await best(() => rlStep(ctx, cfg.algorithm!, st, log));
-    const row: Row = { train, sample, step, params: ctx.engine.info().numParams };
+    let tokens = 0;
+    for (const n of batch.lengths) tokens += n;
+    const row: Row = { train, sample, step, params: ctx.engine.info().numParams, tokens };
     await ctx.engine.close();
     console.log(JSON.stringify(row));
   } finally {
@@ -105,8 +108,8 @@ function run(engine: string, hidden: number, layers: number, n: number): Row | s
 }
 
 console.log(`# embedded vs torch engine, quickstart task; best of ${reps} after a warm-up; seconds`);
-console.log("| model | params | threads | engine | train 256 seqs | sample 256×4 | RL step 512 seqs |");
-console.log("|---|---|---|---|---|---|---|");
+console.log("| model | params | threads | engine | train 256 seqs | train GFLOP/s | sample 256×4 | RL step 512 seqs |");
+console.log("|---|---|---|---|---|---|---|---|");
 const results = new Map<string, Row>();
 const f = (x: number) => (x < 10 ? x.toFixed(2) : x.toFixed(1));
 for (const [h, l] of sizes) {
@@ -114,15 +117,15 @@ for (const [h, l] of sizes) {
     for (const e of engines) {
       const r = run(e, h, l, n);
       if (typeof r === "string") {
-        console.log(`| ${h}×${l} | | ${n} | ${e} | ${r} | | |`);
+        console.log(`| ${h}×${l} | | ${n} | ${e} | ${r} | | | |`);
         continue;
       }
       results.set(`${e} ${h}x${l} ${n}`, r);
-      console.log(`| ${h}×${l} | ${(r.params / 1e6).toFixed(2)}M | ${n} | ${e} | ${f(r.train)} | ${f(r.sample)} | ${f(r.step)} |`);
+      console.log(`| ${h}×${l} | ${(r.params / 1e6).toFixed(2)}M | ${n} | ${e} | ${f(r.train)} | ${((6 * r.params * r.tokens) / r.train / 1e9).toFixed(1)} | ${f(r.sample)} | ${f(r.step)} |`);
     }
     const a = results.get(`embedded ${h}x${l} ${n}`);
     const b = results.get(`torch ${h}x${l} ${n}`);
-    if (a && b) console.log(`| ${h}×${l} | | ${n} | **embedded/torch** | ${(a.train / b.train).toFixed(2)}× | ${(a.sample / b.sample).toFixed(2)}× | ${(a.step / b.step).toFixed(2)}× |`);
+    if (a && b) console.log(`| ${h}×${l} | | ${n} | **embedded/torch** | ${(a.train / b.train).toFixed(2)}× | | ${(a.sample / b.sample).toFixed(2)}× | ${(a.step / b.step).toFixed(2)}× |`);
   }
 }
 const bestStep = (e: string) => Math.min(...threads.map((n) => results.get(`${e} 128x2 ${n}`)?.step ?? Infinity));
