@@ -18,15 +18,21 @@
  * held-out evaluation (greedy; 4 samples at T = 1: pass@1, maj@4, pass@4) as in methods-lib.ts.
  *
  *   OMP_NUM_THREADS=1 nice -n 10 npx tsx scripts/experiments/chord-luffy.ts [--seeds 1,2,3] [--arms grpo,luffy,chord-mu,chord-phi]
- *   npx tsx scripts/experiments/chord-luffy.ts --report     (merge the per-process results)
+ *   npx tsx scripts/experiments/chord-luffy.ts --report     (merge the per-process results, keep the runs'
+ *   logs in experiments/runs/chord-luffy/, draw docs/figures/chord-luffy.svg)
  * Outputs in scratch/experiments/chord-luffy/ (run directories <arm>-seed<N>/, table.md).
  */
 import type { RunConfigInput } from "../../src/config/schema.ts";
+import { copyFileSync, existsSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { renderLineChart } from "../../src/eval/plot.ts";
+import { KEPT_ROOT, meanSeries, readRun, type RunRecord } from "./scratchpad-lib.ts";
 import { baseModel, paddedAdditionSetup, report, reportMerged, runOne, saveSeedResults, seedsFromArgs, type RunResult } from "./methods-lib.ts";
 
 const NAME = "chord-luffy";
 const RL_STEPS = 100;
 const KEYS = ["accuracy", "groups/zero_std_frac"];
+const ARMS = ["grpo", "luffy", "chord-mu", "chord-phi"];
 const COLS = ["accuracy@first10", "accuracy@last10", "groups/zero_std_frac@last10"];
 
 const common = (seed: number): RunConfigInput => {
@@ -53,9 +59,24 @@ function config(seed: number, base: string, arm: string): RunConfigInput {
 
 if (process.argv.includes("--report")) {
   reportMerged(NAME, COLS);
+  // Keep each run's logs (experiments/runs/chord-luffy/<arm>-seed<N>/) and draw the seed-mean
+  // training accuracy per arm (docs/figures/chord-luffy.svg) with the module `rlvr plot` uses.
+  const runs: RunRecord[] = [];
+  for (const d of readdirSync(join("scratch", "experiments", NAME))) {
+    const m = /^(.+)-seed(\d+)$/.exec(d);
+    if (!m || !ARMS.includes(m[1]!) || !existsSync(join("scratch", "experiments", NAME, d, "eval.jsonl"))) continue;
+    const kept = join(KEPT_ROOT, NAME, d);
+    mkdirSync(kept, { recursive: true });
+    for (const f of ["metrics.jsonl", "eval.jsonl"]) copyFileSync(join("scratch", "experiments", NAME, d, f), join(kept, f));
+    runs.push(readRun(kept, m[1]!, Number(m[2])));
+  }
+  const series = meanSeries(runs, ARMS, "accuracy").map((x) => ({ ...x, name: x.name.replace(/ \(mean of (\d+) seeds\)/, "") }));
+  const svg = await renderLineChart(series, { format: "svg", title: "Where RL alone stalls: training accuracy at T = 1, mean of 3 seeds", xTitle: "RL step", yTitle: "accuracy of sampled responses" });
+  writeFileSync(join("docs", "figures", `${NAME}.svg`), svg);
+  process.stdout.write(`wrote docs/figures/${NAME}.svg\n`);
 } else {
   const armsArg = process.argv.indexOf("--arms");
-  const arms = armsArg >= 0 ? process.argv[armsArg + 1]!.split(",") : ["grpo", "luffy", "chord-mu", "chord-phi"];
+  const arms = armsArg >= 0 ? process.argv[armsArg + 1]!.split(",") : ARMS;
   const seeds = seedsFromArgs();
   const results: RunResult[] = [];
   for (const seed of seeds) {
