@@ -6,7 +6,8 @@
  * equal steps: a strategy that samples fewer tokens per step gets more steps.
  *
  * Output: a line per run on stderr; summary.json and table.md under scratch/experiments/<name>/.
- * Each run also writes result.json (with the key of what it ran: arm, config, checkpoint, budget),
+ * Each run also writes result.json (with the key of what it ran: arm, config, checkpoint, budget;
+ * a reused result keeps the step means its own run recorded),
  * and a later run of the same key reuses it — so experiments that share a control arm (`runsDir`)
  * run it once, and seeds run as separate processes can be merged by a run over all seeds.
  */
@@ -15,6 +16,7 @@ import { cpus } from "node:os";
 import { join } from "node:path";
 import type { ArmResult } from "./lib.ts";
 import { parseRunConfig, type RunConfigInput } from "../../src/config/schema.ts";
+import { buildMethodHooks } from "../../src/methods/index.ts";
 import { buildContext } from "../../src/trainer/context.ts";
 import { RunLogger } from "../../src/trainer/logger.ts";
 import { initRlState, rlStep } from "../../src/trainer/rl.ts";
@@ -45,7 +47,7 @@ export async function warmup(name: string, base: RunConfigInput): Promise<string
 
 async function runArm(name: string, base: RunConfigInput, ckpt: string, a: StrategyArm, budget: number, extraKeys: string[]): Promise<StrategyResult> {
   const dir = join("scratch", "experiments", name, `${a.arm}-seed${base.seed}`);
-  const key = JSON.stringify({ arm: a, base, ckpt, budget, extraKeys });
+  const key = JSON.stringify({ arm: a, base, ckpt, budget });
   const cached = join(dir, "result.json");
   if (existsSync(cached)) {
     const prev = JSON.parse(readFileSync(cached, "utf8")) as { key: string; result: StrategyResult };
@@ -63,15 +65,22 @@ async function runArm(name: string, base: RunConfigInput, ckpt: string, a: Strat
   try {
     const log = new RunLogger(dir, true);
     const e0 = await evalHeldOut(ctx, dir, "sft", 0);
+    // With a KL term the starting policy is the reference, as train() sets it (src/trainer/session.ts).
+    if (cfg.algorithm!.kl.coef > 0) await ctx.engine.setReference("policy");
+    // The methods' hooks (GHPO's hints are one, src/methods/ghpo.ts), as runRl passes them (src/trainer/stages.ts).
+    const hooks = buildMethodHooks(ctx, cfg);
+    await hooks.init?.(ctx);
     const st = initRlState(ctx, cfg.algorithm!);
     let tokens = 0;
     const sums: Record<string, number> = {};
     while (tokens < budget && st.step < cfg.rl!.steps) {
-      const m = await rlStep(ctx, cfg.algorithm!, st, log);
+      const m = await rlStep(ctx, cfg.algorithm!, st, log, hooks);
+      await hooks.afterStep?.(ctx, st, m, log);
       tokens += m["rollout/sampled_tokens"]!;
       for (const k of extraKeys) if (m[k] !== undefined) sums[k] = (sums[k] ?? 0) + m[k]!;
     }
     const e1 = await evalHeldOut(ctx, dir, "rl", st.step);
+    await hooks.close?.();
     const [before, after] = [e0.greedy ?? e0.accuracy, e1.greedy ?? e1.accuracy];
     const t1 = e1.samples > 1 ? { beforeT1: e0.meanAtN, afterT1: e1.meanAtN } : {};
     const extra = Object.fromEntries(Object.entries(sums).map(([k, v]) => [k, v / Math.max(1, st.step)]));

@@ -4,7 +4,7 @@
  *
  * Default: the stable recipe of docs/training.md (strategies-lib.ts `additionStableBase`: the
  * quickstart's task, model, SFT stopped at 30% and GRPO 128 prompts × 4 at lr 1e-3, torch engine),
- * budget 163,840 sampled tokens (80 plain GRPO steps); arm `tree` = 2 roots + 2 forks per group of 4.
+ * budget 122,880 sampled tokens (60 plain GRPO steps); arm `tree` = 2 roots + 2 forks per group of 4.
  * The control arm is shared with hints.ts (same runs directory, reused when identical).
  * `--recipe first`: the first version (1-digit addition, 64-wide model, 50 SFT steps, GRPO 16 × 8
  * at lr 2e-4, 2 roots + 6 forks, budget 15,000), as it ran before the stable recipe existed.
@@ -14,7 +14,7 @@ import { additionBase, additionStableBase, argNumbers, runStrategyExperiment } f
 
 const first = process.argv.includes("--recipe") && process.argv[process.argv.indexOf("--recipe") + 1] === "first";
 const seeds = argNumbers("--seeds", [1, 2, 3]);
-const [budget] = argNumbers("--budget", [first ? 15000 : 163840]);
+const [budget] = argNumbers("--budget", [first ? 15000 : 122880]);
 await runStrategyExperiment(
   first ? "tree-rollouts" : "tree-rollouts-stable",
   first ? additionBase : (s) => additionStableBase(s),
