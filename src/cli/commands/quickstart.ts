@@ -6,8 +6,8 @@
  *      set of training prompts (greedy), i.e. still unreliable;
  *   3. evaluate held-out accuracy: pass@1 at the policy's own temperature (mean over 4 samples per
  *      prompt, the quantity RL maximises) and greedy accuracy;
- *   4. run GRPO (verifier reward, group advantages, PPO-clip) at the learning rate SFT ended on
- *      (docs/training.md, "Third round", for why);
+ *   4. run GRPO (verifier reward, group advantages, PPO-clip, no KL term) at the learning rate SFT
+ *      ended on (docs/training.md, "Third round", for why);
  *   5. evaluate again, print a report and write <out>/summary.json.
  */
 import { mkdirSync, writeFileSync } from "node:fs";
@@ -61,7 +61,9 @@ export function quickstartConfig(o: QuickstartOptions, trainFile: string, testFi
       temperature: 1,
       lr: 1e-3, // the rate SFT ended on; 128 prompts a step keep the gradient noise at this rate in check
       warmupSteps: 20,
-      algorithm: "grpo",
+      // GRPO without the KL term (as DAPO and Dr. GRPO drop it): no reference pass (≈ 19% of an
+      // RL step) and, on seed 1, pass@1 +47.9 points instead of +38.6 with β = 0.001 (docs/training.md).
+      algorithm: { preset: "grpo", kl: { coef: 0 } },
     },
     eval: { every: 0, temperature: 1, samples: EVAL_SAMPLES, greedy: true, maxNewTokens: answerTokens },
   };
