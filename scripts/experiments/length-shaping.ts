@@ -11,6 +11,8 @@
  *   grpo-lambda   reward.shaping grpo_lambda, λ = 0.5 (top half of the batch's groups by correctness
  *                 ratio get Kimi's length reward: correct 1 + λ_i, wrong min(0, λ_i), λ_i ∈ [−0.5, 0.5])
  *   overlong      reward.shaping overlong: 0 up to 48 − 9.6 tokens, then a linear ramp to −1 at 48
+ *   grpo-cap28, overlong-cap28   the same two at a 28-token cap (ramp 22.4 → 28), where the cap
+ *                 truncates some responses; held-out still decoded with up to 48 tokens
  *
  *   nice -n 10 npx tsx scripts/experiments/length-shaping.ts [--seeds 1,2,3] [--arms ...] [--jobs 2] [--report]
  * Kept logs: experiments/runs/length-shaping/<arm>-seed<N>/; figures docs/figures/length-shaping-*.svg.
@@ -23,6 +25,9 @@ const arms: Arm[] = [
   { arm: "grpo", config: (seed) => scratchpadRecipe(seed) },
   { arm: "grpo-lambda", config: (seed) => scratchpadRecipe(seed, { reward: { verifier, shaping: [{ type: "grpo_lambda", lambda: 0.5 }] } }) },
   { arm: "overlong", config: (seed) => scratchpadRecipe(seed, { reward: { verifier, shaping: [{ type: "overlong" }] } }) },
+  // The same pair with a cap that binds (28 tokens: the overlong ramp runs from 22.4 to 28), evaluated uncapped (48).
+  { arm: "grpo-cap28", config: (seed) => scratchpadRecipe(seed, { rl: { maxNewTokens: 28 } }) },
+  { arm: "overlong-cap28", config: (seed) => scratchpadRecipe(seed, { rl: { maxNewTokens: 28 }, reward: { verifier, shaping: [{ type: "overlong" }] } }) },
 ];
 const order = arms.map((a) => a.arm);
 
