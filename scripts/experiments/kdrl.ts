@@ -65,6 +65,7 @@ async function teacher(steps: number): Promise<string> {
   cfg.sft = { ...cfg.sft!, steps, minLrRatio: 0.1, stopAt: undefined };
   const s = await train(cfg, { quiet: true });
   const pk = await passAtKOf(s.checkpoint, { ...EVAL, seed: 1 }, { dir: TEACHER_DIR, label: "passk" });
+  keepRun(TEACHER_DIR, NAME, "teacher");
   process.stderr.write(`${NAME} teacher: ${steps} SFT steps, ${s.seconds.toFixed(0)} s, held-out greedy ${pct(pk.greedy ?? NaN)}%, pass@1 ${pct(pk.passAtK["pass@1"]!)}%\n`);
   return s.checkpoint;
 }
@@ -121,7 +122,14 @@ function lastEval(dir: string, label: string): EvalRow | undefined {
   return readFileSync(file, "utf8").trim().split("\n").filter(Boolean).map((l) => JSON.parse(l) as EvalRow).reverse().find((r) => r.label === label);
 }
 
-/** Table (mean ± sd over seeds) and the figure (seed-mean training accuracy per step) from the run logs. */
+/** Where the kept logs of the runs are (committed): the report reads these. */
+const KEPT = join("experiments", "runs", NAME);
+
+/**
+ * Table (mean ± sd over seeds) and figure (seed-mean training accuracy per step) from the kept
+ * logs in experiments/runs/kdrl/ (the base row from experiments/runs/passk-boundary/base-seed1:
+ * the same 64 prompts, 256 samples).
+ */
 async function report(): Promise<void> {
   const f = (xs: number[]) => {
     const ys = xs.filter(Number.isFinite);
@@ -130,49 +138,53 @@ async function report(): Promise<void> {
     return `${m.mean.toFixed(1)} ± ${m.sd.toFixed(1)}`;
   };
   const avg = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.length);
-  const runs = readdirSync(ROOT)
+  const series = (dir: string, key: string) => {
+    try {
+      return readMetricSeries(dir, key).map((p) => p.y);
+    } catch {
+      return [];
+    }
+  };
+  const runs = readdirSync(KEPT)
     .map((d) => /^(rl|kd|kdrl)-seed(\d+)$/.exec(d))
-    .filter((m): m is RegExpExecArray => m !== null && lastEval(join(ROOT, m[0]), "passk") !== undefined)
+    .filter((m): m is RegExpExecArray => m !== null && lastEval(join(KEPT, m[0]), "passk") !== undefined)
     .map((m) => {
-      const dir = join(ROOT, m[0]);
-      const pk = lastEval(dir, "passk")!;
-      const acc = readMetricSeries(dir, "accuracy").map((p) => p.y);
-      let kl: number[] = [];
-      try {
-        kl = readMetricSeries(dir, "kd/kl").map((p) => p.y);
-      } catch {
-        kl = [];
-      }
-      return { arm: m[1]!, seed: Number(m[2]), dir, pk, acc, kl, before: lastEval(dir, "init") ?? lastEval(dir, "sft") };
+      const dir = join(KEPT, m[0]);
+      const res = existsSync(join(dir, "result.json")) ? (JSON.parse(readFileSync(join(dir, "result.json"), "utf8")) as { seconds: number }) : { seconds: NaN };
+      return { arm: m[1]!, seed: Number(m[2]), dir, pk: lastEval(dir, "passk")!, after: lastEval(dir, "rl"), before: lastEval(dir, "init"), acc: series(dir, "accuracy"), kl: series(dir, "kd/kl"), seconds: res.seconds };
     });
-  const t = lastEval(TEACHER_DIR, "passk");
+  const t = lastEval(join(KEPT, "teacher"), "passk");
+  const b = lastEval(join("experiments", "runs", "passk-boundary", "base-seed1"), "passk");
   const lines = [
-    "| model | seeds | held-out greedy (%) | pass@1, T = 1 (%) | pass@16 (%) | train accuracy, first → last 5 steps (%) | kd/kl, last 5 steps |",
-    "|---|---|---|---|---|---|---|",
+    "| model | seeds | greedy, 64 prompts (%) | pass@1, T = 1 (%) | pass@16 (%) | in-run held-out greedy / pass@1, 256 prompts (%) | train accuracy, first → last 5 steps (%) | kd/kl, first → last 5 steps | s/run |",
+    "|---|---|---|---|---|---|---|---|---|",
   ];
-  const base = runs[0]?.before;
-  if (base) lines.push(`| SFT base (student, before RL) | – | ${pct(base.greedy ?? NaN)} | ${pct(base.passAtK["pass@1"] ?? NaN)} (in-run eval) | – | – | – |`);
-  if (t) lines.push(`| teacher | – | ${pct(t.greedy ?? NaN)} | ${pct(t.passAtK["pass@1"]!)} | ${pct(t.passAtK["pass@16"]!)} | – | – |`);
+  const inRunBefore = runs.map((r) => r.before).filter((e): e is EvalRow => e !== undefined);
+  if (b) lines.push(`| SFT base (student) | – | ${pct(b.greedy ?? NaN)} | ${pct(b.passAtK["pass@1"]!)} | ${pct(b.passAtK["pass@16"]!)} | ${f(inRunBefore.map((e) => e.greedy ?? NaN))} / ${f(inRunBefore.map((e) => e.passAtK["pass@1"]!))} | – | – | – |`);
+  if (t) lines.push(`| teacher | – | ${pct(t.greedy ?? NaN)} | ${pct(t.passAtK["pass@1"]!)} | ${pct(t.passAtK["pass@16"]!)} | – | – | – | – |`);
   for (const arm of ["rl", "kd", "kdrl"]) {
-    const rs = runs.filter((r) => r.arm === arm).sort((a, b) => a.seed - b.seed);
+    const rs = runs.filter((r) => r.arm === arm).sort((x, y) => x.seed - y.seed);
     if (rs.length === 0) continue;
+    const kl = rs[0]!.kl.length ? `${meanSd(rs.map((r) => avg(r.kl.slice(0, 5)))).mean.toFixed(2)} → ${meanSd(rs.map((r) => avg(r.kl.slice(-5)))).mean.toFixed(2)}` : "–";
     lines.push(
       `| ${arm} | ${rs.map((r) => r.seed).join(", ")} | ${f(rs.map((r) => r.pk.greedy ?? NaN))} | ${f(rs.map((r) => r.pk.passAtK["pass@1"]!))} | ${f(rs.map((r) => r.pk.passAtK["pass@16"]!))} | ` +
-        `${f(rs.map((r) => avg(r.acc.slice(0, 5))))} → ${f(rs.map((r) => avg(r.acc.slice(-5))))} | ${rs[0]!.kl.length ? meanSd(rs.map((r) => avg(r.kl.slice(-5)))).mean.toFixed(3) : "–"} |`,
+        `${f(rs.map((r) => r.after?.greedy ?? NaN))} / ${f(rs.map((r) => r.after?.passAtK["pass@1"] ?? NaN))} | ` +
+        `${f(rs.map((r) => avg(r.acc.slice(0, 5))))} → ${f(rs.map((r) => avg(r.acc.slice(-5))))} | ${kl} | ${meanSd(rs.map((r) => r.seconds)).mean.toFixed(0)} |`,
     );
   }
-  lines.push("", "Per run (greedy / pass@1 %): " + runs.map((r) => `${r.arm} s${r.seed} ${pct(r.pk.greedy ?? NaN)} / ${pct(r.pk.passAtK["pass@1"]!)}`).join("; "));
+  lines.push("", "Per run (greedy / pass@1 on the 64 prompts, %): " + runs.map((r) => `${r.arm} s${r.seed} ${pct(r.pk.greedy ?? NaN)} / ${pct(r.pk.passAtK["pass@1"]!)}`).join("; "));
   const table = lines.join("\n");
+  mkdirSync(ROOT, { recursive: true });
   writeFileSync(join(ROOT, "table.md"), table + "\n");
   console.log(table);
-  const series = ["rl", "kd", "kdrl"].flatMap((arm) => {
-    const per = runs.filter((r) => r.arm === arm).map((r) => readMetricSeries(r.dir, "accuracy"));
+  const curves = ["rl", "kd", "kdrl"].flatMap((arm) => {
+    const per = runs.filter((r) => r.arm === arm).map((r) => r.acc);
     if (per.length === 0) return [];
     const steps = Math.min(...per.map((p) => p.length));
-    return [{ name: `${arm} (mean of ${per.length} seeds)`, points: Array.from({ length: steps }, (_, i) => ({ x: per[0]![i]!.x, y: avg(per.map((p) => p[i]!.y)) })) }];
+    return [{ name: `${arm} (mean of ${per.length} seeds)`, points: Array.from({ length: steps }, (_, i) => ({ x: i + 1, y: avg(per.map((p) => p[i]!)) })) }];
   });
   mkdirSync(join("docs", "figures"), { recursive: true });
-  writeFileSync(join("docs", "figures", `${NAME}.svg`), await renderLineChart(series, { format: "svg", title: "KDRL: training accuracy (addition-scratchpad, d = 2)", xTitle: "RL step", yTitle: "accuracy of the step's samples" }));
+  writeFileSync(join("docs", "figures", `${NAME}.svg`), await renderLineChart(curves, { format: "svg", title: "KDRL: training accuracy (addition-scratchpad, d = 2)", xTitle: "RL step", yTitle: "accuracy of the step's samples" }));
   console.log(`wrote docs/figures/${NAME}.svg`);
 }
 

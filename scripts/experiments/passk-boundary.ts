@@ -140,12 +140,13 @@ function passRecord(dir: string): PassRecord | undefined {
   return readFileSync(file, "utf8").trim().split("\n").filter(Boolean).map((l) => JSON.parse(l) as PassRecord).reverse().find((r) => r.label === "passk");
 }
 
-/** Table of pass@k (mean ± sd over seeds) and the seed-mean pass@k curves, from the run directories. */
+/** Table of pass@k (mean ± sd over seeds) and the seed-mean pass@k curves, from the kept logs (experiments/runs/passk-boundary/). */
 async function report(): Promise<void> {
-  const runs = readdirSync(ROOT)
+  const kept = join("experiments", "runs", NAME);
+  const runs = readdirSync(kept)
     .map((d) => /^(base|grpo|prorl)-seed(\d+)$/.exec(d))
-    .filter((m): m is RegExpExecArray => m !== null && passRecord(join(ROOT, m[0])) !== undefined)
-    .map((m) => ({ arm: m[1]!, seed: Number(m[2]), rec: passRecord(join(ROOT, m[0]))! }));
+    .filter((m): m is RegExpExecArray => m !== null && passRecord(join(kept, m[0])) !== undefined)
+    .map((m) => ({ arm: m[1]!, seed: Number(m[2]), rec: passRecord(join(kept, m[0]))! }));
   const arms = ["base", "grpo", "prorl"].filter((a) => runs.some((r) => r.arm === a));
   const ks = Object.keys(runs[0]?.rec.passAtK ?? {}).map((k) => Number(k.replace("pass@", ""))).sort((a, b) => a - b);
   const ms = (xs: number[]) => {
@@ -167,7 +168,17 @@ async function report(): Promise<void> {
     const i = ks.findIndex((_, j) => mean["base"]![j]! > mean[arm]![j]! + 1e-9);
     lines.push("", `Crossover base vs ${arm} (seed means): ${i < 0 ? `none up to k = ${ks.at(-1)}` : `base > ${arm} from k = ${ks[i]}`}.`);
   }
+  // Per run: where the base (seed-mean curve) passes it, and its pass@k at the largest k below the base's.
+  const perRun = runs
+    .filter((r) => r.arm !== "base" && mean["base"])
+    .sort((a, b) => a.arm.localeCompare(b.arm) || a.seed - b.seed)
+    .map((r) => {
+      const i = ks.findIndex((k, j) => mean["base"]![j]! > r.rec.passAtK[`pass@${k}`]! + 1e-9);
+      return `${r.arm} s${r.seed}: ${i < 0 ? "never" : `k = ${ks[i]}`}`;
+    });
+  if (perRun.length) lines.push("", `Per run, smallest k with base > run: ${perRun.join("; ")}.`);
   const table = lines.join("\n");
+  mkdirSync(ROOT, { recursive: true });
   writeFileSync(join(ROOT, "table.md"), table + "\n");
   console.log(table);
   const series = arms.map((arm) => ({ name: `${arm} (mean of ${runs.filter((r) => r.arm === arm).length})`, points: ks.map((k, j) => ({ x: k, y: mean[arm]![j]! })) }));
