@@ -33,8 +33,10 @@ const order = arms.map((a) => a.arm);
 
 await main(NAME, arms, async (runs) => {
   const table = standardTable(runs, order, [
-    ["held-out truncated after (%)", (rs) => cell(rs.map((r) => r.evals.filter((e) => e.label === "rl").at(-1)?.truncated ?? NaN), 1, 100)],
     ["train length max, last 5", (rs) => cell(rs.map((r) => window(series(r.dir, "response/length_max"), 5, "last")))],
+    ["train truncated, first 5 → last 5 (%)", (rs) => `${cell(rs.map((r) => window(series(r.dir, "response/truncated_frac"), 5, "first")), 1, 100)} → ${cell(rs.map((r) => window(series(r.dir, "response/truncated_frac"), 5, "last")), 1, 100)}`],
+    ["overlong reward, mean per response", (rs) => cell(rs.map((r) => window(series(r.dir, "reward/overlong"), 1e9, "first")), 4)],
+    ["held-out truncated after (%)", (rs) => cell(rs.map((r) => r.evals.filter((e) => e.label === "rl").at(-1)?.truncated ?? NaN), 1, 100)],
   ]);
   writeReport(NAME, `${table}\n\nPer seed, after RL (greedy % / pass@1 % / held-out length): ${perSeedLine(runs, order)}`);
   await meanFigure(runs, order, "response/length_mean", `${NAME}-length.svg`, "Mean response length (addition-scratchpad, d = 2)", "mean response length (characters)");
