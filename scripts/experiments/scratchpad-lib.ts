@@ -287,13 +287,13 @@ export function byArm(runs: RunRecord[], order: readonly string[]): [string, Run
 }
 
 /**
- * Seed-mean of a metric per step for each arm, as plot series (steps every run of the arm has).
+ * Seed-mean of a metric per step for each arm, as plot series named "<arm> (<seeds>)" (steps every run of the arm has).
  */
 export function meanSeries(runs: RunRecord[], order: readonly string[], key: string): { name: string; points: { x: number; y: number }[] }[] {
   return byArm(runs, order).map(([arm, rs]) => {
     const per = rs.map((r) => series(r.dir, key));
     const n = Math.min(...per.map((p) => p.length));
-    return { name: `${arm} (mean of ${rs.length} seeds)`, points: Array.from({ length: n }, (_, i) => ({ x: i + 1, y: per.reduce((a, p) => a + p[i]!, 0) / per.length })) };
+    return { name: `${arm} (${rs.length})`, points: Array.from({ length: n }, (_, i) => ({ x: i + 1, y: per.reduce((a, p) => a + p[i]!, 0) / per.length })) };
   });
 }
 
@@ -359,8 +359,9 @@ export async function meanFigure(runs: RunRecord[], order: readonly string[], ke
   const out = join("docs", "figures", file);
   mkdirSync(join("docs", "figures"), { recursive: true });
   const s = meanSeries(runs, order, key);
-  if (file.endsWith(".png")) writeFileSync(out, await renderLineChart(s, { format: "png", title, xTitle: "RL step", yTitle }));
-  else writeFileSync(out, await renderLineChart(s, { format: "svg", title, xTitle: "RL step", yTitle }));
+  const o = { title: `${title}, mean over seeds`, xTitle: "RL step", yTitle, width: 720 };
+  if (file.endsWith(".png")) writeFileSync(out, await renderLineChart(s, { ...o, format: "png" }));
+  else writeFileSync(out, await renderLineChart(s, { ...o, format: "svg" }));
   process.stdout.write(`wrote ${out}\n`);
   return out;
 }
