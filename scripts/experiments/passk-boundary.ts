@@ -185,7 +185,7 @@ async function report(): Promise<void> {
   mkdirSync(join("docs", "figures"), { recursive: true });
   writeFileSync(
     join("docs", "figures", `${NAME}.svg`),
-    await renderLineChart(series, { format: "svg", title: "pass@k on 64 held-out prompts (addition-scratchpad, d = 2)", xTitle: "k (samples per prompt, log scale)", yTitle: "pass@k (unbiased, from 256 samples)", logX: true }),
+    await renderLineChart(series, { format: "svg", title: "pass@k on 64 held-out prompts (addition-scratchpad, d = 2)", xTitle: "k (samples per prompt, log scale)", yTitle: "pass@k (unbiased estimate)", logX: true }),
   );
   console.log(`wrote docs/figures/${NAME}.svg`);
 }
