@@ -39,6 +39,6 @@ await main(NAME, arms, async (runs) => {
     ["held-out truncated after (%)", (rs) => cell(rs.map((r) => r.evals.filter((e) => e.label === "rl").at(-1)?.truncated ?? NaN), 1, 100)],
   ]);
   writeReport(NAME, `${table}\n\nPer seed, after RL (greedy % / pass@1 % / held-out length): ${perSeedLine(runs, order)}`);
-  await meanFigure(runs, order, "response/length_mean", `${NAME}-length.svg`, "Mean response length (addition-scratchpad, d = 2)", "mean response length (characters)");
+  await meanFigure(runs, order, "response/length_mean", `${NAME}-length.svg`, "Mean response length (addition-scratchpad, d = 2)", "mean length (chars)");
   await meanFigure(runs, order, "accuracy", `${NAME}-accuracy.svg`, "Training accuracy at T = 1 (addition-scratchpad, d = 2)", "accuracy (fraction of sampled responses)");
 });
