@@ -9,7 +9,7 @@
  * Usage from an experiment script (see length-shaping.ts):
  *   const arms = [{ arm: "grpo", config: (seed) => scratchpadRecipe(seed) }, ...];
  *   await main("my-exp", arms, (runs) => { ...print a table... });
- * Command line of such a script: [--seeds 1,2,3] [--arms a,b] [--jobs 2] [--report]
+ * Command line of such a script: [--seeds 1,2,3] [--arms a,b] [--jobs 2] [--report] [--force]
  *   (internally: --run <arm>:<seed> runs one run in this process).
  *
  * Engine: the torch engine (python/.venv), 1 thread per run (OMP_NUM_THREADS=1): about 5× faster
