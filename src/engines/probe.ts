@@ -22,7 +22,9 @@ import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "
 import { cpus, homedir, hostname } from "node:os";
 import { join, resolve } from "node:path";
 import { createHash } from "node:crypto";
-import type { Engine, TokenBatch, TokenLossFn } from "./engine.ts";
+import type { Engine, TokenLossFn } from "./engine.ts";
+import { packSequences } from "../core/sequence.ts";
+import { Rng } from "../util/rng.ts";
 import type { ModelSpec, OpenEngineOptions } from "./open.ts";
 import { DEFAULT_VENV, resolvePython } from "./torch/worker.ts";
 
@@ -282,9 +284,8 @@ async function defaultOpen(o: ProbeOptions): Promise<(model: ModelSpec, kind: "e
  */
 export async function timeSteps(engine: Engine, shape: ProbeShape, steps: number, seed: number, afterWarmup?: () => Promise<void>): Promise<number> {
   const vocab = engine.info().vocabSize;
-  let s = (seed * 2654435761 + 12345) >>> 0;
-  const rand = () => ((s = (Math.imul(s, 1664525) + 1013904223) >>> 0) / 2 ** 32);
-  const prompts = Array.from({ length: shape.prompts }, () => Int32Array.from({ length: shape.promptTokens }, () => Math.floor(rand() * vocab)));
+  const rng = new Rng(seed);
+  const prompts = Array.from({ length: shape.prompts }, () => Int32Array.from({ length: shape.promptTokens }, () => rng.int(0, vocab - 1)));
   await engine.setReference("policy");
   const times: number[] = [];
   for (let i = 0; i < WARMUP_STEPS + steps; i++) {
@@ -300,16 +301,8 @@ export async function timeSteps(engine: Engine, shape: ProbeShape, steps: number
 /** One probe step: sample, reference scores, forward-backward of a ±1-advantage policy-gradient loss, AdamW. */
 async function probeStep(engine: Engine, prompts: Int32Array[], shape: ProbeShape, seed: number): Promise<void> {
   const out = await engine.sample({ prompts, n: shape.groupSize, maxNewTokens: shape.newTokens, temperature: 1, seed, stopTokens: [] });
-  const B = out.length;
-  const T = Math.max(...out.map((r) => prompts[r.promptIndex]!.length + r.tokens.length));
-  const batch: TokenBatch = { batchSize: B, seqLen: T, tokens: new Int32Array(B * T), lengths: new Int32Array(B), lossMask: new Float32Array(B * T) };
-  out.forEach((r, b) => {
-    const p = prompts[r.promptIndex]!;
-    batch.tokens.set(p, b * T);
-    batch.tokens.set(r.tokens, b * T + p.length);
-    batch.lossMask.fill(1, b * T + p.length, b * T + p.length + r.tokens.length);
-    batch.lengths[b] = p.length + r.tokens.length;
-  });
+  const batch = packSequences(out.map((r) => ({ prompt: prompts[r.promptIndex]!, response: r.tokens })));
+  const { batchSize: B, seqLen: T } = batch;
   await engine.score(batch, { model: "reference" });
   let n = 0;
   for (const m of batch.lossMask) n += m;
