@@ -1,7 +1,7 @@
 /**
  * Diagnostic: where the time of one RL step of the embedded engine goes.
  *
- *   RLVR_THREADS=1 npx tsx scripts/diagnostics/profile-embedded.ts [--hidden 128] [--layers 2] [--steps 2] [--top 25] [--dump 0] [--no-kernels]
+ *   RLVR_THREADS=1 npx tsx scripts/diagnostics/profile-embedded.ts [--hidden 128] [--layers 2] [--steps 2] [--top 25] [--dump 0] [--no-kernels] [--full-passes]
  *
  * Builds the quickstart's GRPO step (128 prompts × 4 samples on addition-padded) at hidden ×
  * layers (default: the quickstart's 128 × 2), runs one warm-up step (jit compilation), then times
@@ -14,7 +14,8 @@
  *     compiled it with a tiled SIMD plan. With worker threads a dispatch only hands the kernel to a
  *     worker, so the kernel table needs RLVR_THREADS=1.
  * A kernel's `epilogue` column shows what jax-js fused after the reduction (empty = nothing);
- * `--dump N` prints the full expression and epilogue of the N slowest kernels.
+ * `--dump N` prints the full expression and epilogue of the N slowest kernels; `--full-passes`
+ * turns off the engine's shared-prefix passes (EmbeddedEngineOptions.sharedPrefix) for an A/B.
  */
 import { parseArgs } from "node:util";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -36,6 +37,7 @@ const { values } = parseArgs({
     top: { type: "string", default: "25" },
     "no-kernels": { type: "boolean", default: false },
     dump: { type: "string", default: "0" },
+    "full-passes": { type: "boolean", default: false },
   },
 });
 const hidden = Number(values.hidden);
@@ -56,6 +58,8 @@ const ctx = await buildContext(cfg);
 const phase = new Map<string, number>();
 const add = (k: string, s: number) => phase.set(k, (phase.get(k) ?? 0) + s);
 const engine = ctx.engine as Engine;
+// The engine was opened by buildContext; its options object is set here for the A/B only.
+if (values["full-passes"]) (engine as unknown as { opts: { sharedPrefix?: boolean } }).opts.sharedPrefix = false;
 let current = "other";
 const wrap = <K extends "sample" | "score" | "forwardBackward" | "optimStep">(name: K, label: (args: unknown[]) => string) => {
   const orig = (engine[name] as (...a: unknown[]) => Promise<unknown>).bind(engine);

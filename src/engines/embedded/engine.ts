@@ -36,7 +36,8 @@ import type {
 } from "../engine.ts";
 import { readHfConfig, type ModelConfig } from "./hf-config.ts";
 import type { Tokenizer } from "../../tokenizers/types.ts";
-import { decoder, lmHead, tokenLogprobs, type KvCache, type Params } from "./model.ts";
+import { decoder, lmHead, prefixTokenLogprobs, tokenLogprobs, type KvCache, type Params } from "./model.ts";
+import { passLength, planSharedPrefix, prefixShift, prefixUnshift } from "./prefix.ts";
 import { adamwUpdate, sumOfSquares, type Tensors } from "./optimizer.ts";
 import { sampleToken } from "./sampling.ts";
 import { ensureJax, jaxDevice } from "./runtime.ts";
@@ -45,6 +46,27 @@ import { Rng, hash32 } from "../../util/rng.ts";
 import { initWeights, loadCheckpoint, saveCheckpoint, loadOptimizerState, paramsFromWeights, weightsFromParams } from "./checkpoint.ts";
 
 const NEG = -1e9;
+
+/** A jitted forward: (parameters, embedded inputs, fixed inputs) → per-position outputs. */
+type Forward = (p: Params, xs: np.Array[], fixed: np.Array[]) => np.Array[];
+
+/**
+ * One training/scoring pass's inputs and layout maps. `full`: xs = [x0 [Bp, Tp, D]], fixed = [cos,
+ * sin, bias, targets], outputs [lp, ent] [Bp, Tp]. `prefix` (model.ts prefixTokenLogprobs): xs =
+ * [x0p, x0s], fixed = [cosP, sinP, cosS, sinS, biasP, biasS, targetsP, targetsS], outputs [lpP,
+ * entP, lpS, entS].
+ */
+interface Pass {
+  kind: "full" | "prefix";
+  xs: np.Array[];
+  fixed: np.Array[];
+  /** Token ids [rows·len] of each entry of xs (for the embedding gradient's scatter-add). */
+  ids: Int32Array[];
+  /** The outputs' data → [logprobs, entropy] in the contract layout [B·T]. */
+  unshift(outs: Float32Array[]): Float32Array[];
+  /** Cotangents of logprobs and entropy [B·T] → one array per output, in the outputs' layout. */
+  shift(cLp: Float32Array, cEnt: Float32Array | undefined): np.Array[];
+}
 /** Training/scoring sequences are padded to a multiple of this many tokens (4 measured 8–11% faster per RL step than 8). */
 const LEN_BUCKET = 4;
 
@@ -76,6 +98,12 @@ export interface EmbeddedEngineOptions {
   inferenceOnly?: boolean;
   /** Most sequences per training/scoring pass (default: planned from the heap, memory.ts). Tests use it to force splits. */
   maxPassRows?: number;
+  /**
+   * Run the prompt positions a group of rows shares once per group (prefix.ts; default true):
+   * training and scoring of GRPO batches, and the prompt step of sampling. false runs every row's
+   * every position (the reference for tests and A/B measurements).
+   */
+  sharedPrefix?: boolean;
 }
 
 export class EmbeddedEngine implements Engine {
@@ -84,8 +112,7 @@ export class EmbeddedEngine implements Engine {
   private gradAcc: Tensors | null = null;
   private adam: { m: Tensors; v: Tensors; t: number } | null = null;
   private readonly invFreq: Float64Array;
-  private readonly scoreFn;
-  private readonly gradFn;
+  private readonly passFns: Record<Pass["kind"], { score: (p: Params, xs: np.Array[], fixed: np.Array[]) => np.Array[]; grad: (p: Params, xs: np.Array[], fixed: np.Array[], cots: np.Array[]) => [Params, np.Array[]] }>;
   private readonly prefillFn;
   private readonly decodeFn;
 
@@ -99,19 +126,30 @@ export class EmbeddedEngine implements Engine {
     this.invFreq = new Float64Array(half);
     for (let i = 0; i < half; i++) this.invFreq[i] = Math.pow(config.ropeTheta, (-2 * i) / config.headDim);
     const cfg = config;
-    this.scoreFn = jit((p: Params, x0: np.Array, cos: np.Array, sin: np.Array, bias: np.Array, targets: np.Array) => {
-      const { lp, ent } = tokenLogprobs(p, cfg, x0, cos, sin, bias, targets);
+    const full: Forward = (p, [x0], [cos, sin, bias, targets]) => {
+      const { lp, ent } = tokenLogprobs(p, cfg, x0!, cos!, sin!, bias!, targets!);
       return [lp, ent];
-    });
-    this.gradFn = jit(
-      grad(
-        (p: Params, x0: np.Array, cos: np.Array, sin: np.Array, bias: np.Array, targets: np.Array, cLp: np.Array, cEnt: np.Array) => {
-          const { lp, ent } = tokenLogprobs(p, cfg, x0, cos, sin, bias, targets);
-          return lp.mul(cLp).sum().add(ent.mul(cEnt).sum());
-        },
-        { argnums: [0, 1] },
-      ),
-    );
+    };
+    const prefix: Forward = (p, [x0p, x0s], [cosP, sinP, cosS, sinS, biasP, biasS, targetsP, targetsS]) => {
+      const r = prefixTokenLogprobs(p, cfg, { x0p: x0p!, x0s: x0s!, cosP: cosP!, sinP: sinP!, cosS: cosS!, sinS: sinS!, biasP: biasP!, biasS: biasS!, targetsP: targetsP!, targetsS: targetsS! });
+      return [r.lpP, r.entP, r.lpS, r.entS];
+    };
+    // grad of Σ_i outputs_i · cotangents_i with respect to the parameters and the embeddings.
+    const withGrad = (f: Forward) =>
+      jit(
+        grad(
+          (p: Params, xs: np.Array[], fixed: np.Array[], cots: np.Array[]) =>
+            f(p, xs, fixed).reduce((acc: np.Array | null, out, i) => {
+              const term = out.mul(cots[i]!).sum();
+              return acc ? acc.add(term) : term;
+            }, null)!,
+          { argnums: [0, 1] },
+        ),
+      );
+    this.passFns = {
+      full: { score: jit(full), grad: withGrad(full) },
+      prefix: { score: jit(prefix), grad: withGrad(prefix) },
+    };
     // Prefill: the prompt step fills a new cache of `slots` slots (a static argument: one compile per cache length).
     this.prefillFn = jit(
       (p: Params, x0: np.Array, cos: np.Array, sin: np.Array, bias: np.Array, slots: number) => {
@@ -185,36 +223,88 @@ export class EmbeddedEngine implements Engine {
     return np.take(weights["model.embed_tokens.weight"]!.ref, idx, 0);
   }
 
-  /** Inputs of the full-sequence forward for `batch`, padded to buckets. */
-  private trainInputs(weights: Tensors, batch: TokenBatch) {
+  /** One-hot targets [rows·len·V] of `ids` [rows, len + 1] shifted by one (position t predicts id t + 1; id −1 = none). */
+  private static oneHot(next: (r: number, t: number) => number, rows: number, len: number, V: number): np.Array {
+    const out = new Float32Array(rows * len * V);
+    for (let r = 0; r < rows; r++)
+      for (let t = 0; t < len; t++) {
+        const id = next(r, t);
+        if (id >= 0) out[(r * len + t) * V + id] = 1;
+      }
+    return np.array(out).reshape([rows, len, V]);
+  }
+
+  /**
+   * Causal additive mask [1, 1, S, Tk], Tk = Pre + S rounded up to LEN_BUCKET: query s sees the Pre
+   * prefix slots and keys 0..s of its own S; slots past Pre + S are padding (model.ts `attend`).
+   */
+  private static causalBias(pre: number, S: number): np.Array {
+    const Tk = roundUp(pre + S, LEN_BUCKET);
+    const bias = new Float32Array(S * Tk);
+    for (let i = 0; i < S; i++) for (let j = pre + i + 1; j < Tk; j++) bias[i * Tk + j] = NEG;
+    return np.array(bias).reshape([1, 1, S, Tk]);
+  }
+
+  /**
+   * The model inputs of one training/scoring pass over `batch`, padded to buckets (rows to a power
+   * of two, length to a multiple of LEN_BUCKET): the full-sequence forward, or — when the rows come
+   * in groups sharing their prompt (prefix.ts) — the shared-prefix forward, which runs each group's
+   * shared positions once.
+   */
+  private passInputs(weights: Tensors, batch: TokenBatch): Pass {
     const { batchSize: B, seqLen: T, tokens, lengths } = batch;
     const V = this.config.vocabSize;
-    const Bp = pow2(B);
-    const Tp = roundUp(Math.max(T, 1), LEN_BUCKET);
-    const ids = new Int32Array(Bp * Tp);
-    const targets = new Float32Array(Bp * Tp * V);
+    const Tp = passLength(T, LEN_BUCKET);
     for (let b = 0; b < B; b++) {
       const len = Math.min(lengths[b]!, T);
       for (let t = 0; t < len; t++) {
         const id = tokens[b * T + t]!;
         if (id < 0 || id >= V) throw new Error(`token id ${id} at batch row ${b}, position ${t} is outside the vocabulary [0, ${V})`);
-        ids[b * Tp + t] = id;
-        if (t >= 1) targets[(b * Tp + t - 1) * V + id] = 1;
       }
     }
-    const positions = new Int32Array(Tp).map((_, i) => i);
-    const { cos, sin } = this.rope(positions, 1, Tp);
-    const bias = new Float32Array(Tp * Tp);
-    for (let i = 0; i < Tp; i++) for (let j = i + 1; j < Tp; j++) bias[i * Tp + j] = NEG;
+    // Token t of row b, or −1 past the row's length / the batch.
+    const tok = (b: number, t: number) => (b < B && t < Math.min(lengths[b]!, T) ? tokens[b * T + t]! : -1);
+    const plan = this.opts.sharedPrefix === false ? null : planSharedPrefix(batch, LEN_BUCKET);
+    if (!plan) {
+      const Bp = pow2(B);
+      const ids = Int32Array.from({ length: Bp * Tp }, (_, i) => Math.max(0, tok(Math.floor(i / Tp), i % Tp)));
+      const { cos, sin } = this.rope(Int32Array.from({ length: Tp }, (_, i) => i), 1, Tp);
+      return {
+        kind: "full",
+        xs: [this.embed(weights, ids, Bp, Tp)],
+        fixed: [cos, sin, EmbeddedEngine.causalBias(0, Tp), EmbeddedEngine.oneHot((r, t) => tok(r, t + 1), Bp, Tp, V)],
+        ids: [ids],
+        unshift: ([lp, ent]) => [this.unshift(lp!, batch, Tp), this.unshift(ent!, batch, Tp)],
+        shift: (cLp, cEnt) => [this.shift(cLp, batch, Bp, Tp), this.shift(cEnt, batch, Bp, Tp)],
+      };
+    }
+    const { n, shared: P, rest: S } = plan;
+    const U = pow2(B / n);
+    const idsP = Int32Array.from({ length: U * P }, (_, i) => Math.max(0, tok(Math.floor(i / P) * n, i % P)));
+    const idsS = Int32Array.from({ length: U * n * S }, (_, i) => Math.max(0, tok(Math.floor(i / S), P + (i % S))));
+    const ropeP = this.rope(Int32Array.from({ length: P }, (_, i) => i), 1, P);
+    const ropeS = this.rope(Int32Array.from({ length: S }, (_, i) => P + i), 1, S);
+    const arr = (a: Float32Array, shape: number[]) => np.array(a).reshape(shape);
     return {
-      Bp,
-      Tp,
-      x0: this.embed(weights, ids, Bp, Tp),
-      ids,
-      cos,
-      sin,
-      bias: np.array(bias).reshape([1, 1, Tp, Tp]),
-      targets: np.array(targets).reshape([Bp, Tp, V]),
+      kind: "prefix",
+      xs: [this.embed(weights, idsP, U, P), this.embed(weights, idsS, U * n, S)],
+      fixed: [
+        ropeP.cos,
+        ropeP.sin,
+        ropeS.cos,
+        ropeS.sin,
+        EmbeddedEngine.causalBias(0, P),
+        EmbeddedEngine.causalBias(P, S),
+        EmbeddedEngine.oneHot((g, t) => tok(g * n, t + 1), U, P, V),
+        EmbeddedEngine.oneHot((r, t) => tok(r, P + t + 1), U * n, S, V),
+      ],
+      ids: [idsP, idsS],
+      unshift: ([lpP, entP, lpS, entS]) => [prefixUnshift(lpP!, lpS!, batch, plan), prefixUnshift(entP!, entS!, batch, plan)],
+      shift: (cLp, cEnt) => {
+        const l = prefixShift(cLp, batch, plan, U);
+        const e = prefixShift(cEnt, batch, plan, U);
+        return [arr(l.pre, [U, P]), arr(e.pre, [U, P]), arr(l.rest, [U * n, S]), arr(e.rest, [U * n, S])];
+      },
     };
   }
 
@@ -250,21 +340,27 @@ export class EmbeddedEngine implements Engine {
     return Math.max(1, Math.min(planned, this.opts.maxPassRows ?? planned));
   }
 
+  /** Log-probs and entropies [B·T] of `batch` under `weights`, one jitted forward per row chunk. */
+  private async forwardChunks(weights: Tensors, batch: TokenBatch, chunks: [number, number][]): Promise<{ logprobs: Float32Array; entropy: Float32Array }> {
+    const T = batch.seqLen;
+    const logprobs = new Float32Array(batch.batchSize * T);
+    const entropy = new Float32Array(batch.batchSize * T);
+    for (const [a, b] of chunks) {
+      const sub = sliceRows(batch, a, b);
+      const pass = this.passInputs(weights, sub);
+      const outs = this.passFns[pass.kind].score(paramsFromWeights(this.config, weights), pass.xs, pass.fixed);
+      const [lp, ent] = pass.unshift((await Promise.all(outs.map((o) => o.data()))) as Float32Array[]);
+      logprobs.set(lp!, a * T);
+      entropy.set(ent!, a * T);
+    }
+    return { logprobs, entropy };
+  }
+
   async score(batch: TokenBatch, opts: { model: "policy" | "reference"; entropy?: boolean }): Promise<TokenScores> {
     const weights = opts.model === "reference" ? this.reference : this.weights;
     if (!weights) throw new Error("score({model: 'reference'}) called before setReference()");
-    const T = batch.seqLen;
-    const logprobs = new Float32Array(batch.batchSize * T);
-    const entropy = opts.entropy ? new Float32Array(batch.batchSize * T) : undefined;
-    for (const [a, b] of rowChunks(batch.batchSize, this.passRows("score", T))) {
-      const sub = sliceRows(batch, a, b);
-      const inp = this.trainInputs(weights, sub);
-      const [lp, ent] = this.scoreFn(paramsFromWeights(this.config, weights), inp.x0, inp.cos, inp.sin, inp.bias, inp.targets) as [np.Array, np.Array];
-      logprobs.set(this.unshift((await lp.data()) as Float32Array, sub, inp.Tp), a * T);
-      const entData = (await ent.data()) as Float32Array;
-      if (entropy) entropy.set(this.unshift(entData, sub, inp.Tp), a * T);
-    }
-    return { logprobs, entropy };
+    const { logprobs, entropy } = await this.forwardChunks(weights, batch, rowChunks(batch.batchSize, this.passRows("score", batch.seqLen)));
+    return opts.entropy ? { logprobs, entropy } : { logprobs };
   }
 
   /**
@@ -282,36 +378,15 @@ export class EmbeddedEngine implements Engine {
     if (chunks.length === 1) return this.forwardBackwardOnce(batch, loss, opts);
     // Several chunks: score each chunk (no residuals kept), call the loss on the
     // whole batch, then back-propagate each chunk's cotangents with a jitted forward+backward.
-    const logprobs = new Float32Array(batch.batchSize * T);
-    const entropy = opts.entropy ? new Float32Array(batch.batchSize * T) : undefined;
-    for (const [a, b] of chunks) {
-      const sub = sliceRows(batch, a, b);
-      const inp = this.trainInputs(this.weights, sub);
-      const [lp, ent] = this.scoreFn(paramsFromWeights(this.config, this.weights), inp.x0, inp.cos, inp.sin, inp.bias, inp.targets) as [np.Array, np.Array];
-      logprobs.set(this.unshift((await lp.data()) as Float32Array, sub, inp.Tp), a * T);
-      const entData = (await ent.data()) as Float32Array;
-      if (entropy) entropy.set(this.unshift(entData, sub, inp.Tp), a * T);
-    }
-    const scores: TokenScores = { logprobs };
-    if (entropy) scores.entropy = entropy;
-    const out = loss(scores, batch);
+    const { logprobs, entropy } = await this.forwardChunks(this.weights, batch, chunks);
+    const out = loss(opts.entropy ? { logprobs, entropy } : { logprobs }, batch);
     if (!Number.isFinite(out.loss)) return { loss: out.loss, metrics: out.metrics, tokens: countTokens(batch) };
     for (const [a, b] of chunks) {
       const sub = sliceRows(batch, a, b);
-      const inp = this.trainInputs(this.weights, sub);
-      const cLp = this.shift(out.dLogprobs.subarray(a * T, b * T), sub, inp.Bp, inp.Tp);
-      const cEnt = this.shift(out.dEntropy?.subarray(a * T, b * T), sub, inp.Bp, inp.Tp);
-      const [gParams, gX0] = this.gradFn(
-        paramsFromWeights(this.config, this.weights),
-        inp.x0,
-        inp.cos,
-        inp.sin,
-        inp.bias,
-        inp.targets,
-        cLp,
-        cEnt,
-      ) as unknown as [Params, np.Array];
-      await this.accumulate(gParams, gX0, inp.ids);
+      const pass = this.passInputs(this.weights, sub);
+      const cots = pass.shift(out.dLogprobs.subarray(a * T, b * T), out.dEntropy?.subarray(a * T, b * T));
+      const [gParams, gXs] = this.passFns[pass.kind].grad(paramsFromWeights(this.config, this.weights), pass.xs, pass.fixed, cots);
+      await this.accumulate(gParams, gXs, pass.ids);
     }
     return { loss: out.loss, metrics: out.metrics, tokens: countTokens(batch) };
   }
@@ -321,40 +396,42 @@ export class EmbeddedEngine implements Engine {
    * residuals), the loss, then the pullback of its cotangents — no second forward.
    */
   private async forwardBackwardOnce(batch: TokenBatch, loss: TokenLossFn, opts: { entropy?: boolean }): Promise<LossReport> {
-    const inp = this.trainInputs(this.weights, batch);
-    const { cos, sin, bias, targets } = inp;
-    const [[lp, ent], pullback] = vjp(
-      (p: Params, x0: np.Array) => this.scoreFn(p, x0, cos.ref, sin.ref, bias.ref, targets.ref) as [np.Array, np.Array],
-      [paramsFromWeights(this.config, this.weights), inp.x0],
-    ) as unknown as [[np.Array, np.Array], OwnedFunction<(c: [np.Array, np.Array]) => [Params, np.Array]>];
-    tree.dispose([cos, sin, bias, targets]);
-    const scores: TokenScores = { logprobs: this.unshift((await lp.data()) as Float32Array, batch, inp.Tp) };
-    const entData = (await ent.data()) as Float32Array;
-    if (opts.entropy) scores.entropy = this.unshift(entData, batch, inp.Tp);
-    const out = loss(scores, batch);
+    const pass = this.passInputs(this.weights, batch);
+    const fixed = pass.fixed;
+    const scoreFn = this.passFns[pass.kind].score;
+    const [outs, pullback] = vjp((p: Params, xs: np.Array[]) => scoreFn(p, xs, tree.ref(fixed)), [paramsFromWeights(this.config, this.weights), pass.xs]) as unknown as [
+      np.Array[],
+      OwnedFunction<(c: np.Array[]) => [Params, np.Array[]]>,
+    ];
+    tree.dispose(fixed);
+    const [logprobs, entropy] = pass.unshift((await Promise.all(outs.map((o) => o.data()))) as Float32Array[]);
+    const out = loss(opts.entropy ? { logprobs: logprobs!, entropy: entropy! } : { logprobs: logprobs! }, batch);
     if (Number.isFinite(out.loss)) {
-      const cLp = this.shift(out.dLogprobs, batch, inp.Bp, inp.Tp);
-      const cEnt = this.shift(out.dEntropy, batch, inp.Bp, inp.Tp);
-      const [gParams, gX0] = pullback([cLp, cEnt]);
-      await this.accumulate(gParams, gX0, inp.ids);
+      const [gParams, gXs] = pullback(pass.shift(out.dLogprobs, out.dEntropy));
+      await this.accumulate(gParams, gXs, pass.ids);
     }
     pullback.dispose();
     return { loss: out.loss, metrics: out.metrics, tokens: countTokens(batch) };
   }
 
-  /** Adds one pass's parameter gradients and dL/dx0 (scattered into the embedding rows `ids`) to `gradAcc`. Consumes both. */
-  private async accumulate(gParams: Params, gX0: np.Array, ids: Int32Array): Promise<void> {
+  /**
+   * Adds one pass's parameter gradients and dL/dx for each embedded input (scattered into the
+   * embedding rows of its token ids `ids[i]`) to `gradAcc`. Consumes the gradients.
+   */
+  private async accumulate(gParams: Params, gXs: np.Array[], ids: Int32Array[]): Promise<void> {
     const g = weightsFromParams(gParams);
     // Scatter-add dL/dx0 into the embedding gradient (the lookup ran outside jit).
     const D = this.config.hiddenSize;
-    const dx = (await gX0.data()) as Float32Array;
     const embName = "model.embed_tokens.weight";
     const dEmb = new Float32Array(this.config.vocabSize * D);
-    for (let r = 0; r < ids.length; r++) {
-      const id = ids[r]!;
-      const src = r * D;
-      const dst = id * D;
-      for (let j = 0; j < D; j++) dEmb[dst + j]! += dx[src + j]!;
+    for (let i = 0; i < gXs.length; i++) {
+      const dx = (await gXs[i]!.data()) as Float32Array;
+      const rowIds = ids[i]!;
+      for (let r = 0; r < rowIds.length; r++) {
+        const src = r * D;
+        const dst = rowIds[r]! * D;
+        for (let j = 0; j < D; j++) dEmb[dst + j]! += dx[src + j]!;
+      }
     }
     g[embName] = g[embName]!.add(np.array(dEmb).reshape([this.config.vocabSize, D]));
     if (!this.gradAcc) this.gradAcc = g;
@@ -438,40 +515,68 @@ export class EmbeddedEngine implements Engine {
       throw new Error(`prompt (${maxPrompt} tokens, padded to ${P}) + maxNewTokens (${req.maxNewTokens}) exceeds the model's maxPositionEmbeddings ${cfg.maxPositionEmbeddings}; lower maxNewTokens to ${Math.max(0, cfg.maxPositionEmbeddings - P)} or less`);
     }
     const stop = new Set(req.stopTokens ?? []);
-    // Left-pad prompts to P. pad[b] = number of pad slots in row b.
-    const pad = new Int32Array(Bp);
-    const ids = new Int32Array(Bp * P);
-    const positions = new Int32Array(Bp * P);
-    for (let b = 0; b < Bp; b++) {
-      const prompt = b < R ? rows[b]!.prompt : rows[0]!.prompt;
-      pad[b] = P - prompt.length;
-      for (let t = 0; t < P; t++) {
-        const k = t - pad[b]!;
-        ids[b * P + t] = k >= 0 ? prompt[k]! : 0;
-        positions[b * P + t] = Math.max(0, k);
+    // The prompt step runs each distinct prompt once (a group's n rows share it), then every row
+    // takes its prompt's cache rows and logits: `src[b]` is row b's prompt row in that step.
+    const firstRow = new Map<number, number>();
+    const src = new Int32Array(Bp);
+    const uniq: Int32Array[] = [];
+    rows.forEach((r, b) => {
+      const key = this.opts.sharedPrefix === false ? b : r.promptIndex;
+      if (!firstRow.has(key)) {
+        firstRow.set(key, uniq.length);
+        uniq.push(r.prompt);
       }
-    }
+      src[b] = firstRow.get(key)!;
+    });
+    const Up = pow2(uniq.length);
+    // Left-pad prompts to P. pad[b] = number of pad slots in row b.
+    const leftPad = (prompts: (b: number) => Int32Array, n: number) => {
+      const pad = new Int32Array(n);
+      const ids = new Int32Array(n * P);
+      const positions = new Int32Array(n * P);
+      for (let b = 0; b < n; b++) {
+        const prompt = prompts(b);
+        pad[b] = P - prompt.length;
+        for (let t = 0; t < P; t++) {
+          const k = t - pad[b]!;
+          ids[b * P + t] = k >= 0 ? prompt[k]! : 0;
+          positions[b * P + t] = Math.max(0, k);
+        }
+      }
+      return { pad, ids, positions };
+    };
+    const pad = leftPad((b) => (b < R ? rows[b]!.prompt : rows[0]!.prompt), Bp).pad;
+    const prompt = leftPad((u) => uniq[u] ?? uniq[0]!, Up);
     let cache: KvCache | null = null;
     const out = rows.map(() => ({ tokens: [] as number[], logprobs: [] as number[], done: false, reason: "max_tokens" as SampleResult["stopReason"] }));
-    // Step 0 (prefill) runs the P prompt positions and fills cache slots 0..P−1; step s ≥ 1
-    // decodes one position into slot P + s − 1, attending over all Tc slots.
+    // Step 0 (prefill) runs the P prompt positions of the Up distinct prompts and fills cache slots
+    // 0..P−1; step s ≥ 1 decodes one position of every row into slot P + s − 1, attending over all Tc slots.
     let S = P;
-    let stepIds = ids;
-    let stepPos = positions;
+    let stepIds = prompt.ids;
+    let stepPos = prompt.positions;
     // (No call after the last token: its logits would go unused.)
     for (let step = 0; step < req.maxNewTokens; step++) {
       const first = step === 0;
       const base = first ? 0 : P + step - 1; // slot of the first query in this step
       const Tk = first ? P : Tc;
-      const bias = new Float32Array(Bp * S * Tk).fill(NEG);
-      for (let b = 0; b < Bp; b++)
-        for (let s = 0; s < S; s++) for (let j = pad[b]!; j <= base + s; j++) bias[(b * S + s) * Tk + j] = 0;
-      const { cos, sin } = this.rope(stepPos, Bp, S);
-      const x0 = this.embed(this.weights, stepIds, Bp, S);
-      const biasArr = np.array(bias).reshape([Bp, 1, S, Tk]);
+      const n = first ? Up : Bp;
+      const rowPad = first ? prompt.pad : pad;
+      const bias = new Float32Array(n * S * Tk).fill(NEG);
+      for (let b = 0; b < n; b++)
+        for (let s = 0; s < S; s++) for (let j = rowPad[b]!; j <= base + s; j++) bias[(b * S + s) * Tk + j] = 0;
+      const { cos, sin } = this.rope(stepPos, n, S);
+      const x0 = this.embed(this.weights, stepIds, n, S);
+      const biasArr = np.array(bias).reshape([n, 1, S, Tk]);
       let res: { logits: np.Array; cache: KvCache };
       if (first || !cache) {
         res = this.prefillFn(paramsFromWeights(cfg, this.weights), x0, cos, sin, biasArr, Tc) as { logits: np.Array; cache: KvCache };
+        if (Up !== Bp || uniq.length !== R) {
+          // Every row takes its prompt's cache rows.
+          const idx = np.array(src, { dtype: np.int32 });
+          const take = (a: np.Array) => np.take(a, idx.ref, 0);
+          res.cache = { k: res.cache.k.map(take), v: res.cache.v.map(take) };
+          idx.dispose();
+        }
       } else {
         const write = new Float32Array(Tc);
         write[base] = 1;
@@ -488,7 +593,7 @@ export class EmbeddedEngine implements Engine {
       for (let b = 0; b < R; b++) {
         const o = out[b]!;
         if (!o.done) {
-          const { token, logprob } = sampleToken(logits, b * V, V, { temperature: req.temperature, topK: req.topK, topP: req.topP }, rows[b]!.rng);
+          const { token, logprob } = sampleToken(logits, (step === 0 ? src[b]! : b) * V, V, { temperature: req.temperature, topK: req.topK, topP: req.topP }, rows[b]!.rng);
           o.tokens.push(token);
           o.logprobs.push(logprob);
           if (stop.has(token)) {

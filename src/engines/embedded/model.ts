@@ -19,7 +19,7 @@
  * scatter-adds dL/dx0 into the embedding gradient.
  */
 import "./node-workers.ts"; // must precede @jax-js/jax: enables its worker threads on Node
-import { numpy as np, nn } from "@jax-js/jax";
+import { numpy as np, nn, tree } from "@jax-js/jax";
 import type { ModelConfig } from "./hf-config.ts";
 
 /** Weights of one transformer block. Shapes use D = hidden, H = heads, K = kv heads, d = head dim, F = MLP width. */
@@ -83,6 +83,64 @@ export function applyRope(x: np.Array, cos: np.Array, sin: np.Array): np.Array {
 }
 
 /**
+ * The query/key/value projections of one block, with rotary embeddings applied.
+ * @param h [B, S, D] normalised input
+ * @returns q [B, S, H, d], k and v [B, S, K, d]
+ */
+function projectQkv(p: LayerParams, cfg: ModelConfig, h: np.Array, cos: np.Array, sin: np.Array): { q: np.Array; k: np.Array; v: np.Array } {
+  const [B, S] = h.shape as [number, number, number];
+  let q = np.matmul(h.ref, p.wq);
+  let k = np.matmul(h.ref, p.wk);
+  let v = np.matmul(h, p.wv);
+  if (p.bq && p.bk && p.bv) {
+    q = q.add(p.bq);
+    k = k.add(p.bk);
+    v = v.add(p.bv);
+  }
+  q = applyRope(q.reshape([B, S, cfg.numHeads, cfg.headDim]), cos.ref, sin.ref);
+  k = applyRope(k.reshape([B, S, cfg.numKvHeads, cfg.headDim]), cos, sin);
+  return { q, k, v: v.reshape([B, S, cfg.numKvHeads, cfg.headDim]) };
+}
+
+/**
+ * Scaled dot-product attention followed by the output projection.
+ * @param q    [B, S, H, d] queries
+ * @param kAll [B, T, K, d] keys, vAll [B, T, K, d] values
+ * @param bias [B or 1, 1, S, Tk] additive mask (0 = attend, −1e9 = masked), Tk ≥ T: keys past T
+ *             are zero slots the mask must hide
+ * @returns [B, S, D]
+ */
+function attend(cfg: ModelConfig, wo: np.Array, q: np.Array, kAll: np.Array, vAll: np.Array, bias: np.Array): np.Array {
+  const [B, S] = q.shape as [number, number];
+  const K = cfg.numKvHeads;
+  const d = cfg.headDim;
+  const G = cfg.numHeads / K;
+  const Tk = bias.shape[3]!;
+  if (kAll.shape[1]! < Tk) {
+    // A mask wider than the keys pads them with masked zero slots: jax-js tiles the score and
+    // context matmuls only when the key count is a multiple of 4 (10 keys ran at 0.6 GFLOP/s).
+    const pad = (x: np.Array) => np.pad(x, [[0, 0], [0, Tk - x.shape[1]!], [0, 0], [0, 0]]);
+    kAll = pad(kAll);
+    vAll = pad(vAll);
+  }
+  // Grouped-query attention in the token-major layout [B, S, K, G, ·]: query head (k, g) uses kv
+  // head k. Keeping S ahead of the heads makes ctx [B, S, K, G, d] a plain reshape of [B, S, H·d],
+  // so the output projection reads it contiguously. (The head-major layout [B, K, G·S, d] needed a
+  // transpose, which jax-js fuses into the consuming matmul's operand index: the reduction index
+  // then enters as ridx / d and ridx % d, jax-js's Wasm codegen can no longer walk that operand with
+  // a strided pointer and recomputes its address with integer divisions on every multiply —
+  // 0.6 GFLOP/s against 6–10 for the other projections, scripts/diagnostics/profile-embedded.ts.)
+  const qh = q.reshape([B, S, K, G, d]);
+  const kh = kAll.transpose([0, 2, 3, 1]).reshape([B, 1, K, d, Tk]); // [B,1,K,d,Tk]
+  const vh = vAll.transpose([0, 2, 1, 3]).reshape([B, 1, K, Tk, d]); // [B,1,K,Tk,d]
+  let scores = np.matmul(qh, kh).mul(1 / Math.sqrt(d)); // [B,S,K,G,Tk]
+  scores = scores.add(bias.reshape([bias.shape[0]!, S, 1, 1, Tk]));
+  const probs = nn.softmax(scores, -1);
+  const ctx = np.matmul(probs, vh).reshape([B, S, cfg.numHeads * d]); // [B,S,K,G,d] → [B,S,H·d]
+  return np.matmul(ctx, wo);
+}
+
+/**
  * Causal self-attention of one block.
  * @param h     [B, S, D] normalised input
  * @param bias  [B or 1, 1, S, Tk] additive mask (0 = attend, −1e9 = masked); Tk = S without a
@@ -100,23 +158,8 @@ function attention(
   bias: np.Array,
   cache: { slots: number } | { k: np.Array; v: np.Array; write: np.Array } | null,
 ): { out: np.Array; k?: np.Array; v?: np.Array } {
-  const [B, S] = h.shape as [number, number, number];
-  const H = cfg.numHeads;
-  const K = cfg.numKvHeads;
-  const d = cfg.headDim;
-  const G = H / K;
-  let q = np.matmul(h.ref, p.wq);
-  let k = np.matmul(h.ref, p.wk);
-  let v = np.matmul(h, p.wv);
-  if (p.bq && p.bk && p.bv) {
-    q = q.add(p.bq);
-    k = k.add(p.bk);
-    v = v.add(p.bv);
-  }
-  q = applyRope(q.reshape([B, S, H, d]), cos.ref, sin.ref);
-  k = applyRope(k.reshape([B, S, K, d]), cos, sin);
-  v = v.reshape([B, S, K, d]);
-
+  const S = h.shape[1]!;
+  const { q, k, v } = projectQkv(p, cfg, h, cos, sin);
   let kAll = k;
   let vAll = v;
   let newCache: { k: np.Array; v: np.Array } | undefined;
@@ -133,22 +176,7 @@ function attention(
     vAll = cache.v.mul(keep).add(v.mul(cache.write));
     newCache = { k: kAll.ref, v: vAll.ref };
   }
-  const Tk = kAll.shape[1]!;
-  // Grouped-query attention in the token-major layout [B, S, K, G, ·]: query head (k, g) uses kv
-  // head k. Keeping S ahead of the heads makes ctx [B, S, K, G, d] a plain reshape of [B, S, H·d],
-  // so the output projection reads it contiguously. (The head-major layout [B, K, G·S, d] needed a
-  // transpose, which jax-js fuses into the consuming matmul's operand index: the reduction index
-  // then enters as ridx / d and ridx % d, jax-js's Wasm codegen can no longer walk that operand with
-  // a strided pointer and recomputes its address with integer divisions on every multiply —
-  // 0.6 GFLOP/s against 6–10 for the other projections, scripts/diagnostics/profile-embedded.ts.)
-  const qh = q.reshape([B, S, K, G, d]);
-  const kh = kAll.transpose([0, 2, 3, 1]).reshape([B, 1, K, d, Tk]); // [B,1,K,d,Tk]
-  const vh = vAll.transpose([0, 2, 1, 3]).reshape([B, 1, K, Tk, d]); // [B,1,K,Tk,d]
-  let scores = np.matmul(qh, kh).mul(1 / Math.sqrt(d)); // [B,S,K,G,Tk]
-  scores = scores.add(bias.reshape([bias.shape[0]!, S, 1, 1, Tk]));
-  const probs = nn.softmax(scores, -1);
-  const ctx = np.matmul(probs, vh).reshape([B, S, H * d]); // [B,S,K,G,d] → [B,S,H·d]
-  const out = np.matmul(ctx, p.wo);
+  const out = attend(cfg, p.wo, q, kAll, vAll, bias);
   return newCache ? { out, k: newCache.k, v: newCache.v } : { out };
 }
 
@@ -227,9 +255,79 @@ export function tokenLogprobs(
   targets: np.Array,
 ): { lp: np.Array; ent: np.Array } {
   const { hidden } = decoder(params, cfg, x0, cos, sin, bias, null);
-  const logits = lmHead(params, hidden); // [B,S,V]
+  return targetLogprobs(lmHead(params, hidden), targets);
+}
+
+/** lp = log softmax(z)[target] and ent = −Σ softmax(z)·log softmax(z) over the last axis of logits [.., V]. */
+function targetLogprobs(logits: np.Array, targets: np.Array): { lp: np.Array; ent: np.Array } {
   const logp = nn.logSoftmax(logits, -1);
   const lp = logp.ref.mul(targets).sum(-1);
   const ent = np.exp(logp.ref).mul(logp).sum(-1).neg();
   return { lp, ent };
+}
+
+/** A copy of one block's weights that shares their buffers (`.ref` on each), for a second use. */
+function refLayer(p: LayerParams): LayerParams {
+  const out = {} as Record<string, np.Array>;
+  for (const [k, v] of Object.entries(p)) if (v) out[k] = (v as np.Array).ref;
+  return out as LayerParams;
+}
+
+/** Inputs of the shared-prefix forward (`prefixTokenLogprobs`). P = shared positions, S = the rest, n = rows per group. */
+export interface PrefixInputs {
+  /** [U, P, D] embeddings of each group's shared first P tokens. */
+  x0p: np.Array;
+  /** [U·n, S, D] embeddings of every row's remaining tokens (row u·n + j is sample j of group u). */
+  x0s: np.Array;
+  /** [1, P, 1, d/2] rotary tables at positions 0..P−1; cosS/sinS [1, S, 1, d/2] at P..P+S−1. */
+  cosP: np.Array;
+  sinP: np.Array;
+  cosS: np.Array;
+  sinS: np.Array;
+  /** [1, 1, P, ≥P] causal mask of the prefix; biasS [1, 1, S, ≥P + S]: every prefix slot, causal over the rest (wider masks pad the keys, see `attend`). */
+  biasP: np.Array;
+  biasS: np.Array;
+  /** [U, P, V] one-hot targets of the prefix positions; targetsS [U·n, S, V] of the rest. */
+  targetsP: np.Array;
+  targetsS: np.Array;
+}
+
+/**
+ * Per-token log-probs and entropies of a batch whose rows come in groups of n that share their
+ * first P tokens (a GRPO group: n samples of one prompt). The shared positions run once per group
+ * and the group's rows attend to that one copy of their keys and values, so a forward pass costs
+ * U·P + U·n·S token-positions instead of U·n·(P + S); the result equals the full forward's (same
+ * causal attention, same weights) up to float32 summation order. Under `grad`, the broadcast of
+ * the shared keys/values to the group sums the group's gradients back into the one copy.
+ * (The shared-prefix forward of Prefix Grouper, Liu et al. 2025, arXiv:2506.05433.)
+ * @returns lpP, entP [U, P] (shared by the group's rows) and lpS, entS [U·n, S]
+ */
+export function prefixTokenLogprobs(params: Params, cfg: ModelConfig, inp: PrefixInputs): { lpP: np.Array; entP: np.Array; lpS: np.Array; entS: np.Array } {
+  let xp = inp.x0p;
+  let xs = inp.x0s;
+  const [U, P] = xp.shape as [number, number];
+  const rows = xs.shape[0]!;
+  const n = rows / U;
+  const K = cfg.numKvHeads;
+  const d = cfg.headDim;
+  // [U, P, K, d] → [U·n, P, K, d]: each group's shared keys/values seen by its n rows.
+  const expand = (a: np.Array) => np.broadcastTo(a.reshape([U, 1, P, K, d]), [U, n, P, K, d]).reshape([rows, P, K, d]);
+  for (const p of params.layers) {
+    const pp = refLayer(p);
+    const prefix = projectQkv(pp, cfg, rmsNorm(xp.ref, pp.attnNorm, cfg.rmsNormEps), inp.cosP.ref, inp.sinP.ref);
+    const rest = projectQkv(p, cfg, rmsNorm(xs.ref, p.attnNorm, cfg.rmsNormEps), inp.cosS.ref, inp.sinS.ref);
+    const kS = np.concatenate([expand(prefix.k.ref), rest.k], 1);
+    const vS = np.concatenate([expand(prefix.v.ref), rest.v], 1);
+    xp = xp.add(attend(cfg, pp.wo, prefix.q, prefix.k, prefix.v, inp.biasP.ref));
+    xs = xs.add(attend(cfg, p.wo, rest.q, kS, vS, inp.biasS.ref));
+    xp = xp.ref.add(mlp(pp, rmsNorm(xp, pp.mlpNorm, cfg.rmsNormEps)));
+    xs = xs.ref.add(mlp(p, rmsNorm(xs, p.mlpNorm, cfg.rmsNormEps)));
+  }
+  tree.dispose([inp.cosP, inp.sinP, inp.cosS, inp.sinS, inp.biasP, inp.biasS]);
+  const hp = rmsNorm(xp, params.norm.ref, cfg.rmsNormEps);
+  const hs = rmsNorm(xs, params.norm, cfg.rmsNormEps);
+  const head = { embed: params.embed.ref, ...(params.lmHead ? { lmHead: params.lmHead.ref } : {}) };
+  const pre = targetLogprobs(lmHead(head, hp), inp.targetsP);
+  const post = targetLogprobs(lmHead(params, hs), inp.targetsS);
+  return { lpP: pre.lp, entP: pre.ent, lpS: post.lp, entS: post.ent };
 }
