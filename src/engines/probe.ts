@@ -68,8 +68,11 @@ export type ProbeResult = ProbeMeasurement | ProbeUnavailable;
 export const PROBE_MAX_ROWS = 128;
 /** `engine: auto` picks torch only when it is at least this many times faster per step (noise margin). */
 export const AUTO_MIN_RATIO = 1.1;
-/** Bumped when what a probe step does changes, so older cache entries are not used. */
-const PROBE_VERSION = 2;
+/**
+ * Bumped when what a probe step does changes, or an engine's speed does (3: the embedded engine's
+ * shared-prefix passes), so older cache entries are not used.
+ */
+const PROBE_VERSION = 3;
 /**
  * Untimed steps before the timed ones: the embedded engine still compiles in its second step
  * (AdamW 256-305 ms and sampling 0.6 s on the quickstart's model, against 2-40 ms and 0.2-0.5 s
