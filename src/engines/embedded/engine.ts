@@ -11,6 +11,10 @@
  * per chunk, the loss, then `jit(grad(Σ c·lp + Σ c_H·H))` per chunk (a second forward), so no
  * chunk's residuals wait for the loss.
  *
+ * Shared prompts: when a batch's rows come in groups with the same prompt (a GRPO group; prefix.ts
+ * finds them from the tokens), training and scoring run the shared positions once per group
+ * (model.ts prefixTokenLogprobs), and sampling's prompt step runs each distinct prompt once.
+ *
  * Shapes are padded to buckets (batch to a power of two, length to a multiple of 4) because
  * every new shape costs a jit compilation.
  *
