@@ -29,7 +29,7 @@ export interface PrefixPlan {
 }
 
 /** n rounded up to a multiple of m. */
-function roundUp(n: number, m: number): number {
+export function roundUp(n: number, m: number): number {
   return Math.ceil(n / m) * m;
 }
 
@@ -38,7 +38,8 @@ export function passLength(seqLen: number, bucket: number): number {
   return roundUp(Math.max(seqLen - 1, 1), bucket);
 }
 
-function nextPow2(n: number): number {
+/** Smallest power of two ≥ n (passes pad their row count to one: a new shape is a new jit compile). */
+export function pow2(n: number): number {
   let p = 1;
   while (p < n) p *= 2;
   return p;
@@ -55,7 +56,7 @@ function nextPow2(n: number): number {
 export function planSharedPrefix(batch: TokenBatch, bucket: number, opts: { minSaving?: number; padRows?: (n: number) => number } = {}): PrefixPlan | null {
   const { batchSize: B, seqLen: T, tokens, lengths, lossMask } = batch;
   const minSaving = opts.minSaving ?? 0.2;
-  const padRows = opts.padRows ?? nextPow2;
+  const padRows = opts.padRows ?? pow2;
   if (B < 2) return null;
   // The shared predictions (tokens 1..P) end before the first scored token of any row.
   let firstScored = T;
