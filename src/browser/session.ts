@@ -54,7 +54,7 @@ export const QUICKSTART_PLAY: PlaySettings = {
   sftSteps: 300,
   sftBatch: 128,
   stopAt: 0.3,
-  rlSteps: 200,
+  rlSteps: 300,
   promptsPerStep: 128,
   groupSize: 4,
   evalPrompts: 256,

@@ -251,7 +251,8 @@ describe("probeEngines", () => {
   });
 
   test("probeShapeOf: the RL step's groups, at most PROBE_MAX_ROWS responses, the median prompt length", () => {
-    assert.deepEqual(probeShapeOf({ promptsPerStep: 128, groupSize: 4, maxNewTokens: 5 }, 7), { prompts: 32, groupSize: 4, promptTokens: 7, newTokens: 5 });
+    assert.deepEqual(probeShapeOf({ promptsPerStep: 128, groupSize: 4, maxNewTokens: 5 }, 7), { prompts: 128, groupSize: 4, promptTokens: 7, newTokens: 5 });
+    assert.deepEqual(probeShapeOf({ promptsPerStep: 256, groupSize: 8, maxNewTokens: 5 }, 7), { prompts: 64, groupSize: 8, promptTokens: 7, newTokens: 5 });
     assert.deepEqual(probeShapeOf({ promptsPerStep: 8, groupSize: 8, maxNewTokens: 64 }, [new Int32Array(3), new Int32Array(9), new Int32Array(4)]), { prompts: 8, groupSize: 8, promptTokens: 4, newTokens: 64 });
     const big = probeShapeOf({ promptsPerStep: 100, groupSize: 48, maxNewTokens: 16 });
     assert.equal(big.groupSize, 48);

@@ -137,7 +137,7 @@ export function register(program: Command): void {
     .option("--out <dir>", "run directory", "runs/quickstart")
     .option("--digits <d>", "digits per operand (the task's difficulty)", (v) => parseInt(v, 10), 2)
     .option("--sft-steps <n>", "SFT warm-up steps at most (it stops earlier at 30% check-set accuracy)", (v) => parseInt(v, 10), 300)
-    .option("--rl-steps <n>", "GRPO steps", (v) => parseInt(v, 10), 200)
+    .option("--rl-steps <n>", "GRPO steps", (v) => parseInt(v, 10), 300)
     .option("--seed <s>", "seed", (v) => parseInt(v, 10), 1)
     .action(async (o: QuickstartOptions) => {
       await runQuickstart(o);
