@@ -266,13 +266,6 @@ function targetLogprobs(logits: np.Array, targets: np.Array): { lp: np.Array; en
   return { lp, ent };
 }
 
-/** A copy of one block's weights that shares their buffers (`.ref` on each), for a second use. */
-function refLayer(p: LayerParams): LayerParams {
-  const out = {} as Record<string, np.Array>;
-  for (const [k, v] of Object.entries(p)) if (v) out[k] = (v as np.Array).ref;
-  return out as LayerParams;
-}
-
 /** Inputs of the shared-prefix forward (`prefixTokenLogprobs`). P = shared positions, S = the rest, n = rows per group. */
 export interface PrefixInputs {
   /** [U, P, D] embeddings of each group's shared first P tokens. */
@@ -303,31 +296,41 @@ export interface PrefixInputs {
  * @returns lpP, entP [U, P] (shared by the group's rows) and lpS, entS [U·n, S]
  */
 export function prefixTokenLogprobs(params: Params, cfg: ModelConfig, inp: PrefixInputs): { lpP: np.Array; entP: np.Array; lpS: np.Array; entS: np.Array } {
-  let xp = inp.x0p;
-  let xs = inp.x0s;
-  const [U, P] = xp.shape as [number, number];
-  const rows = xs.shape[0]!;
-  const n = rows / U;
+  const [U, P, D] = inp.x0p.shape as [number, number, number];
+  const [R, S] = inp.x0s.shape as [number, number];
+  const n = R / U;
   const K = cfg.numKvHeads;
   const d = cfg.headDim;
+  const half = d / 2;
+  const UP = U * P;
+  const N = UP + R * S;
+  // Every position-wise op (norms, projections, MLP, head) runs once on all N positions, stacked
+  // as rows (the groups' shared positions, then every row's own): fewer, larger kernels. Only
+  // attention sees the two parts apart.
+  const rows = (a: np.Array, b: np.Array, width: number[]) => np.concatenate([a.reshape([UP, ...width]), b.reshape([N - UP, ...width])], 0);
+  const perRow = (tP: np.Array, tS: np.Array) => rows(np.broadcastTo(tP, [U, P, 1, half]), np.broadcastTo(tS, [R, S, 1, half]), [1, 1, half]);
+  const cos = perRow(inp.cosP, inp.cosS); // [N, 1, 1, d/2]
+  const sin = perRow(inp.sinP, inp.sinS);
+  let x = rows(inp.x0p, inp.x0s, [D]); // [N, D]
+  const split = (a: np.Array, heads: number) => [a.ref.slice([0, UP], [], [], []).reshape([U, P, heads, d]), a.slice([UP, N], [], [], []).reshape([R, S, heads, d])] as const;
   // [U, P, K, d] → [U·n, P, K, d]: each group's shared keys/values seen by its n rows.
-  const expand = (a: np.Array) => np.broadcastTo(a.reshape([U, 1, P, K, d]), [U, n, P, K, d]).reshape([rows, P, K, d]);
+  const expand = (a: np.Array) => np.broadcastTo(a.reshape([U, 1, P, K, d]), [U, n, P, K, d]).reshape([R, P, K, d]);
   for (const p of params.layers) {
-    const pp = refLayer(p);
-    const prefix = projectQkv(pp, cfg, rmsNorm(xp.ref, pp.attnNorm, cfg.rmsNormEps), inp.cosP.ref, inp.sinP.ref);
-    const rest = projectQkv(p, cfg, rmsNorm(xs.ref, p.attnNorm, cfg.rmsNormEps), inp.cosS.ref, inp.sinS.ref);
-    const kS = np.concatenate([expand(prefix.k.ref), rest.k], 1);
-    const vS = np.concatenate([expand(prefix.v.ref), rest.v], 1);
-    xp = xp.add(attend(cfg, pp.wo, prefix.q, prefix.k, prefix.v, inp.biasP.ref));
-    xs = xs.add(attend(cfg, p.wo, rest.q, kS, vS, inp.biasS.ref));
-    xp = xp.ref.add(mlp(pp, rmsNorm(xp, pp.mlpNorm, cfg.rmsNormEps)));
-    xs = xs.ref.add(mlp(p, rmsNorm(xs, p.mlpNorm, cfg.rmsNormEps)));
+    const { q, k, v } = projectQkv(p, cfg, rmsNorm(x.ref, p.attnNorm, cfg.rmsNormEps).reshape([N, 1, D]), cos.ref, sin.ref);
+    const [qp, qs] = split(q, cfg.numHeads);
+    const [kp, ks] = split(k, K);
+    const [vp, vs] = split(v, K);
+    const kS = np.concatenate([expand(kp.ref), ks], 1);
+    const vS = np.concatenate([expand(vp.ref), vs], 1);
+    const outP = attend(cfg, p.wo.ref, qp, kp, vp, inp.biasP.ref); // [U, P, D]
+    const outS = attend(cfg, p.wo, qs, kS, vS, inp.biasS.ref); // [R, S, D]
+    x = x.add(rows(outP, outS, [D]));
+    x = x.ref.add(mlp(p, rmsNorm(x, p.mlpNorm, cfg.rmsNormEps)));
   }
-  tree.dispose([inp.cosP, inp.sinP, inp.cosS, inp.sinS, inp.biasP, inp.biasS]);
-  const hp = rmsNorm(xp, params.norm.ref, cfg.rmsNormEps);
-  const hs = rmsNorm(xs, params.norm, cfg.rmsNormEps);
-  const head = { embed: params.embed.ref, ...(params.lmHead ? { lmHead: params.lmHead.ref } : {}) };
-  const pre = targetLogprobs(lmHead(head, hp), inp.targetsP);
-  const post = targetLogprobs(lmHead(params, hs), inp.targetsS);
-  return { lpP: pre.lp, entP: pre.ent, lpS: post.lp, entS: post.ent };
+  tree.dispose([cos, sin, inp.biasP, inp.biasS]);
+  const V = inp.targetsP.shape[2]!;
+  const { lp, ent } = targetLogprobs(lmHead(params, rmsNorm(x, params.norm, cfg.rmsNormEps)), rows(inp.targetsP, inp.targetsS, [V])); // [N]
+  const pre = (a: np.Array) => a.ref.slice([0, UP]).reshape([U, P]);
+  const rest = (a: np.Array) => a.slice([UP, N]).reshape([R, S]);
+  return { lpP: pre(lp), entP: pre(ent), lpS: rest(lp), entS: rest(ent) };
 }
