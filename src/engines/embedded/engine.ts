@@ -41,7 +41,7 @@ import type {
 import { readHfConfig, type ModelConfig } from "./hf-config.ts";
 import type { Tokenizer } from "../../tokenizers/types.ts";
 import { decoder, lmHead, prefixTokenLogprobs, tokenLogprobs, type KvCache, type Params } from "./model.ts";
-import { passLength, planSharedPrefix, pow2, prefixShift, prefixUnshift, roundUp } from "./prefix.ts";
+import { passLength, planSharedPrefix, pow2, prefixShift, prefixUnshift, roundUp, type PrefixPlan } from "./prefix.ts";
 import { adamwUpdate, sumOfSquares, type Tensors } from "./optimizer.ts";
 import { sampleToken } from "./sampling.ts";
 import { ensureJax, jaxDevice } from "./runtime.ts";
@@ -248,7 +248,6 @@ export class EmbeddedEngine implements Engine {
   private passInputs(weights: Tensors, batch: TokenBatch): Pass {
     const { batchSize: B, seqLen: T, tokens, lengths } = batch;
     const V = this.config.vocabSize;
-    const Tp = passLength(T, LEN_BUCKET);
     for (let b = 0; b < B; b++) {
       const len = Math.min(lengths[b]!, T);
       for (let t = 0; t < len; t++) {
@@ -259,21 +258,30 @@ export class EmbeddedEngine implements Engine {
     // Token t of row b, or −1 past the row's length / the batch.
     const tok = (b: number, t: number) => (b < B && t < Math.min(lengths[b]!, T) ? tokens[b * T + t]! : -1);
     const plan = this.opts.sharedPrefix === false ? null : planSharedPrefix(batch, LEN_BUCKET);
-    if (!plan) {
-      const Bp = pow2(B);
-      const ids = Int32Array.from({ length: Bp * Tp }, (_, i) => Math.max(0, tok(Math.floor(i / Tp), i % Tp)));
-      const { cos, sin } = this.rope(Int32Array.from({ length: Tp }, (_, i) => i), 1, Tp);
-      return {
-        kind: "full",
-        xs: [this.embed(weights, ids, Bp, Tp)],
-        fixed: [cos, sin, EmbeddedEngine.causalBias(0, Tp), EmbeddedEngine.oneHot((r, t) => tok(r, t + 1), Bp, Tp, V)],
-        ids: [ids],
-        unshift: ([lp, ent]) => [this.unshift(lp!, batch, Tp), this.unshift(ent!, batch, Tp)],
-        shift: (cLp, cEnt) => [this.shift(cLp, batch, Bp, Tp), this.shift(cEnt, batch, Bp, Tp)],
-      };
-    }
+    return plan ? this.prefixPass(weights, batch, tok, plan) : this.fullPass(weights, batch, tok);
+  }
+
+  /** Every row's positions 0..Tp−1 (model.ts tokenLogprobs). `tok(b, t)`: token t of row b, −1 outside. */
+  private fullPass(weights: Tensors, batch: TokenBatch, tok: (b: number, t: number) => number): Pass {
+    const Tp = passLength(batch.seqLen, LEN_BUCKET);
+    const Bp = pow2(batch.batchSize);
+    const ids = Int32Array.from({ length: Bp * Tp }, (_, i) => Math.max(0, tok(Math.floor(i / Tp), i % Tp)));
+    const { cos, sin } = this.rope(Int32Array.from({ length: Tp }, (_, i) => i), 1, Tp);
+    return {
+      kind: "full",
+      xs: [this.embed(weights, ids, Bp, Tp)],
+      fixed: [cos, sin, EmbeddedEngine.causalBias(0, Tp), EmbeddedEngine.oneHot((r, t) => tok(r, t + 1), Bp, Tp, this.config.vocabSize)],
+      ids: [ids],
+      unshift: ([lp, ent]) => [this.unshift(lp!, batch, Tp), this.unshift(ent!, batch, Tp)],
+      shift: (cLp, cEnt) => [this.shift(cLp, batch, Bp, Tp), this.shift(cEnt, batch, Bp, Tp)],
+    };
+  }
+
+  /** Each group's shared positions 0..P−1 once, every row's P..P+S−1 (model.ts prefixTokenLogprobs). */
+  private prefixPass(weights: Tensors, batch: TokenBatch, tok: (b: number, t: number) => number, plan: PrefixPlan): Pass {
     const { n, shared: P, rest: S } = plan;
-    const U = pow2(B / n);
+    const V = this.config.vocabSize;
+    const U = pow2(batch.batchSize / n);
     const idsP = Int32Array.from({ length: U * P }, (_, i) => Math.max(0, tok(Math.floor(i / P) * n, i % P)));
     const idsS = Int32Array.from({ length: U * n * S }, (_, i) => Math.max(0, tok(Math.floor(i / S), P + (i % S))));
     const ropeP = this.rope(Int32Array.from({ length: P }, (_, i) => i), 1, P);
@@ -283,12 +291,8 @@ export class EmbeddedEngine implements Engine {
       kind: "prefix",
       xs: [this.embed(weights, idsP, U, P), this.embed(weights, idsS, U * n, S)],
       fixed: [
-        ropeP.cos,
-        ropeP.sin,
-        ropeS.cos,
-        ropeS.sin,
-        EmbeddedEngine.causalBias(0, P),
-        EmbeddedEngine.causalBias(P, S),
+        ...[ropeP.cos, ropeP.sin, ropeS.cos, ropeS.sin],
+        ...[EmbeddedEngine.causalBias(0, P), EmbeddedEngine.causalBias(P, S)],
         EmbeddedEngine.oneHot((g, t) => tok(g * n, t + 1), U, P, V),
         EmbeddedEngine.oneHot((r, t) => tok(r, P + t + 1), U * n, S, V),
       ],
