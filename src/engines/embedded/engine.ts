@@ -57,7 +57,7 @@ type Forward = (p: Params, xs: np.Array[], fixed: np.Array[]) => np.Array[];
 /**
  * One training/scoring pass's inputs and layout maps. `full`: xs = [x0 [Bp, Tp, D]], fixed = [cos,
  * sin, bias, targets], outputs [lp, ent] [Bp, Tp]. `prefix` (model.ts prefixTokenLogprobs): xs =
- * [x0p, x0s], fixed = [cosP, sinP, cosS, sinS, biasP, biasS, targetsP, targetsS], outputs [lpP,
+ * [x0p, x0s], fixed = [cos, sin, biasP, biasS, targets] (per stacked position), outputs [lpP,
  * entP, lpS, entS].
  */
 interface Pass {
@@ -124,8 +124,8 @@ export class EmbeddedEngine implements Engine {
       const { lp, ent } = tokenLogprobs(p, cfg, x0!, cos!, sin!, bias!, targets!);
       return [lp, ent];
     };
-    const prefix: Forward = (p, [x0p, x0s], [cosP, sinP, cosS, sinS, biasP, biasS, targetsP, targetsS]) => {
-      const r = prefixTokenLogprobs(p, cfg, { x0p: x0p!, x0s: x0s!, cosP: cosP!, sinP: sinP!, cosS: cosS!, sinS: sinS!, biasP: biasP!, biasS: biasS!, targetsP: targetsP!, targetsS: targetsS! });
+    const prefix: Forward = (p, [x0p, x0s], [cos, sin, biasP, biasS, targets]) => {
+      const r = prefixTokenLogprobs(p, cfg, { x0p: x0p!, x0s: x0s!, cos: cos!, sin: sin!, biasP: biasP!, biasS: biasS!, targets: targets! });
       return [r.lpP, r.entP, r.lpS, r.entS];
     };
     // grad of Σ_i outputs_i · cotangents_i with respect to the parameters and the embeddings.
@@ -217,7 +217,7 @@ export class EmbeddedEngine implements Engine {
     return np.take(weights["model.embed_tokens.weight"]!.ref, idx, 0);
   }
 
-  /** One-hot targets [rows·len·V] of `ids` [rows, len + 1] shifted by one (position t predicts id t + 1; id −1 = none). */
+  /** One-hot targets [rows, len, V]: position t of row r is the one-hot of next(r, t) (−1: all zero). */
   private static oneHot(next: (r: number, t: number) => number, rows: number, len: number, V: number): np.Array {
     const out = new Float32Array(rows * len * V);
     for (let r = 0; r < rows; r++)
@@ -282,19 +282,22 @@ export class EmbeddedEngine implements Engine {
     const { n, shared: P, rest: S } = plan;
     const V = this.config.vocabSize;
     const U = pow2(batch.batchSize / n);
-    const idsP = Int32Array.from({ length: U * P }, (_, i) => Math.max(0, tok(Math.floor(i / P) * n, i % P)));
-    const idsS = Int32Array.from({ length: U * n * S }, (_, i) => Math.max(0, tok(Math.floor(i / S), P + (i % S))));
-    const ropeP = this.rope(Int32Array.from({ length: P }, (_, i) => i), 1, P);
-    const ropeS = this.rope(Int32Array.from({ length: S }, (_, i) => P + i), 1, S);
+    // Positions stacked as rows: each group's 0..P−1 (read from its first row), then every row's P..P+S−1.
+    const UP = U * P;
+    const N = UP + U * n * S;
+    const rowOf = (i: number) => (i < UP ? Math.floor(i / P) * n : Math.floor((i - UP) / S));
+    const posOf = (i: number) => (i < UP ? i % P : P + ((i - UP) % S));
+    const ids = Int32Array.from({ length: N }, (_, i) => Math.max(0, tok(rowOf(i), posOf(i))));
+    const { cos, sin } = this.rope(Int32Array.from({ length: N }, (_, i) => posOf(i)), N, 1);
+    const idsP = ids.slice(0, UP);
+    const idsS = ids.slice(UP);
     const arr = (a: Float32Array, shape: number[]) => np.array(a).reshape(shape);
     return {
       kind: "prefix",
       xs: [this.embed(weights, idsP, U, P), this.embed(weights, idsS, U * n, S)],
       fixed: [
-        ...[ropeP.cos, ropeP.sin, ropeS.cos, ropeS.sin],
-        ...[EmbeddedEngine.causalBias(0, P), EmbeddedEngine.causalBias(P, S)],
-        EmbeddedEngine.oneHot((g, t) => tok(g * n, t + 1), U, P, V),
-        EmbeddedEngine.oneHot((r, t) => tok(r, P + t + 1), U * n, S, V),
+        ...[cos, sin, EmbeddedEngine.causalBias(0, P), EmbeddedEngine.causalBias(P, S)],
+        EmbeddedEngine.oneHot((i) => tok(rowOf(i), posOf(i) + 1), N, 1, V).reshape([N, V]),
       ],
       ids: [idsP, idsS],
       unshift: ([lpP, entP, lpS, entS]) => [prefixUnshift(lpP!, lpS!, batch, plan), prefixUnshift(entP!, entS!, batch, plan)],

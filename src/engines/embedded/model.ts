@@ -272,17 +272,17 @@ export interface PrefixInputs {
   x0p: np.Array;
   /** [U·n, S, D] embeddings of every row's remaining tokens (row u·n + j is sample j of group u). */
   x0s: np.Array;
-  /** [1, P, 1, d/2] rotary tables at positions 0..P−1; cosS/sinS [1, S, 1, d/2] at P..P+S−1. */
-  cosP: np.Array;
-  sinP: np.Array;
-  cosS: np.Array;
-  sinS: np.Array;
+  /**
+   * [N, 1, 1, d/2] rotary tables of the N = U·P + U·n·S positions stacked as rows (the groups'
+   * shared positions 0..P−1, then every row's P..P+S−1), in the order of x0p then x0s.
+   */
+  cos: np.Array;
+  sin: np.Array;
   /** [1, 1, P, ≥P] causal mask of the prefix; biasS [1, 1, S, ≥P + S]: every prefix slot, causal over the rest (wider masks pad the keys, see `attend`). */
   biasP: np.Array;
   biasS: np.Array;
-  /** [U, P, V] one-hot targets of the prefix positions; targetsS [U·n, S, V] of the rest. */
-  targetsP: np.Array;
-  targetsS: np.Array;
+  /** [N, V] one-hot targets of the stacked positions (same order as cos). */
+  targets: np.Array;
 }
 
 /**
@@ -301,16 +301,13 @@ export function prefixTokenLogprobs(params: Params, cfg: ModelConfig, inp: Prefi
   const n = R / U;
   const K = cfg.numKvHeads;
   const d = cfg.headDim;
-  const half = d / 2;
   const UP = U * P;
   const N = UP + R * S;
   // Every position-wise op (norms, projections, MLP, head) runs once on all N positions, stacked
   // as rows (the groups' shared positions, then every row's own): fewer, larger kernels. Only
   // attention sees the two parts apart.
   const rows = (a: np.Array, b: np.Array, width: number[]) => np.concatenate([a.reshape([UP, ...width]), b.reshape([N - UP, ...width])], 0);
-  const perRow = (tP: np.Array, tS: np.Array) => rows(np.broadcastTo(tP, [U, P, 1, half]), np.broadcastTo(tS, [R, S, 1, half]), [1, 1, half]);
-  const cos = perRow(inp.cosP, inp.cosS); // [N, 1, 1, d/2]
-  const sin = perRow(inp.sinP, inp.sinS);
+  const { cos, sin } = inp;
   let x = rows(inp.x0p, inp.x0s, [D]); // [N, D]
   const split = (a: np.Array, heads: number) => [a.ref.slice([0, UP], [], [], []).reshape([U, P, heads, d]), a.slice([UP, N], [], [], []).reshape([R, S, heads, d])] as const;
   // [U, P, K, d] → [U·n, P, K, d]: each group's shared keys/values seen by its n rows.
@@ -328,8 +325,7 @@ export function prefixTokenLogprobs(params: Params, cfg: ModelConfig, inp: Prefi
     x = x.ref.add(mlp(p, rmsNorm(x, p.mlpNorm, cfg.rmsNormEps)));
   }
   tree.dispose([cos, sin, inp.biasP, inp.biasS]);
-  const V = inp.targetsP.shape[2]!;
-  const { lp, ent } = targetLogprobs(lmHead(params, rmsNorm(x, params.norm, cfg.rmsNormEps)), rows(inp.targetsP, inp.targetsS, [V])); // [N]
+  const { lp, ent } = targetLogprobs(lmHead(params, rmsNorm(x, params.norm, cfg.rmsNormEps)), inp.targets); // [N]
   const pre = (a: np.Array) => a.ref.slice([0, UP]).reshape([U, P]);
   const rest = (a: np.Array) => a.slice([UP, N]).reshape([R, S]);
   return { lpP: pre(lp), entP: pre(ent), lpS: rest(lp), entS: rest(ent) };
