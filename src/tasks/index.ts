@@ -14,6 +14,7 @@ import { datesTask } from "./dates.ts";
 import { ifevalTask } from "./ifeval.ts";
 import { maximumTask } from "./maximum.ts";
 import { scratchpadAdditionTask } from "./scratchpad.ts";
+import { wordProblemsTask } from "./word-problems.ts";
 
 export type { Example, Task, Verdict } from "./types.ts";
 export * from "./registry.ts";
@@ -35,7 +36,8 @@ export * from "./prompts.ts";
 export * from "./ifeval.ts";
 export * from "./maximum.ts";
 export * from "./scratchpad.ts";
+export * from "./word-problems.ts";
 
-for (const t of [additionTask, paddedAdditionTask, arithmeticTask, countdownTask, knightsKnavesTask, satTask, sudokuTask, jigsawTask, compactJigsawTask, graphTask, datesTask, ifevalTask, maximumTask, scratchpadAdditionTask]) {
+for (const t of [additionTask, paddedAdditionTask, arithmeticTask, countdownTask, knightsKnavesTask, satTask, sudokuTask, jigsawTask, compactJigsawTask, graphTask, datesTask, ifevalTask, maximumTask, scratchpadAdditionTask, wordProblemsTask]) {
   if (!hasTask(t.name)) registerTask(t);
 }

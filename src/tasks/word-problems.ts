@@ -1,0 +1,110 @@
+/**
+ * `word-problems`: GSM8K-style arithmetic word problems in natural language, for chat models.
+ *
+ * A story about one person and one kind of item: a starting amount, then d events (buys, gets,
+ * gives away, loses, packs into boxes of k, shares equally among k friends), then a question. The
+ * answer is an integer; every intermediate amount is a non-negative integer (divisions are exact).
+ * Difficulty d ∈ 1..6 is the number of events; operands grow with d (up to 10·(d+1) for additions,
+ * up to 2 + d for factors). The prompt ends with the instruction to put the final answer after
+ * `####` (GSM8K's convention); `solution` is a worked solution ending in `#### n`.
+ *
+ * Verifier: the math verifier on the final answer (`#### n`, `\boxed{n}`, "the answer is n"; see
+ * docs/rewards-math.md), so a response in any of the conventions a chat model writes is graded,
+ * and a response with no final-answer statement scores 0.
+ *
+ * Source: the layout of GSM8K (Cobbe et al. 2021, arXiv:2110.14168): a question in prose and an
+ * integer answer after `####`. The stories are generated, not taken from the dataset.
+ */
+import { verifyMath } from "../rewards/math/index.ts";
+import type { Rng } from "./rng.ts";
+import { checkDifficulty, generateInSplit, type GenerateOptions } from "./split.ts";
+import type { Example, Task, Verdict } from "./types.ts";
+
+const NAMES = ["Mia", "Noah", "Ava", "Liam", "Zoe", "Omar", "Lena", "Ravi", "Ines", "Kofi", "Yuki", "Sam"];
+const ITEMS = ["apples", "marbles", "stickers", "pencils", "cookies", "stamps", "shells", "cards", "books", "coins"];
+
+/** One event of a story: how it reads and what it does to the amount. */
+interface Event {
+  text: string;
+  apply: (x: number) => number;
+  step: (x: number) => string;
+}
+
+const MAX_DIFFICULTY = 6;
+
+/** An event applicable to the current amount `x` (never makes it negative or fractional). */
+function drawEvent(rng: Rng, x: number, d: number, who: string, item: string): Event {
+  const add = rng.int(2, 10 * (d + 1));
+  const kinds = ["buy", "get"];
+  if (x >= 2) kinds.push("give", "lose");
+  if (x <= 60) kinds.push("times");
+  const divisors = [2, 3, 4, 5].filter((k) => x % k === 0 && x / k >= 1);
+  if (divisors.length > 0) kinds.push("share");
+  const kind = rng.pick(kinds);
+  switch (kind) {
+    case "buy":
+      return { text: `${who} buys ${add} more ${item}.`, apply: (v) => v + add, step: (v) => `${v} + ${add} = ${v + add}` };
+    case "get":
+      return { text: `A friend gives ${who} ${add} ${item}.`, apply: (v) => v + add, step: (v) => `${v} + ${add} = ${v + add}` };
+    case "give": {
+      const k = rng.int(1, x - 1);
+      return { text: `${who} gives ${k} ${item} to a neighbour.`, apply: (v) => v - k, step: (v) => `${v} - ${k} = ${v - k}` };
+    }
+    case "lose": {
+      const k = rng.int(1, x - 1);
+      return { text: `${who} loses ${k} of the ${item}.`, apply: (v) => v - k, step: (v) => `${v} - ${k} = ${v - k}` };
+    }
+    case "times": {
+      const k = rng.int(2, 2 + d);
+      return { text: `Then the number of ${item} ${who} has becomes ${k} times as large.`, apply: (v) => v * k, step: (v) => `${v} * ${k} = ${v * k}` };
+    }
+    default: {
+      const k = rng.pick(divisors);
+      return { text: `${who} splits the ${item} into ${k} equal piles and keeps one pile.`, apply: (v) => v / k, step: (v) => `${v} / ${k} = ${v / k}` };
+    }
+  }
+}
+
+/** Build one story with `d` events. */
+function makeProblem(rng: Rng, d: number) {
+  const who = rng.pick(NAMES);
+  const item = rng.pick(ITEMS);
+  let x = rng.int(3, 10 * (d + 1));
+  const lines = [`${who} has ${x} ${item}.`];
+  const steps: string[] = [];
+  for (let i = 0; i < d; i++) {
+    const e = drawEvent(rng, x, d, who, item);
+    lines.push(e.text);
+    steps.push(e.step(x));
+    x = e.apply(x);
+  }
+  const question = `${lines.join(" ")} How many ${item} does ${who} have now?`;
+  const prompt = `${question}\nSolve it step by step, then write the final answer as a number after "####".`;
+  const answer = String(x);
+  return { prompt, answer, solution: `${steps.join("\n")}\n#### ${answer}`, key: question, meta: { events: d } };
+}
+
+/**
+ * Grade a response to a word problem: the math verifier on its final answer against the integer
+ * answer. Never throws; a response with no final answer scores 0.
+ */
+export function verifyWordProblem(response: string, example: Example): Verdict {
+  const v = verifyMath(typeof response === "string" ? response : "", example.answer);
+  return { correct: v.correct, reward: v.correct ? 1 : 0, extracted: v.extracted ?? null, reason: v.reason ?? (v.correct ? "ok" : "wrong answer") };
+}
+
+/** GSM8K-style arithmetic word problems for chat models; difficulty = number of events (1..6). */
+export const wordProblemsTask: Task = {
+  name: "word-problems",
+  difficulties: {
+    min: 1,
+    max: MAX_DIFFICULTY,
+    default: 1,
+    description: "number of events in the story (each one +, -, × or an exact ÷); numbers grow with it; the answer is an integer written after ####",
+  },
+  generate(g: GenerateOptions): Example {
+    checkDifficulty("word-problems", g.difficulty, 1, MAX_DIFFICULTY);
+    return generateInSplit("word-problems", g, (rng) => makeProblem(rng, g.difficulty));
+  },
+  verify: verifyWordProblem,
+};
