@@ -22,6 +22,7 @@ import { fromIFEval, type Constraint } from "../../rewards/ifeval/index.ts";
 import type { CodeTest } from "../../rewards/code/run-tests.ts";
 import "../../rewards/verifiers.ts";
 import { getVerifier } from "../../rewards/registry.ts";
+import { exampleIssue } from "../../rewards/example-schema.ts";
 import type { Verdict } from "../../rewards/types.ts";
 import type { Example } from "../../tasks/types.ts";
 
@@ -65,7 +66,8 @@ export async function verifyRow(kind: Kind, row: Row, opts: { timeoutMs?: number
     case "exact":
     case "f1":
       if (Array.isArray(row.reference)) meta.answers = row.reference;
-      else ex.answer = String(row.reference);
+      else if (typeof row.reference === "string" || typeof row.reference === "number") ex.answer = String(row.reference);
+      else need(row, "reference", kind);
       if (kind === "f1" && typeof row.threshold === "number") options = { threshold: row.threshold };
       break;
     case "format":
@@ -92,7 +94,19 @@ export async function verifyRow(kind: Kind, row: Row, opts: { timeoutMs?: number
       options = { ...opts.judge, ...(row.options as Record<string, unknown> | undefined) };
       break;
   }
-  return (await getVerifier(kind).verify(response, ex, { options })) as ShownVerdict;
+  const verifier = getVerifier(kind);
+  // Fail closed: a line the verifier's schema refuses is an error naming its field, never graded.
+  const issue = verifier.exampleSchema ? exampleIssue(verifier.exampleSchema, ex) : null;
+  if (issue) throw new Error(`field "${lineField(issue.field)}": ${issue.message}`);
+  return (await verifier.verify(response, ex, { options })) as ShownVerdict;
+}
+
+/** An example field path as the input line's field: `answer` → `reference`, `meta.tests[0]` → `tests[0]`. */
+function lineField(path: string): string {
+  if (/^answer(?=$|[.[])/.test(path)) return "reference" + path.slice(6);
+  if (/^meta\.answers(?=$|[.[])/.test(path)) return "reference" + path.slice(12);
+  if (/^meta\./.test(path)) return path.slice(5);
+  return path || "(line)";
 }
 
 async function* lines(file: string | undefined): AsyncGenerator<{ n: number; text: string }> {
