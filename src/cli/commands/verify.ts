@@ -14,6 +14,8 @@
  * verify-audit: a labeled file, each line {"response", "reference" (or the fields above),
  * "equivalent": bool} ("label"/"expected" accepted too), optional "category"; prints false-negative
  * and false-positive rates, per-category counts (when lines have a "category") and the misses as JSON.
+ * verify-audit --attack <dataset> --reward <spec>: the attack library against the dataset's rows
+ * under a reward (./audit-attack.ts); a table of every attack that scored above 0, exit 1 if any.
  */
 import { createReadStream } from "node:fs";
 import { createInterface } from "node:readline";
@@ -23,6 +25,7 @@ import type { CodeTest } from "../../rewards/code/run-tests.ts";
 import "../../rewards/verifiers.ts";
 import { getVerifier } from "../../rewards/registry.ts";
 import { exampleIssue } from "../../rewards/example-schema.ts";
+import { runAttackAudit, type AttackAuditOptions } from "./audit-attack.ts";
 import type { Verdict } from "../../rewards/types.ts";
 import type { Example } from "../../tasks/types.ts";
 
@@ -171,13 +174,29 @@ export function register(program: Command): void {
 
   program
     .command("verify-audit")
-    .description("false-negative / false-positive rates of a verifier on a labeled JSONL file")
-    .argument("<file>", 'JSONL with {"response", "reference", "equivalent": bool} per line')
+    .description("audit a verifier: false-negative / false-positive rates on a labeled JSONL file, or --attack <dataset> --reward <spec>: every degenerate or adversarial response that scores above 0")
+    .argument("[file]", 'JSONL with {"response", "reference", "equivalent": bool} per line (not with --attack)')
     .option("--kind <kind>", `verifier: ${KINDS.join(" | ")}`, "math")
     .option("--max-misses <n>", "misses listed in the report", (v) => parseInt(v, 10), 50)
     .option("--judge-url <url>", "judge: the grader's OpenAI-compatible base URL")
     .option("--judge-model <id>", "judge: the grader's model id")
-    .action(async (file: string, o: { kind: string; maxMisses: number; judgeUrl?: string; judgeModel?: string }) => {
+    .option("--attack <dataset>", "run the attack library against this dataset's rows (JSONL/Parquet) under --reward; exit 1 when any attack scores above 0")
+    .option("--reward <spec>", "--attack: a verifier name, a reward block ('{components: [...]}'), a module (./r.ts#score) or a run config (.yaml)")
+    .option("--plugin <module>", "--attack: import a module that registers verifiers (repeatable)", (v: string, prev: string[] = []) => [...prev, v])
+    .option("--preset <name>", "--attack: the dataset's preset (generic, gsm8k, math, deepscaler, orz)")
+    .option("--task <name>", "--attack: task name for rows without one")
+    .option("--limit <n>", "--attack: audit at most this many rows", (v) => parseInt(v, 10))
+    .option("--attacks <names>", "--attack: only these attacks, comma-separated (default: all)")
+    .option("--skip-bad-rows", "--attack: skip and count rows the reward's schemas refuse instead of stopping")
+    .option("--json", "--attack: print the report as JSON")
+    .action(async (file: string | undefined, o: { kind: string; maxMisses: number; judgeUrl?: string; judgeModel?: string; attack?: string; reward?: string; plugin?: string[]; preset?: string; task?: string; limit?: number; attacks?: string; skipBadRows?: boolean; json?: boolean }) => {
+      if (o.attack !== undefined) {
+        if (file !== undefined) throw new Error("rlvr verify-audit: give either a labeled file or --attack <dataset>, not both");
+        const found = await runAttackAudit(o.attack, { ...o, preset: o.preset as AttackAuditOptions["preset"], onBadRow: o.skipBadRows ? "skip" : "error" });
+        if (found > 0) process.exitCode = 1;
+        return;
+      }
+      if (file === undefined) throw new Error("rlvr verify-audit: give a labeled JSONL file, or --attack <dataset> --reward <spec>");
       const kind = checkKind(o.kind);
       const t0 = performance.now();
       let positives = 0;
