@@ -1,0 +1,86 @@
+// rlvr verify-audit --attack / auditReward: the attack library finds a weak reward's exploits and
+// reports none on sound rewards with valid rows (the controls).
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { auditReward, formatAuditReport } from "../../src/rewards/audit/index.ts";
+import { ATTACKS, isReferenceAnswer } from "../../src/rewards/audit/attacks.ts";
+import { runAttackAudit } from "../../src/cli/commands/audit-attack.ts";
+import type { Example } from "../../src/tasks/types.ts";
+import "./fixtures/schema-rewards.ts";
+
+const ex = (id: string, prompt: string, answer: string, meta?: Record<string, unknown>): Example => ({ id, prompt, answer, task: "t", ...(meta ? { meta } : {}) });
+const mathRows = [ex("m1", "What is 3 + 4? Box the answer.", "7"), ex("m2", "How many legs do 3 spiders have?", "24"), ex("m3", "What is half of one?", "\\frac{1}{2}")];
+
+test("every attack makes responses that are not the reference, row-specific where it can", () => {
+  const e = mathRows[0]!;
+  const all = ATTACKS.flatMap((a) => a.responses(e).filter((r) => !isReferenceAnswer(r, e)).map((r) => [a.name, r] as const));
+  assert.ok(all.length > 100);
+  // The sweep meets the answer (7): those responses are correct answers and are left out.
+  assert.ok(isReferenceAnswer("\\boxed{7}", e) && isReferenceAnswer("The answer is 7.", e) && isReferenceAnswer("7", e));
+  assert.ok(!isReferenceAnswer("\\boxed{8} or \\boxed{7}", e) && !isReferenceAnswer("7 or more", e));
+  const names = new Set(all.map(([n]) => n));
+  for (const a of ATTACKS) if (a.name !== "stub-solution") assert.ok(names.has(a.name), a.name);
+  assert.ok(all.some(([n, r]) => n === "words-after-number" && r === "7 or more"));
+  assert.ok(all.some(([n, r]) => n === "hedged-boxes" && r === "\\boxed{8} or \\boxed{7}"));
+  // Stubs are named after the functions the tests call.
+  const code = ex("k", "Write add.", "-", { tests: [{ call: "add(1, 2)", expected: 3 }] });
+  assert.ok(ATTACKS.find((a) => a.name === "stub-solution")!.responses(code).some((r) => r.includes("def add(*args, **kwargs)")));
+  // A multiple-choice key's option text is the answer too.
+  assert.ok(isReferenceAnswer("7", ex("c", "A) 3 B) 7", "B", { options: ["3", "7"] })));
+});
+
+test("a deliberately weak reward (1 when the response holds a digit) is reported", async () => {
+  const r = await auditReward(mathRows, { verifier: "fixture-has-digit" });
+  assert.ok(r.findings.length > 50, formatAuditReport(r));
+  for (const a of ["one-digit", "small-integers", "words-after-number", "hedged-boxes", "very-long"]) assert.ok(r.byAttack[a]! > 0, a);
+  assert.ok(!r.byAttack.empty && !r.byAttack.whitespace); // no digit, no reward: the report is precise
+  const f = r.findings.find((x) => x.attack === "one-digit")!;
+  assert.deepEqual([f.row, f.id, f.score], [1, "m1", 1]);
+  assert.match(formatAuditReport(r), /^audited 3 rows with \d+ attacks[\s\S]*\nattack +row +score +response\none-digit +1 \(m1\) +1 +"0"\n/);
+});
+
+test("control: a strict whole-response exact match reports none", async () => {
+  const r = await auditReward(mathRows, { verifier: "exact", options: { extract: false } });
+  assert.equal(r.findings.length, 0, formatAuditReport(r));
+  assert.ok(r.responses > 300);
+  assert.match(formatAuditReport(r), /no attack scored above 0/);
+});
+
+test("composite rewards are audited as a whole (a format bonus alone is reported)", async () => {
+  const r = await auditReward(mathRows.slice(0, 1), { components: [{ verifier: "format", weight: 0.2, options: { template: "think-answer" } }, { verifier: "exact", options: { extract: false } }] });
+  const hits = r.findings.filter((f) => f.attack === "markup-only");
+  assert.ok(hits.length > 0, formatAuditReport(r));
+  assert.equal(hits[0]!.score, 0.2);
+  assert.deepEqual(Object.keys(hits[0]!.components!).sort(), ["exact", "format"]);
+});
+
+test("rows the reward's schemas refuse are not audited", async () => {
+  await assert.rejects(auditReward([ex("bad", "p", " ")], { verifier: "exact" }), /row 1 \(bad\): field "answer": the reference answer is empty/);
+  await assert.rejects(auditReward(mathRows, { verifier: "exact" }, { attacks: ["nope"] }), /unknown attack "nope"; attacks: empty, /);
+});
+
+test("rlvr verify-audit --attack: a plugin's weak reward is reported with exit 1; a sound one exits 0", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "rlvr-audit-"));
+  try {
+    const rows = join(dir, "rows.jsonl");
+    writeFileSync(rows, mathRows.map((e) => JSON.stringify({ prompt: e.prompt, answer: e.answer })).join("\n") + "\n");
+    const plugin = new URL("./fixtures/schema-rewards.ts", import.meta.url).pathname;
+    const run = (...args: string[]) => spawnSync(process.execPath, ["bin/rlvr.js", "verify-audit", "--attack", rows, ...args], { encoding: "utf8", env: { ...process.env, RLVR_FROM_SOURCE: "1", RLVR_ENGINE_PROBE: "off" } });
+    const weak = run("--reward", "fixture-has-digit", "--plugin", plugin, "--attacks", "empty,one-digit");
+    assert.equal(weak.status, 1, weak.stderr);
+    assert.match(weak.stdout, /scored above 0 — one-digit 29\n/);
+    assert.match(weak.stdout, /\none-digit +1 \(rows-1\) +1 +"0"\n/);
+    // In-process (one spawn is enough to check the wiring and the exit code).
+    let out = "";
+    assert.equal(await runAttackAudit(rows, { reward: "{verifier: exact, options: {extract: false}}", json: true }, (s) => void (out += s)), 0);
+    assert.deepEqual(JSON.parse(out).findings, []);
+    await assert.rejects(runAttackAudit(rows, {}), /^Error: rlvr verify-audit --attack: give --reward/);
+    await assert.rejects(runAttackAudit(rows, { reward: "{verifier: exact, weight: 2}" }), /^Error: --reward at reward: Unrecognized key: "weight"/);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
