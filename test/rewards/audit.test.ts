@@ -10,6 +10,8 @@ import { auditReward, formatAuditReport } from "../../src/rewards/audit/index.ts
 import { ATTACKS, isReferenceAnswer } from "../../src/rewards/audit/attacks.ts";
 import { runAttackAudit } from "../../src/cli/commands/audit-attack.ts";
 import type { Example } from "../../src/tasks/types.ts";
+import { verifyExactMatch, verifyTokenF1 } from "../../src/rewards/exact.ts";
+import { verifyChoice } from "../../src/rewards/choice.ts";
 import "./fixtures/schema-rewards.ts";
 
 const ex = (id: string, prompt: string, answer: string, meta?: Record<string, unknown>): Example => ({ id, prompt, answer, task: "t", ...(meta ? { meta } : {}) });
@@ -48,6 +50,23 @@ test("control: a strict whole-response exact match reports none", async () => {
   assert.equal(r.findings.length, 0, formatAuditReport(r));
   assert.ok(r.responses > 300);
   assert.match(formatAuditReport(r), /no attack scored above 0/);
+});
+
+test("built-in exact and choice with valid rows: no attack scores above 0", async () => {
+  const exact = await auditReward([...mathRows, ex("p", "Capital of France?", "Paris")], { verifier: "exact" });
+  assert.equal(exact.findings.length, 0, formatAuditReport(exact));
+  const choice = await auditReward([ex("c", "Pick: A) 3 B) 4 C) 7 D) 8", "C", { options: ["3", "4", "7", "8"] })], { verifier: "choice" });
+  assert.equal(choice.findings.length, 0, formatAuditReport(choice));
+});
+
+test("short answers fail closed on hedges; the controls still score 1", () => {
+  const hedges = ["\\boxed{8} or \\boxed{7}", "\\boxed{8}\\boxed{7}", "<answer>8</answer> <answer>7</answer>", "A common mistake is \\boxed{7}; the answer is 8.", "\\boxed{7} is wrong. Final answer: 8", "\\boxed{7} \\boxed{}", "\\boxed{7} and \\boxed{8"];
+  for (const r of hedges) assert.equal(verifyExactMatch(r, "7").reward, 0, r);
+  for (const r of hedges) assert.equal(verifyTokenF1(r, "7").reward, 0, r);
+  for (const r of ["\\boxed{A} or \\boxed{C}", "<answer>A</answer><answer>C</answer>", "A common mistake is \\boxed{C}; the answer is A."]) assert.equal(verifyChoice(r, "C").reward, 0, r);
+  const controls = ["\\boxed{7}", "\\boxed{7} \\boxed{7}", "<answer>7</answer>", "So the answer is \\boxed{7}.", "\\boxed{7}\n\nThe answer is 7 because 3 + 4 = 7.", "\\boxed{7}\n\nI hope this answer is helpful.", "The answer is 7."];
+  for (const r of controls) assert.equal(verifyExactMatch(r, "7").reward, 1, r);
+  for (const r of ["\\boxed{C}", "<answer>C</answer>", "The answer is (C).", "\\boxed{C}\n\nThe answer is C because 7 is prime."]) assert.equal(verifyChoice(r, "C").reward, 1, r);
 });
 
 test("composite rewards are audited as a whole (a format bonus alone is reported)", async () => {
