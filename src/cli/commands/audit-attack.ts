@@ -24,6 +24,7 @@ export interface AttackAuditOptions {
   plugin?: string[];
   preset?: LoadOptions["preset"];
   task?: string;
+  /** Rows audited, from the top (default 100). */
   limit?: number;
   attacks?: string;
   onBadRow?: "error" | "skip";
@@ -67,11 +68,12 @@ export async function runAttackAudit(dataset: string, o: AttackAuditOptions, wri
   if (!o.reward) throw new Error("rlvr verify-audit --attack: give --reward <verifier | reward block | module.ts[#export] | run config.yaml>");
   if (o.plugin?.length) await loadPlugins(o.plugin, process.cwd(), "--plugin");
   const { reward, load } = await rewardOfSpec(o.reward);
-  const rows = await loadDataset(dataset, { ...load, ...(o.preset ? { preset: o.preset } : {}), ...(o.task ? { task: o.task } : {}), onBadRow: o.onBadRow ?? "error", limit: o.limit, check: reward.checkExample });
+  const rows = await loadDataset(dataset, { ...load, ...(o.preset ? { preset: o.preset } : {}), ...(o.task ? { task: o.task } : {}), onBadRow: o.onBadRow ?? "error", limit: o.limit ?? 100, check: reward.checkExample });
   if (rows.skipped > 0) process.stderr.write(`rlvr verify-audit: skipped ${rows.skipped} bad row(s) of ${dataset}; the first, line ${rows.skippedRows[0]!.line}: ${rows.skippedRows[0]!.reason}\n`);
   if (rows.examples.length === 0) throw new Error(`rlvr verify-audit: no rows to audit in ${dataset}`);
   const attacks = o.attacks?.split(",").map((s) => s.trim()).filter(Boolean);
-  const report = await auditReward(rows.examples, reward, { attacks });
+  const progress = process.stderr.isTTY ? (done: number, total: number) => process.stderr.write(`\rrlvr verify-audit: row ${done}/${total}${done === total ? "\n" : ""}`) : undefined;
+  const report = await auditReward(rows.examples, reward, { attacks, onRow: progress });
   write(o.json ? JSON.stringify({ dataset, reward: o.reward, skippedRows: rows.skipped, ...report }, null, 2) + "\n" : formatAuditReport(report, `rows of ${dataset} under reward ${o.reward}`));
   return report.findings.length;
 }

@@ -185,7 +185,7 @@ export function register(program: Command): void {
     .option("--plugin <module>", "--attack: import a module that registers verifiers (repeatable)", (v: string, prev: string[] = []) => [...prev, v])
     .option("--preset <name>", "--attack: the dataset's preset (generic, gsm8k, math, deepscaler, orz)")
     .option("--task <name>", "--attack: task name for rows without one")
-    .option("--limit <n>", "--attack: audit at most this many rows", (v) => parseInt(v, 10))
+    .option("--limit <n>", "--attack: audit the first n rows (default 100)", (v) => parseInt(v, 10))
     .option("--attacks <names>", "--attack: only these attacks, comma-separated (default: all)")
     .option("--skip-bad-rows", "--attack: skip and count rows the reward's schemas refuse instead of stopping")
     .option("--json", "--attack: print the report as JSON")
