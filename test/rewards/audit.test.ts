@@ -98,6 +98,10 @@ test("rlvr verify-audit --attack: a plugin's weak reward is reported with exit 1
     assert.equal(await runAttackAudit(rows, { reward: "{verifier: exact, options: {extract: false}}", json: true }, (s) => void (out += s)), 0);
     assert.deepEqual(JSON.parse(out).findings, []);
     await assert.rejects(runAttackAudit(rows, {}), /^Error: rlvr verify-audit --attack: give --reward/);
+    // A run config: its reward (a module with partial credit for any digit of the prompt) and data.
+    out = "";
+    assert.equal(await runAttackAudit("examples/custom-reward/train.jsonl", { reward: "examples/custom-reward/config.yaml", limit: 3, attacks: "empty,one-digit", json: true }, (s) => void (out += s)), 3 * 2);
+    assert.ok(JSON.parse(out).findings.every((f: { attack: string; score: number }) => f.attack === "one-digit" && f.score === 0.1));
     await assert.rejects(runAttackAudit(rows, { reward: "{verifier: exact, weight: 2}" }), /^Error: --reward at reward: Unrecognized key: "weight"/);
   } finally {
     rmSync(dir, { recursive: true, force: true });
