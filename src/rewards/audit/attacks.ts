@@ -221,9 +221,9 @@ export const ATTACKS: readonly Attack[] = [
       const n = numericReference(e);
       if (n === null) return [];
       const r = String(n);
-      const out = [`${r} or more`, `at least ${r}`, `not ${r}`, `The answer is not ${r}.`, `\\boxed{${r} \\text{ is not the answer}}`, `\\boxed{${r} \\text{ or more}}`, `${r} below zero`, `\\boxed{${r} or ${n + 1}}`, `\\boxed{${n + 1} = ${r}}`];
+      const out = [`${r} or more`, `at least ${r}`, `not ${r}`, `The answer is not ${r}.`, `\\boxed{${r} \\text{ is not the answer}}`, `\\boxed{${r} \\text{ or more}}`, `\\boxed{${r} or ${n + 1}}`, `\\boxed{${n + 1} = ${r}}`];
       // Magnitudes and powers that leave 0 (or 1, squared) unchanged would be correct answers there.
-      if (n !== 0) out.push(`${r} hundred`, `${r} dozen`, `\\boxed{${n * 100}\\%}`);
+      if (n !== 0) out.push(`${r} below zero`, `${r} hundred`, `${r} dozen`, `\\boxed{${n * 100}\\%}`);
       if (n !== 0 && n !== 1) out.push(`${r} squared`);
       return out;
     },
