@@ -1,7 +1,7 @@
 /**
  * Multiple-choice verifier: find the option the response chose and compare it with the key.
  */
-import { clip, lastBoxed, lastTag, normalizeAnswer } from "./text.ts";
+import { answerStatement, clip, normalizeAnswer } from "./text.ts";
 import type { Verdict } from "./types.ts";
 
 export interface ChoiceOptions {
@@ -57,14 +57,17 @@ function textLabel(span: string, opts: Map<string, string>): string | null {
 
 /**
  * Extract the chosen label from a response.
- * Order: last `\boxed{}`, last `<answer>` tag, last explicit phrase ("Answer: B", "the answer is
- * (C)"), a response that is only a label, a lone "(B)" on the last line, then option text.
+ * Order: the stated answer (`<answer>` tags, else `\boxed{}`es, else a final-answer phrase after
+ * them; see answerStatement — when they disagree the response hedges and chooses nothing), the
+ * last explicit phrase ("Answer: B", "the answer is (C)"), a response that is only a label, a lone "(B)" on the last line, then option text.
  * @returns the upper-cased label, or null when no choice can be found.
  */
 export function extractChoice(response: string, opts: ChoiceOptions = {}): string | null {
   const labels = (opts.labels ?? DEFAULT_LABELS).map((l) => l.toUpperCase());
   const texts = optionMap(labels, opts.options);
-  const spans = [lastBoxed(response), lastTag(response, "answer")].filter((x): x is string => x !== null);
+  const stated = answerStatement(response);
+  if (stated && "hedge" in stated) return null; // several different answers (boxes or tags) choose nothing
+  const spans = stated ? [stated.text] : [];
   for (const span of spans) {
     const l = bareLabel(span.trim(), labels) ?? phraseLabel(span, labels) ?? (texts.size ? textLabel(span, texts) : null);
     if (l) return l;

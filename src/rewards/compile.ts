@@ -24,7 +24,9 @@ import { findVerifier, toVerdict, verifierNames, type Verifier } from "./registr
 import { dapoOverlongPenalty } from "./shaping/overlong.ts";
 import { cosineLengthReward } from "./shaping/cosine.ts";
 import { grpoLambdaComponent } from "./shaping/grpo-lambda.ts";
-import { loadRewardExport, moduleSpecifierOf } from "./user-module.ts";
+import { loadRewardExport, moduleSpecifierOf, rewardExportSchema } from "./user-module.ts";
+import { exampleIssue, type ExampleIssue } from "./example-schema.ts";
+import type { ZodType } from "zod";
 import type { VerifierPool } from "./pool/pool.ts";
 import type { RewardGroup, Verdict } from "./types.ts";
 
@@ -61,6 +63,14 @@ export interface ScoredBatch {
   events: Record<string, number>;
 }
 
+/** A row that does not match the schema of a verifier the reward will call (see CompiledReward.checkExample). */
+export interface RewardExampleIssue extends ExampleIssue {
+  /** The component whose verifier refused it. */
+  component: string;
+  /** That verifier's registry name. */
+  verifier: string;
+}
+
 export interface CompiledReward {
   /** Component names, in order (each logged as `reward/<name>`). */
   names: string[];
@@ -72,6 +82,13 @@ export interface CompiledReward {
   fn: RewardFn<Example>;
   /** Score one response with the primary component's verifier and options (eval, hints). Never throws. */
   verifyOne(response: string, example: Example): Verdict | Promise<Verdict>;
+  /**
+   * Check an example against the `exampleSchema` of every component's verifier (the `task`
+   * verifier: the example's own task's verifier; a module: its export's schema), before any
+   * response to it is graded. Dataset loaders call it on each row (fail closed at load).
+   * @returns null when every schema matches; else the first issue, with component and verifier
+   */
+  checkExample(example: Example): RewardExampleIssue | null;
   /** Score a batch of responses (the RL step's reward stage). Never throws for what a response or verifier does. */
   scoreBatch(responses: readonly string[], examples: readonly Example[], info?: BatchInfo): Promise<ScoredBatch>;
 }
@@ -88,6 +105,8 @@ interface Part {
   timeoutMs: number | undefined;
   fallback: number | null;
   at: string;
+  /** The example schema of the verifier (a module's export's), when it declares one. */
+  schema?: ZodType;
 }
 
 /** Component names that would collide with the step's other reward/… metrics. */
@@ -125,13 +144,26 @@ async function resolvePart(c: RewardComponentConfig, at: string, o: CompileOptio
     } catch (e) {
       throw new Error(`config error at ${at}.module: ${(e as Error).message}`);
     }
-    return { name: c.name ?? exp, vname: "module", verifier: findVerifier("module")!, options: { module: spec, export: exp, options: c.options }, weight: c.weight, gate: c.gate, timeoutMs: timeoutMs ?? 10_000, fallback, at };
+    return { name: c.name ?? exp, vname: "module", verifier: findVerifier("module")!, options: { module: spec, export: exp, options: c.options }, weight: c.weight, gate: c.gate, timeoutMs: timeoutMs ?? 10_000, fallback, at, schema: rewardExportSchema(spec, exp) };
   }
   const v = findVerifier(c.verifier!);
   if (!v) throw new Error(`config error at ${at}.verifier: unknown verifier "${c.verifier}"; registered: ${verifierNames().join(", ")} (a plugin module can add more with registerVerifier/defineReward)`);
   v.checkOptions?.(c.options, `${at}.options`);
   if (c.verifier === "math") await preloadMath().catch(() => undefined);
-  return { name: c.name ?? c.verifier!, vname: c.verifier!, verifier: v, options: c.options, weight: c.weight, gate: c.gate, timeoutMs, fallback, at };
+  return { name: c.name ?? c.verifier!, vname: c.verifier!, verifier: v, options: c.options, weight: c.weight, gate: c.gate, timeoutMs, fallback, at, schema: v.exampleSchema };
+}
+
+/** The first schema issue of `example` over the parts' verifiers (see CompiledReward.checkExample). */
+function checkParts(parts: readonly Part[], example: Example): RewardExampleIssue | null {
+  for (const p of parts) {
+    // The `task` verifier grades with the example's own task's verifier: check against that one's schema.
+    const own = p.vname === "task" && example?.task && example.task !== "task" ? findVerifier(example.task) : undefined;
+    const schema = own ? own.exampleSchema : p.schema;
+    if (!schema) continue;
+    const issue = exampleIssue(schema, example);
+    if (issue) return { ...issue, component: p.name, verifier: own ? example.task : p.vname };
+  }
+  return null;
 }
 
 function inProcess(p: Part, stash: Stash): RewardComponent<Example> {
@@ -310,7 +342,8 @@ export async function compileReward(reward: RewardConfig, o: CompileOptions = {}
     return { verdicts, events };
   };
 
-  return { names: allNames, primary, verifiers: [...new Set(parts.map((p) => p.vname))], fn, verifyOne, scoreBatch };
+  const checkExample = (example: Example) => checkParts(parts, example);
+  return { names: allNames, primary, verifiers: [...new Set(parts.map((p) => p.vname))], fn, verifyOne, checkExample, scoreBatch };
 }
 
 /**

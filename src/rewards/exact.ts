@@ -1,19 +1,22 @@
 /**
  * Short-answer verifiers: normalised exact match and token F1 (SQuAD-style).
  */
-import { answerSpan, clip, normalizeAnswer } from "./text.ts";
+import { answerStatement, clip, normalizeAnswer } from "./text.ts";
 import type { Verdict } from "./types.ts";
 
 export interface ShortAnswerOptions {
   /** Judge only the answer span (`<answer>`, `\boxed{}`, "answer is …") when one exists
-   *  (default true); otherwise the whole response. */
+   *  (default true); otherwise the whole response. A response that states different answers
+   *  (`\boxed{3} or \boxed{4}`, two different `<answer>` tags) states none: it scores 0. */
   extract?: boolean;
   /** F1 at or above which `correct` is true (token F1 only; default 1 → exact token bag). */
   threshold?: number;
 }
 
 function span(response: string, opts: ShortAnswerOptions): string {
-  return opts.extract === false ? response : (answerSpan(response) ?? response);
+  if (opts.extract === false) return response;
+  const a = answerStatement(response);
+  return a === null ? response : "text" in a ? a.text : ""; // a hedge answers nothing
 }
 
 const refs = (reference: string | string[]) => (Array.isArray(reference) ? reference : [reference]).map(String);

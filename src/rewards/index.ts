@@ -20,9 +20,11 @@ export {
   type RewardReturn,
 } from "./registry.ts";
 export { BUILTIN_VERIFIERS, preloadMath } from "./verifiers.ts";
+export { exampleIssue, fieldPath, referenceAnswerSchema, choiceExampleSchema, formatExampleSchema, type ExampleIssue } from "./example-schema.ts";
+export { auditReward, formatAuditReport, ATTACKS, ATTACK_NAMES, isReferenceAnswer, type Attack, type AttackCategory, type AuditFinding, type AuditReport, type AuditOptions } from "./audit/index.ts";
 export { rewardConfigSchema, resolveRewardConfig, type RewardConfig, type RewardConfigInput } from "./config.ts";
-export { compileReward, rewardMetrics, type CompiledReward, type CompileOptions, type BatchInfo, type ScoredBatch } from "./compile.ts";
-export { loadRewardExport, moduleSpecifierOf, type ModuleOptions } from "./user-module.ts";
+export { compileReward, rewardMetrics, type CompiledReward, type CompileOptions, type BatchInfo, type ScoredBatch, type RewardExampleIssue } from "./compile.ts";
+export { loadRewardExport, moduleSpecifierOf, rewardExportSchema, type ModuleOptions } from "./user-module.ts";
 export { verifyChoice, extractChoice, type ChoiceOptions } from "./choice.ts";
 export { verifyExactMatch, verifyTokenF1, tokenF1, type ShortAnswerOptions } from "./exact.ts";
 export { verifyFormat, compileTemplate, type FormatOptions } from "./format.ts";

@@ -8,6 +8,7 @@
  * users add theirs with `registerVerifier` or `defineReward`, and a run config names any of them
  * (`reward: {verifier: name}`).
  */
+import type { ZodType } from "zod";
 import type { Example } from "../tasks/types.ts";
 import type { Verdict } from "./types.ts";
 
@@ -37,6 +38,12 @@ export interface GroupVerifyContext extends VerifyContext {
  *   instead of `verify` in a run; `verify` still serves single responses (eval, `rlvr verify`).
  * - `checkOptions(options, at)` (optional): validate config options once at load time; throw an
  *   Error whose message starts with `at` (e.g. "config error at reward.options.threshold: …").
+ * - `exampleSchema` (optional): a zod schema of the example fields the verifier reads (tests,
+ *   constraints, reference answers), checked against every row when a dataset loads for a run,
+ *   `rlvr eval`, `rlvr verify` and `rlvr verify-audit` (./example-schema.ts): a row that does not
+ *   match is a data error naming file, line and field (or skipped and counted under
+ *   `data.onBadRow: skip`) and is never graded. It parses the whole `Example` ({id, prompt,
+ *   answer, task, meta, …}); use loose objects so fields other verifiers read pass through.
  */
 export interface Verifier<E = Example> {
   name: string;
@@ -45,6 +52,7 @@ export interface Verifier<E = Example> {
   verify(response: string, example: E, ctx?: VerifyContext): Verdict | Promise<Verdict>;
   group?(responses: string[], examples: E[], ctx: GroupVerifyContext): (Verdict | number | null)[] | Promise<(Verdict | number | null)[]>;
   checkOptions?(options: unknown, at: string): void;
+  exampleSchema?: ZodType;
 }
 
 /** A verifier given as a bare function (wrapped into a `Verifier` by registerVerifier). */
@@ -56,12 +64,14 @@ const verifiers = new Map<string, Verifier<any>>();
  * Register a verifier under `name` in this thread (worker threads import the same modules, so
  * they register the same names).
  * @param verifier a Verifier object, or a function `(response, example, ctx) → Verdict`
+ * @param opts.exampleSchema the schema of the example fields a bare function reads (a Verifier
+ *   object carries its own `exampleSchema`)
  * @throws Error when `name` is empty, or taken by a different verifier and `opts.replace` is not
  *   set (registering the same object twice is a no-op)
  */
-export function registerVerifier<E = Example>(name: string, verifier: Verifier<E> | VerifyFn<E>, opts: { replace?: boolean } = {}): Verifier<E> {
+export function registerVerifier<E = Example>(name: string, verifier: Verifier<E> | VerifyFn<E>, opts: { replace?: boolean; exampleSchema?: ZodType } = {}): Verifier<E> {
   if (typeof name !== "string" || name.trim() === "") throw new Error("registerVerifier: expected a non-empty name");
-  const v: Verifier<E> = typeof verifier === "function" ? { name, verify: verifier } : verifier;
+  const v: Verifier<E> = typeof verifier === "function" ? { name, verify: verifier, ...(opts.exampleSchema ? { exampleSchema: opts.exampleSchema } : {}) } : verifier;
   if (typeof v.verify !== "function") throw new Error(`registerVerifier("${name}"): the verifier has no verify(response, example, ctx) function`);
   const old = verifiers.get(name);
   if (old && old !== v && !opts.replace && !(typeof verifier === "function" && old.verify === verifier)) {
@@ -153,6 +163,8 @@ export type RewardFunction<E = Example> = (response: string, example: E, ctx: Ve
  * @param def.score `(response, example, {step, options}) → number | boolean | {reward, …} | null`
  *                  (sync or async; null skips the sample), see toVerdict
  * @param def.group optional group-aware form (see Verifier.group)
+ * @param def.exampleSchema optional zod schema of the example fields `score` reads; rows that do
+ *                  not match are refused at load (see Verifier.exampleSchema)
  * @returns the registered Verifier
  * @throws Error when the name is taken (pass `replace: true` to override)
  * @example defineReward({ name: "short", score: (r) => (r.length < 50 ? 1 : 0) })
@@ -163,6 +175,7 @@ export function defineReward<E = Example>(def: {
   score: RewardFunction<E>;
   group?: Verifier<E>["group"];
   checkOptions?: Verifier<E>["checkOptions"];
+  exampleSchema?: ZodType;
   replace?: boolean;
 }): Verifier<E> {
   const v: Verifier<E> = {
@@ -176,6 +189,7 @@ export function defineReward<E = Example>(def: {
     },
     ...(def.group ? { group: def.group } : {}),
     ...(def.checkOptions ? { checkOptions: def.checkOptions } : {}),
+    ...(def.exampleSchema ? { exampleSchema: def.exampleSchema } : {}),
   };
   return registerVerifier(def.name, v, { replace: def.replace });
 }

@@ -8,6 +8,7 @@
  * file URL, so the pool can stop a function that hangs).
  */
 import { isAbsolute, resolve } from "node:path";
+import type { ZodType } from "zod";
 import { pathToFileURL } from "node:url";
 import type { Example } from "../tasks/types.ts";
 import { toVerdict, type Verifier, type VerifyContext } from "./registry.ts";
@@ -39,6 +40,16 @@ type Loaded = (response: string, example: Example, ctx: VerifyContext) => unknow
 const cache = new Map<string, Promise<Loaded>>();
 /** Exports already loaded, so that a synchronous function is called synchronously. */
 const ready = new Map<string, Loaded>();
+/** The example schemas of loaded exports that declare one (a Verifier's, or a function's `exampleSchema` property). */
+const schemas = new Map<string, ZodType>();
+
+/**
+ * The example schema a loaded reward export declares (`exampleSchema` on a Verifier object, a
+ * `defineReward` value or the function itself), or undefined (none, or not loaded yet).
+ */
+export function rewardExportSchema(spec: string, name = "default"): ZodType | undefined {
+  return schemas.get(`${spec}#${name}`);
+}
 
 /**
  * Import `spec` once and return its export `name` as a function of (response, example, ctx).
@@ -52,6 +63,8 @@ export function loadRewardExport(spec: string, name = "default"): Promise<Loaded
     p = ensureTypeScriptLoader(spec).then(() => import(spec)).then(
       (m: Record<string, unknown>) => {
         const x = m[name];
+        const schema = (x as { exampleSchema?: ZodType } | undefined)?.exampleSchema;
+        if (schema && typeof (schema as ZodType).safeParse === "function") schemas.set(key, schema);
         if (typeof x === "function") {
           ready.set(key, x as Loaded);
           return x as Loaded;

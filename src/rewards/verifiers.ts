@@ -35,6 +35,7 @@ import { getVerifier, hasVerifier, registerVerifier, type Verifier } from "./reg
 import { answerSpan, normalizeAnswer } from "./text.ts";
 import type { Verdict } from "./types.ts";
 import { moduleVerifier } from "./user-module.ts";
+import { choiceExampleSchema, formatExampleSchema, referenceAnswerSchema } from "./example-schema.ts";
 import "./judge.ts"; // registers the model-based verifier "judge"
 import { getTask, hasTask } from "../tasks/registry.ts";
 
@@ -82,6 +83,7 @@ const exact: Verifier = {
   description: "normalised exact match of the answer span with the reference",
   verify: (r, e, ctx) => verifyExactMatch(r, references(e), { extract: opts(ctx?.options).extract as boolean | undefined }),
   checkOptions: (o, at) => checkKeys(o, at, { extract: "boolean" }),
+  exampleSchema: referenceAnswerSchema,
 };
 
 const f1: Verifier = {
@@ -92,6 +94,7 @@ const f1: Verifier = {
     return verifyTokenF1(r, references(e), { extract: o.extract as boolean | undefined, threshold: o.threshold as number | undefined });
   },
   checkOptions: (o, at) => checkKeys(o, at, { extract: "boolean", threshold: "number" }),
+  exampleSchema: referenceAnswerSchema,
 };
 
 const choice: Verifier = {
@@ -105,6 +108,7 @@ const choice: Verifier = {
     return verifyChoice(r, String(e.answer), { options, labels });
   },
   checkOptions: (o, at) => checkKeys(o, at, { labels: "array" }),
+  exampleSchema: choiceExampleSchema,
 };
 
 let math: MathModule | null = null;
@@ -131,6 +135,7 @@ const format: Verifier = {
     return verifyFormat(r, { template, allowSurrounding: o.allowSurrounding as boolean | undefined, uniqueTags: o.uniqueTags as string[] | undefined });
   },
   checkOptions: (o, at) => checkKeys(o, at, { template: "string", allowSurrounding: "boolean", uniqueTags: "array" }),
+  exampleSchema: formatExampleSchema,
 };
 
 function constraintsOf(e: Example): Constraint[] {

@@ -58,6 +58,13 @@ export interface LoadOptions {
   task?: string;
   /** Read at most this many rows (after skipping blank lines). */
   limit?: number;
+  /**
+   * Check each example against what its reward will read (a compiled reward's `checkExample`:
+   * the verifiers' `exampleSchema`s). An issue makes the row bad — a DatasetError naming the
+   * row's field, or skipped and counted under onBadRow "skip" — so it is never graded.
+   * `field` is a path in the Example (`answer`, `meta.tests[0]`); it is reported as the row's field.
+   */
+  check?: (example: Example) => { field: string; message: string; verifier?: string } | null;
 }
 
 /** One skipped row and why. */
@@ -327,7 +334,21 @@ function rowToExample(row: unknown, line: number, stem: string, spec: PresetSpec
   if (messages) example.meta = { ...example.meta, messages };
   const sol = fields.solution !== undefined ? scalarText(getField(r, fields.solution)) : (made.solution ?? scalarText(r.solution));
   if (sol !== null && sol !== undefined) example.solution = sol;
+  const issue = opts.check?.(example);
+  if (issue) {
+    const field = rowField(issue.field, fields);
+    const by = issue.verifier ? ` (verifier "${issue.verifier}")` : "";
+    return { ok: false, field, detail: `field "${field}": ${issue.message}${by}; fix the row so the reward can grade it, or set data.onBadRow to "skip"` };
+  }
   return { ok: true, example };
+}
+
+/** An Example field path (`answer`, `prompt`, `meta.tests[0]`) as the row's field under the field map. */
+function rowField(path: string, fields: FieldMap): string {
+  const m = /^(prompt|answer|solution|id|task)(?=$|[.[])/.exec(path);
+  if (!m) return path || "(row)";
+  const mapped = fields[m[1] as keyof FieldMap] ?? m[1]!;
+  return mapped + path.slice(m[1]!.length);
 }
 
 /**

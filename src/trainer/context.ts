@@ -101,11 +101,16 @@ export async function buildEngine(cfg: RunConfig, tokenizer: Tokenizer, probeSha
   return openEngine(cfg.model, { tokenizer, seed: cfg.seed, probeShape });
 }
 
-/** Load or generate the train and test examples. */
-export async function buildData(cfg: RunConfig): Promise<{ train: Example[]; test: Example[] }> {
+/**
+ * Load or generate the train and test examples.
+ * @param check the run's reward's `checkExample` (fail closed at load): a loaded row that does
+ *   not match a verifier's `exampleSchema` is a DatasetError naming file, line and field, or
+ *   skipped and counted under data.onBadRow "skip"
+ */
+export async function buildData(cfg: RunConfig, check?: CompiledReward["checkExample"]): Promise<{ train: Example[]; test: Example[] }> {
   const d = cfg.data;
   const load = async (path: string) => {
-    const r = await loadDataset(path, { preset: d.preset, task: d.task, fields: d.fields, onBadRow: d.onBadRow });
+    const r = await loadDataset(path, { preset: d.preset, task: d.task, fields: d.fields, onBadRow: d.onBadRow, check });
     // data.onBadRow "skip": say how many rows were left out, and why the first one was.
     if (r.skipped > 0) process.stderr.write(`data: skipped ${r.skipped} bad row(s) of ${path} (data.onBadRow: skip); the first, line ${r.skippedRows[0]!.line}: ${r.skippedRows[0]!.reason}\n`);
     return r.examples;
@@ -129,9 +134,14 @@ export async function buildData(cfg: RunConfig): Promise<{ train: Example[]; tes
  * @throws Error `config error at …` as buildReward
  */
 export async function buildVerifier(cfg: RunConfig): Promise<(response: string, example: Example) => Verdict | Promise<Verdict>> {
+  return (await buildInProcessReward(cfg)).verifyOne;
+}
+
+/** The run's compiled reward, in-process (no verifier pool): for evaluation and audits of its rows. */
+export async function buildInProcessReward(cfg: RunConfig): Promise<CompiledReward> {
   const { reward, closePool } = await buildReward({ ...cfg, rl: cfg.rl && { ...cfg.rl, verifierPool: { ...cfg.rl.verifierPool, enabled: false } } });
   await closePool();
-  return reward.verifyOne;
+  return reward;
 }
 
 /** A synchronous view of a verifier: throws, naming it, when it answers with a promise. */
@@ -152,8 +162,10 @@ export function syncVerifier(verify: (r: string, e: Example) => Verdict | Promis
  */
 export async function buildContext(cfg: RunConfig, o: { engineAdvice?: (line: string) => void } = {}): Promise<RunContext> {
   const tokenizer = await buildTokenizer(cfg);
-  // Data before the engine: engine: auto (and the advice) probe with the run's prompt length.
-  const { train, test } = await buildData(cfg);
+  // The reward before the data (rows are checked against its verifiers' schemas as they load; the
+  // pool starts on first use), the data before the engine (engine: auto probes with its prompts).
+  const { reward, closePool } = await buildReward(cfg);
+  const { train, test } = await buildData(cfg, reward.checkExample);
   if (train.length === 0) throw new Error("data error: the training set is empty");
   const encodePrompt = (ex: Example) => {
     const text = renderPrompt(ex, { template: cfg.data.template });
@@ -167,7 +179,6 @@ export async function buildContext(cfg: RunConfig, o: { engineAdvice?: (line: st
     await engine.close();
     throw e;
   })) ?? undefined;
-  const { reward, closePool } = await buildReward(cfg);
   const close = async () => {
     await sampler?.close?.();
     await engine.close();

@@ -15,9 +15,9 @@ import type { Example, Verdict } from "../../tasks/types.ts";
 import { evaluate, type EvalResult } from "../../eval/accuracy.ts";
 import { compareResults, passAtKCurve } from "../../eval/compare.ts";
 import { asciiCurve, formatComparison, formatReport } from "../../eval/report.ts";
-import { buildVerifier, syncVerifier } from "../../trainer/context.ts";
+import { buildInProcessReward, syncVerifier } from "../../trainer/context.ts";
 import { loadRunConfig } from "../../config/schema.ts";
-import { compileReward } from "../../rewards/compile.ts";
+import { compileReward, type CompiledReward } from "../../rewards/compile.ts";
 import { rewardConfigSchema, BUILTIN_VERIFIER_NAMES } from "../../rewards/config.ts";
 
 /** A run directory's final checkpoint, or the directory itself when it holds config.json. */
@@ -70,9 +70,13 @@ function intList(v: string | undefined, what: string): number[] | undefined {
   return xs;
 }
 
-/** The held-out examples: n per (task, difficulty) for procedural tasks, or the first n rows of --data. */
-export async function evalExamples(o: EvalCommandOptions): Promise<Example[]> {
-  if (o.data) return (await loadDataset(o.data, { task: o.task })).examples.slice(0, o.n);
+/**
+ * The held-out examples: n per (task, difficulty) for procedural tasks, or the first n rows of
+ * --data, each checked against the reward's verifiers' schemas when `check` is given (a row that
+ * does not match is a DatasetError naming file, line and field).
+ */
+export async function evalExamples(o: EvalCommandOptions, check?: CompiledReward["checkExample"]): Promise<Example[]> {
+  if (o.data) return (await loadDataset(o.data, { task: o.task, check })).examples.slice(0, o.n);
   const out: Example[] = [];
   const diffs = intList(o.difficulty, "--difficulty");
   for (const name of o.task!.split(",").map((s) => s.trim()).filter(Boolean)) {
@@ -89,15 +93,20 @@ export async function evalExamples(o: EvalCommandOptions): Promise<Example[]> {
  * @throws Error when --data rows have no verifier (no --verifier, no run config)
  */
 export async function evalVerifier(o: Pick<EvalCommandOptions, "verifier" | "data">, runDir: string): Promise<(r: string, e: Example) => Verdict | Promise<Verdict>> {
-  if (!o.data) return (await compileReward(rewardConfigSchema.parse({ verifier: "task" }))).verifyOne;
-  if (o.verifier) return (await compileReward(rewardConfigSchema.parse({ verifier: o.verifier }), { at: "--verifier" })).verifyOne;
+  return (await evalReward(o, runDir)).verifyOne;
+}
+
+/** The compiled reward of an evaluation (see evalVerifier), in-process. */
+export async function evalReward(o: Pick<EvalCommandOptions, "verifier" | "data">, runDir: string): Promise<CompiledReward> {
+  if (!o.data) return compileReward(rewardConfigSchema.parse({ verifier: "task" }));
+  if (o.verifier) return compileReward(rewardConfigSchema.parse({ verifier: o.verifier }), { at: "--verifier" });
   const abs = resolve(runDir);
   const configs = [join(abs, "config.yaml"), join(abs, "..", "config.yaml"), join(abs, "..", "..", "config.yaml")];
   const found = configs.find((c) => existsSync(c));
   if (!found) {
     throw new Error(`rlvr eval: --data rows need a verifier; pass --verifier <name> (${BUILTIN_VERIFIER_NAMES.join(", ")}, or a task's name) or evaluate a run directory whose config.yaml names one`);
   }
-  return buildVerifier(loadRunConfig(found));
+  return buildInProcessReward(loadRunConfig(found));
 }
 
 /** Evaluate one checkpoint directory on `examples`. */
@@ -140,7 +149,8 @@ export async function runEval(path: string, o: EvalCommandOptions, write: (s: st
   if (!Number.isInteger(o.samples) || o.samples < 1) throw new Error(`rlvr eval: --samples must be an integer >= 1, got ${o.samples}`);
   if (o.samples > 1 && o.temperature === 0) process.stderr.write("rlvr eval: note: --samples > 1 at --temperature 0 repeats the same greedy response; pass@k needs --temperature > 0\n");
   const dirA = resolveCheckpoint(path);
-  const examples = await evalExamples(o);
+  // --data rows are checked against the reward they will meet (A's) as they load: fail closed.
+  const examples = await evalExamples(o, o.data ? (await evalReward(o, dirA)).checkExample : undefined);
   if (examples.length === 0) throw new Error("rlvr eval: no examples to evaluate");
   const settings = { task: o.task, difficulty: o.difficulty, data: o.data, prompts: examples.length, samples: o.samples, temperature: o.temperature, topP: o.topP, maxNewTokens: o.maxNewTokens, seed: o.seed, template: o.template, bootstrap: o.bootstrap, level: o.level };
   const resA = await evalCheckpoint(dirA, examples, o);

@@ -14,6 +14,8 @@
  * verify-audit: a labeled file, each line {"response", "reference" (or the fields above),
  * "equivalent": bool} ("label"/"expected" accepted too), optional "category"; prints false-negative
  * and false-positive rates, per-category counts (when lines have a "category") and the misses as JSON.
+ * verify-audit --attack <dataset> --reward <spec>: the attack library against the dataset's rows
+ * under a reward (./audit-attack.ts); a table of every attack that scored above 0, exit 1 if any.
  */
 import { createReadStream } from "node:fs";
 import { createInterface } from "node:readline";
@@ -22,6 +24,8 @@ import { fromIFEval, type Constraint } from "../../rewards/ifeval/index.ts";
 import type { CodeTest } from "../../rewards/code/run-tests.ts";
 import "../../rewards/verifiers.ts";
 import { getVerifier } from "../../rewards/registry.ts";
+import { exampleIssue } from "../../rewards/example-schema.ts";
+import { runAttackAudit, type AttackAuditOptions } from "./audit-attack.ts";
 import type { Verdict } from "../../rewards/types.ts";
 import type { Example } from "../../tasks/types.ts";
 
@@ -65,7 +69,8 @@ export async function verifyRow(kind: Kind, row: Row, opts: { timeoutMs?: number
     case "exact":
     case "f1":
       if (Array.isArray(row.reference)) meta.answers = row.reference;
-      else ex.answer = String(row.reference);
+      else if (typeof row.reference === "string" || typeof row.reference === "number") ex.answer = String(row.reference);
+      else need(row, "reference", kind);
       if (kind === "f1" && typeof row.threshold === "number") options = { threshold: row.threshold };
       break;
     case "format":
@@ -92,7 +97,19 @@ export async function verifyRow(kind: Kind, row: Row, opts: { timeoutMs?: number
       options = { ...opts.judge, ...(row.options as Record<string, unknown> | undefined) };
       break;
   }
-  return (await getVerifier(kind).verify(response, ex, { options })) as ShownVerdict;
+  const verifier = getVerifier(kind);
+  // Fail closed: a line the verifier's schema refuses is an error naming its field, never graded.
+  const issue = verifier.exampleSchema ? exampleIssue(verifier.exampleSchema, ex) : null;
+  if (issue) throw new Error(`field "${lineField(issue.field)}": ${issue.message}`);
+  return (await verifier.verify(response, ex, { options })) as ShownVerdict;
+}
+
+/** An example field path as the input line's field: `answer` → `reference`, `meta.tests[0]` → `tests[0]`. */
+function lineField(path: string): string {
+  if (/^answer(?=$|[.[])/.test(path)) return "reference" + path.slice(6);
+  if (/^meta\.answers(?=$|[.[])/.test(path)) return "reference" + path.slice(12);
+  if (/^meta\./.test(path)) return path.slice(5);
+  return path || "(line)";
 }
 
 async function* lines(file: string | undefined): AsyncGenerator<{ n: number; text: string }> {
@@ -157,13 +174,29 @@ export function register(program: Command): void {
 
   program
     .command("verify-audit")
-    .description("false-negative / false-positive rates of a verifier on a labeled JSONL file")
-    .argument("<file>", 'JSONL with {"response", "reference", "equivalent": bool} per line')
+    .description("audit a verifier: false-negative / false-positive rates on a labeled JSONL file, or --attack <dataset> --reward <spec>: every degenerate or adversarial response that scores above 0")
+    .argument("[file]", 'JSONL with {"response", "reference", "equivalent": bool} per line (not with --attack)')
     .option("--kind <kind>", `verifier: ${KINDS.join(" | ")}`, "math")
     .option("--max-misses <n>", "misses listed in the report", (v) => parseInt(v, 10), 50)
     .option("--judge-url <url>", "judge: the grader's OpenAI-compatible base URL")
     .option("--judge-model <id>", "judge: the grader's model id")
-    .action(async (file: string, o: { kind: string; maxMisses: number; judgeUrl?: string; judgeModel?: string }) => {
+    .option("--attack <dataset>", "run the attack library against this dataset's rows (JSONL/Parquet) under --reward; exit 1 when any attack scores above 0")
+    .option("--reward <spec>", "--attack: a verifier name, a reward block ('{components: [...]}'), a module (./r.ts#score) or a run config (.yaml)")
+    .option("--plugin <module>", "--attack: import a module that registers verifiers (repeatable)", (v: string, prev: string[] = []) => [...prev, v])
+    .option("--preset <name>", "--attack: the dataset's preset (generic, gsm8k, math, deepscaler, orz)")
+    .option("--task <name>", "--attack: task name for rows without one")
+    .option("--limit <n>", "--attack: audit the first n rows (default 100)", (v) => parseInt(v, 10))
+    .option("--attacks <names>", "--attack: only these attacks, comma-separated (default: all)")
+    .option("--skip-bad-rows", "--attack: skip and count rows the reward's schemas refuse instead of stopping")
+    .option("--json", "--attack: print the report as JSON")
+    .action(async (file: string | undefined, o: { kind: string; maxMisses: number; judgeUrl?: string; judgeModel?: string; attack?: string; reward?: string; plugin?: string[]; preset?: string; task?: string; limit?: number; attacks?: string; skipBadRows?: boolean; json?: boolean }) => {
+      if (o.attack !== undefined) {
+        if (file !== undefined) throw new Error("rlvr verify-audit: give either a labeled file or --attack <dataset>, not both");
+        const found = await runAttackAudit(o.attack, { ...o, preset: o.preset as AttackAuditOptions["preset"], onBadRow: o.skipBadRows ? "skip" : "error" });
+        if (found > 0) process.exitCode = 1;
+        return;
+      }
+      if (file === undefined) throw new Error("rlvr verify-audit: give a labeled JSONL file, or --attack <dataset> --reward <spec>");
       const kind = checkKind(o.kind);
       const t0 = performance.now();
       let positives = 0;
