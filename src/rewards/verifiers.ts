@@ -29,7 +29,8 @@ import { verifyChoice } from "./choice.ts";
 import { verifyExactMatch, verifyTokenF1 } from "./exact.ts";
 import { verifyFormat, type FormatOptions } from "./format.ts";
 import { verifyConstraints, fromIFEval, type Constraint } from "./ifeval/index.ts";
-import { runCodeTests, type CodeTest } from "./code/run-tests.ts";
+import { runCodeSpec } from "./code/run-tests.ts";
+import { CODE_FORMATS, codeExampleSchema, codeFieldsOf, codeSpecOf } from "./code/formats.ts";
 import { loadMath, type MathModule } from "./math-bridge.ts";
 import { getVerifier, hasVerifier, registerVerifier, type Verifier } from "./registry.ts";
 import { answerSpan, normalizeAnswer } from "./text.ts";
@@ -147,23 +148,27 @@ const ifeval: Verifier = {
 
 const code: Verifier = {
   name: "code",
-  description: "the response's program passes the example's tests (sandboxed)",
+  description: "the response's program passes the example's tests (sandboxed; rlvr, MBPP, HumanEval, APPS/TACO, CodeContests, LiveCodeBench rows)",
+  exampleSchema: codeExampleSchema,
   verify: async (r, e, ctx) => {
     const o = opts(ctx?.options);
-    const m = meta(e);
-    const tests = (Array.isArray(m.tests) ? m.tests : jsonList(e, "tests")) as CodeTest[];
-    const language = (m.language ?? o.language ?? "python") as "python" | "javascript";
-    if (language !== "python" && language !== "javascript") throw new Error(`example ${e.id}: language must be "python" or "javascript", got ${JSON.stringify(language)}`);
-    return runCodeTests(r, tests, {
-      language,
+    let spec;
+    try {
+      spec = codeSpecOf(codeFieldsOf(e), { format: o.format, language: o.language });
+    } catch (x) {
+      throw new Error(`example ${e.id}: ${(x as Error).message}`);
+    }
+    return runCodeSpec(r, spec, {
       scoring: o.scoring as "fraction" | "all" | undefined,
       limits: typeof o.timeoutMs === "number" ? { timeoutMs: o.timeoutMs } : undefined,
     });
   },
   checkOptions: (o, at) => {
-    checkKeys(o, at, { language: "string", scoring: "string", timeoutMs: "number" });
+    checkKeys(o, at, { language: "string", scoring: "string", timeoutMs: "number", format: "string" });
     const s = opts(o).scoring;
     if (s !== undefined && s !== "fraction" && s !== "all") throw new Error(`config error at ${at}.scoring: expected "fraction" or "all", got ${JSON.stringify(s)}`);
+    const f = opts(o).format;
+    if (f !== undefined && !(CODE_FORMATS as readonly unknown[]).includes(f)) throw new Error(`config error at ${at}.format: expected one of ${CODE_FORMATS.join(", ")}, got ${JSON.stringify(f)}`);
   },
 };
 
