@@ -35,6 +35,7 @@ export interface CodeTest {
 /** Why a value cannot be an `expected` (null when it can). */
 function expectedProblem(v: unknown, depth = 0): string | null {
   if (depth > 200) return "nested too deeply";
+  if (v === undefined && depth === 0) return 'a call test needs "expected" (null when the call returns nothing)';
   if (v === null || typeof v === "boolean" || typeof v === "string" || typeof v === "bigint") return null;
   if (typeof v === "number") {
     if (Number.isInteger(v) && !Number.isSafeInteger(v)) {

@@ -29,6 +29,7 @@ const JS_GLOBALS = new Set(
     "Math JSON Number String Boolean Array Object BigInt Set Map WeakMap WeakSet Symbol Date RegExp Error TypeError RangeError " +
     "Infinity NaN undefined null true false parseInt parseFloat isNaN isFinite new typeof void in of instanceof " +
     "let const var function return if else for while do break continue this arguments async await yield class extends super " +
+    "throw try catch finally switch case default delete " +
     "Int8Array Uint8Array Int16Array Uint16Array Int32Array Uint32Array Float32Array Float64Array BigInt64Array BigUint64Array " +
     "encodeURIComponent decodeURIComponent structuredClone"
   ).split(" "),
@@ -355,7 +356,7 @@ export function throwsHolds(method: "throws" | "doesNotThrow", answer: Val, vali
   if (/^[A-Za-z_$][\w$]*$/.test(v) && !(v in globalThis && !ERROR_CLASSES.has(v))) {
     return d.chain.includes(v) ? { ok: true, reason: "passed" } : { ok: false, reason: `assert.throws: expected a ${v}, got ${d.str.slice(0, 120)}` };
   }
-  if (splitSide(v).pieces.length) throw new Error(`a throws validator may not use the solution's names: ${v.slice(0, 80)}`);
+  if (solutionNames(v).length) throw new Error(`a throws validator may not use the solution's names: ${v.slice(0, 80)}`);
   const ctx = vm.createContext({ __rlvrErr: JSON.stringify(d) });
   const ok = vm.runInContext(
     `(() => { const d = JSON.parse(__rlvrErr); const v = (${v});
