@@ -7,7 +7,9 @@
  * An expression may come as `{"x": expr, "own": [names]}`: each name must then be the solution's
  * own definition (a function named like a builtin or a JS global, `def pow`, `function parseInt`),
  * else the answer is an error — so a test of a builtin-named function is never answered by the
- * builtin. JS: a value that is a Promise is not awaited (it is an opaque "Promise"); an expression
+ * builtin. `{"x": ..., "anyOwn": [names]}` (a call test) needs at least one of the names to be
+ * defined by the solution, so a call of builtins alone (`pow(2, 10)`) is never answered by them.
+ * JS: a value that is a Promise is not awaited (it is an opaque "Promise"); an expression
  * `{"x": ..., "await": true}` (a test that wrote `await f()`) is awaited explicitly.
  * The comparison happens outside (run-tests.ts, judge.ts). The program shares a process with the
  * solution, so anything it writes is only ever treated as the solution's answer: a solution that
@@ -163,9 +165,11 @@ except BaseException as e:
 for _i, _x in enumerate(_cfg["exprs"]):
     try:
         if isinstance(_x, dict):
-            for _n in _x["own"]:
+            for _n in _x.get("own", ()):
                 if _n not in _g:
                     raise NameError("the solution does not define %s (the test calls the solution's own %s)" % (_n, _n))
+            if "anyOwn" in _x and not any(_n in _g for _n in _x["anyOwn"]):
+                raise NameError("the call uses nothing the solution defines (names: %s)" % ", ".join(_x["anyOwn"])[:200])
             _x = _x["x"]
         _v = eval(compile(_x, "<test %d>" % _i, "eval"), _g)
         _emit({"i": _i, "v": _enc(_v)})
@@ -254,6 +258,9 @@ const own = new Set();
 for (const x of cfg.exprs) if (x && typeof x === "object") for (const n of x.own || []) own.add(n);
 const builtin = {};
 for (const n of own) builtin[n] = globalThis[n];
+const valueOf = (n) => { try { return vm.runInThisContext(n); } catch (e) { return undefined; } };
+const before = new Map();
+for (const x of cfg.exprs) if (x && typeof x === "object") for (const n of x.anyOwn || []) before.set(n, valueOf(n));
 const isThenable = (v) => { try { return v !== null && (typeof v === "object" || typeof v === "function") && typeof v.then === "function"; } catch (e) { return true; } };
 (async () => {
   try {
@@ -267,6 +274,7 @@ const isThenable = (v) => { try { return v !== null && (typeof v === "object" ||
       const x = cfg.exprs[i];
       const code = typeof x === "string" ? x : x.x;
       if (typeof x === "object") for (const n of x.own || []) if (vm.runInThisContext(n) === builtin[n]) throw new Error("the solution does not define " + n + " (the test calls the solution's own " + n + ")");
+      if (typeof x === "object" && x.anyOwn && !x.anyOwn.some((n) => { const v = valueOf(n); return v !== undefined && v !== before.get(n); })) throw new Error("the call uses nothing the solution defines (names: " + x.anyOwn.join(", ").slice(0, 200) + ")");
       let v = vm.runInThisContext(code, { filename: "test" + i });
       if (typeof x === "object" && x.await) v = await v;
       else if (isThenable(v)) { emit({ i, v: { $: "opaque", type: "Promise (not awaited; a test awaits explicitly: await f())" } }); continue; }

@@ -49,7 +49,7 @@ export interface JsCheck {
  * What the sandbox evaluates for a test: an expression, or one that must be the solution's own
  * definition of a name (`own`) or is awaited explicitly (`await`). See harness.ts.
  */
-export type Piece = string | { x: string; own?: string[]; await?: boolean };
+export type Piece = string | { x: string; own?: string[]; anyOwn?: string[]; await?: boolean };
 
 /**
  * One argument of an assert call: `pieces` are the solution's calls (evaluated inside the
@@ -222,6 +222,15 @@ function accessEnd(expr: string, j: number): number {
 
 /** Whether a name is the solution's: not a JS global or keyword, not an arrow parameter. */
 const isSolutionName = (id: Ident) => !JS_GLOBALS.has(id.name) && !id.param;
+
+const JS_KEYWORDS = new Set(
+  "new typeof void in of instanceof let const var function return if else for while do break continue this arguments async await yield class extends super throw try catch finally switch case default delete null true false undefined".split(" "),
+);
+
+/** Every name `expr` uses (globals included; keywords, properties, keys and literals not). */
+export function jsNames(expr: string): string[] {
+  return [...new Set(identifiers(expr).filter((id) => !id.param && !JS_KEYWORDS.has(id.name)).map((id) => id.name))];
+}
 
 /** The solution's names `expr` uses, and whether each is called (`name(` or `new name`). */
 export function solutionNames(expr: string): { name: string; called: boolean }[] {

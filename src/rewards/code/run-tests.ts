@@ -16,7 +16,7 @@
 import { DEFAULT_LIMITS, makeWorkdir, runSandboxed, type Language, type SandboxLimits, type SandboxResult } from "./sandbox.ts";
 import { NODE_RUNNER, PYTHON_RUNNER, PYTHON_STDIO_GUARD } from "./harness.ts";
 import { PYTHON_JUDGE } from "./judge.ts";
-import { evalSide, parseJsAssert, throwsHolds, type Piece, type Side } from "./js-assert.ts";
+import { evalSide, jsNames, parseJsAssert, throwsHolds, type Piece, type Side } from "./js-assert.ts";
 import { sandboxSupport } from "./probe.ts";
 import { decodeValue, equalsExpected, findOpaque, jsAssertHolds, showValue, type Val } from "./values.ts";
 import { parseCodeTests, type CodeTest } from "./forms.ts";
@@ -118,6 +118,16 @@ async function runStdioCase(code: string, test: CodeTest, opts: CodeRunOptions):
   }
 }
 
+const PY_KEYWORDS = new Set("and or not in is lambda if else for async await None True False".split(" "));
+const PY_TOKENS = /[rRbBuUfF]{0,2}("""[\s\S]*?"""|'\'\'[\s\S]*?'\'\'|"(?:\\.|[^"\\\n])*"|'(?:\\.|[^'\\\n])*')|(\.\s*)?([A-Za-z_]\w*)|#[^\n]*/g;
+
+/** The names a Python call expression uses (not attributes, keywords or the insides of strings). */
+export function pyNames(src: string): string[] {
+  const out = new Set<string>();
+  for (const m of src.matchAll(PY_TOKENS)) if (m[3] && !m[2] && !PY_KEYWORDS.has(m[3])) out.add(m[3]);
+  return [...out];
+}
+
 /** What the solution's process answered for each expression (value, error, or nothing). */
 type Answer = { v: Val } | { error: string };
 
@@ -201,7 +211,7 @@ async function runPythonFunctionCases(code: string, tests: CodeTest[], opts: Cod
   // One expression list: each call test's call, then each assert's pieces.
   const exprs: Piece[] = [];
   const slots: number[][] = tests.map((t, i) => {
-    if (t.assert == null) return [exprs.push(String(t.call)) - 1];
+    if (t.assert == null) return [exprs.push({ x: String(t.call), anyOwn: pyNames(String(t.call)) }) - 1];
     const p = planOf.get(i)!;
     return "error" in p ? [] : p.pieces.map((x) => exprs.push(x) - 1);
   });
@@ -282,7 +292,8 @@ async function runJsFunctionCases(code: string, tests: CodeTest[], opts: CodeRun
   const plans = tests.map((t) => {
     if (t.assert == null) {
       const aw = /^\s*await\s+([\s\S]+)$/.exec(String(t.call));
-      return { call: exprs.push(aw ? { x: aw[1]!, await: true } : String(t.call)) - 1 };
+      const x = aw ? aw[1]! : String(t.call);
+      return { call: exprs.push({ x, anyOwn: jsNames(x), ...(aw ? { await: true } : {}) }) - 1 };
     }
     try {
       return { checks: parseJsAssert(String(t.assert)).map((c) => ({ c, actual: place(c.actual), expected: c.expected ? place(c.expected) : [] })) };
