@@ -154,7 +154,7 @@ const code: Verifier = {
     const o = opts(ctx?.options);
     let spec;
     try {
-      spec = codeSpecOf(codeFieldsOf(e), { format: o.format, language: o.language });
+      spec = codeSpecOf(codeFieldsOf(e), { format: o.format, language: o.language, challengeTests: o.challengeTests === true });
     } catch (x) {
       throw new Error(`example ${e.id}: ${(x as Error).message}`);
     }
@@ -164,7 +164,7 @@ const code: Verifier = {
     });
   },
   checkOptions: (o, at) => {
-    checkKeys(o, at, { language: "string", scoring: "string", timeoutMs: "number", format: "string" });
+    checkKeys(o, at, { language: "string", scoring: "string", timeoutMs: "number", format: "string", challengeTests: "boolean" });
     const s = opts(o).scoring;
     if (s !== undefined && s !== "fraction" && s !== "all") throw new Error(`config error at ${at}.scoring: expected "fraction" or "all", got ${JSON.stringify(s)}`);
     const f = opts(o).format;

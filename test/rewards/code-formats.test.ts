@@ -134,7 +134,7 @@ const ROWS: Row[] = [
 test("each public dataset format: correct solutions 1; wrong, empty and printing-nothing ones 0", { skip: !hasPython, timeout: 240_000 }, async () => {
   const v = getVerifier("code");
   const jobs = ROWS.flatMap((r) => [...r.correct.map((s) => [r, s, 1] as const), ...r.wrong.map((s) => [r, s, 0] as const)]);
-  const got = await Promise.all(jobs.map(([r, s]) => v.verify(s, { id: r.name, prompt: "", answer: "", task: "code", meta: r.row }, { options: { scoring: "all", timeoutMs: 20_000 } })));
+  const got = await Promise.all(jobs.map(([r, s]) => v.verify(s, { id: r.name, prompt: "", answer: "", task: "code", meta: r.row }, { options: { scoring: "all", timeoutMs: 20_000, challengeTests: true } })));
   const wrong = jobs.flatMap(([r, s, want], i) => (got[i]!.reward === want ? [] : [`${r.name} / ${JSON.stringify(s.slice(0, 60))}: reward ${got[i]!.reward}, want ${want}: ${got[i]!.reason}`]));
   assert.deepEqual(wrong, []);
 });

@@ -119,7 +119,9 @@ const PICKLED_CALLABLE = "eJxrYJkqwgABPawF+cWZFVN62Iori0tSc6dMnqIHAHlUCaY=";
 test("each public format converts to the tests its benchmark runs", () => {
   const mbpp = codeSpecOf({ task_id: 1, text: "t", code: "", test_list: ["assert f(1) == 2", "assert f(2) == 3"], test_setup_code: "import math", challenge_test_list: ["assert f(10) == 11"] });
   assert.equal(mbpp.format, "mbpp");
-  assert.deepEqual(mbpp.tests, [{ assert: "assert f(1) == 2" }, { assert: "assert f(2) == 3" }, { assert: "assert f(10) == 11" }]);
+  assert.deepEqual(mbpp.tests, [{ assert: "assert f(1) == 2" }, { assert: "assert f(2) == 3" }]);
+  const challenge = codeSpecOf({ test_list: ["assert f(1) == 2"], challenge_test_list: ["assert f(10) == 11"] }, { challengeTests: true });
+  assert.deepEqual(challenge.tests, [{ assert: "assert f(1) == 2" }, { assert: "assert f(10) == 11" }]);
   assert.equal(solutionCode(mbpp, "def f(x):\n    return x + 1\n"), "import math\ndef f(x):\n    return x + 1\n");
   assert.throws(() => codeSpecOf({ test_list: ["f(1) == 2"] }), /^Error: test_list\[0\]: expected an "assert …" string/);
 

@@ -6,7 +6,7 @@
  * | format          | fields read                                                        | tests made |
  * |-----------------|--------------------------------------------------------------------|------------|
  * | `rlvr`          | `tests` (forms.ts), `language`                                      | as given   |
- * | `mbpp`          | `test_list`, `challenge_test_list`, `test_setup_code`, `test_imports` | one assert per string; setup and imports run before the solution |
+ * | `mbpp`          | `test_list`, `test_setup_code`, `test_imports`; `challenge_test_list` with `challengeTests` | one assert per string; setup and imports run before the solution |
  * | `humaneval`     | `test` (`def check(candidate)`), `entry_point`, `prompt`            | one assert test: `check(<entry_point>)`; a response without `def <entry_point>` is a completion of `prompt` |
  * | `apps` / `taco` | `input_output` (JSON text or object: `inputs`, `outputs`, `fn_name`?) | stdin/stdout, or calls of `fn_name` (`Solution().fn_name` when the code has a class Solution) with the arguments `inputs[i]`; an `outputs[i]` of one element also accepts that element (APPS's rule) |
  * | `codecontests`  | `public_tests`, `private_tests`, `generated_tests` (`{input: [], output: []}`) | stdin/stdout |
@@ -203,9 +203,9 @@ function fromCodeContests(f: Record<string, unknown>): CodeTest[] {
   return tests;
 }
 
-function fromMbpp(f: Record<string, unknown>): { tests: CodeTest[]; prelude: string } {
+function fromMbpp(f: Record<string, unknown>, challenge: boolean): { tests: CodeTest[]; prelude: string } {
   const tests: CodeTest[] = [];
-  for (const k of ["test_list", "challenge_test_list"]) {
+  for (const k of challenge ? ["test_list", "challenge_test_list"] : ["test_list"]) {
     const v = f[k];
     if (v === undefined && k === "challenge_test_list") continue;
     if (!Array.isArray(v)) throw err(k, "expected a list of assert strings");
@@ -237,9 +237,10 @@ function formatOf(f: Record<string, unknown>, explicit: unknown): CodeFormat {
  * @param fields the row's fields (an example's `meta`, or an `rlvr verify code` line)
  * @param opts.format the format when the row does not name one (`fields.format` wins; they must agree)
  * @param opts.language default language (`fields.language` wins); python unless given
+ * @param opts.challengeTests MBPP: also grade `challenge_test_list` (the benchmark grades `test_list` only)
  * @throws CodeTestError naming the field and the fix
  */
-export function codeSpecOf(fields: Record<string, unknown>, opts: { format?: unknown; language?: unknown } = {}): CodeSpec {
+export function codeSpecOf(fields: Record<string, unknown>, opts: { format?: unknown; language?: unknown; challengeTests?: boolean } = {}): CodeSpec {
   if (fields.format !== undefined && opts.format !== undefined && fields.format !== opts.format) {
     throw err("format", `the row says ${JSON.stringify(fields.format)} but the verifier's options say ${JSON.stringify(opts.format)}`);
   }
@@ -253,7 +254,7 @@ export function codeSpecOf(fields: Record<string, unknown>, opts: { format?: unk
       return spec;
     case "mbpp":
       python(language, format);
-      Object.assign(spec, fromMbpp(fields));
+      Object.assign(spec, fromMbpp(fields, opts.challengeTests === true));
       break;
     case "humaneval": {
       python(language, format);
