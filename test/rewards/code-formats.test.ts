@@ -55,6 +55,17 @@ const ROWS: Row[] = [
     wrong: ["", "    return xs\n", fence("def running_max(xs):\n    print(xs)\n"), "    pass\n"],
   },
   {
+    name: "HumanEval with a helper in the prompt (the response's own def follows the prompt)",
+    row: {
+      task_id: "RlvrEval/1",
+      prompt: 'def shift(s: str, k: int) -> str:\n    return "".join(chr((ord(c) - 97 + k) % 26 + 97) for c in s)\n\n\ndef unshift(s: str) -> str:\n    """Undo shift(s, 3)."""\n',
+      test: "\n\nMETADATA = {}\n\n\ndef check(candidate):\n    assert candidate('def') == 'abc'\n    assert candidate(shift('hello', 3)) == 'hello'\n",
+      entry_point: "unshift",
+    },
+    correct: [fence("def unshift(s: str) -> str:\n    return shift(s, -3)\n"), "    return shift(s, 23)\n"],
+    wrong: ["", fence("def unshift(s):\n    return s\n")],
+  },
+  {
     name: "APPS stdin/stdout (input_output as JSON text)",
     row: {
       problem_id: 90001,
@@ -141,7 +152,7 @@ test("each public dataset format: correct solutions 1; wrong, empty and printing
 
 test("rlvr verify code reads the published rows as they are (big integers exact)", { skip: !hasPython, timeout: 120_000 }, async () => {
   const { verifyRow } = await import("../../src/cli/commands/verify.ts");
-  const apps = ROWS[4]!;
+  const apps = ROWS.find((r) => r.name.startsWith("APPS call-based"))!;
   const line = JSON.stringify({ response: apps.correct[0], ...apps.row });
   const ok = await verifyRow("code", parseCodeJson(line) as Record<string, unknown>);
   assert.equal(ok.reward, 1, ok.reason);

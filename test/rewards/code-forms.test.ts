@@ -129,7 +129,7 @@ test("each public format converts to the tests its benchmark runs", () => {
   assert.equal(he.tests.length, 1);
   assert.match(he.tests[0]!.assert!, /check\(inc\)\n$/);
   assert.match(solutionCode(he, "    return [x + 1 for x in xs]\n"), /^from typing import List[\s\S]*"""Add one\."""\n    return/);
-  assert.equal(solutionCode(he, "def inc(xs):\n    return xs\n"), "from typing import List\ndef inc(xs):\n    return xs\n");
+  assert.equal(solutionCode(he, "def inc(xs):\n    return xs\n"), `${he.prompt}\ndef inc(xs):\n    return xs\n`);
 
   const apps = codeSpecOf({ problem_id: 7, input_output: JSON.stringify({ fn_name: "fact", inputs: [[25], [2.0, "a"]], outputs: [[1], [2]] }).replace("[2,", "[2.0,") });
   assert.equal(apps.tests[0]!.call, '(Solution().fact if "Solution" in globals() else fact)(25)');

@@ -7,7 +7,7 @@
  * |-----------------|--------------------------------------------------------------------|------------|
  * | `rlvr`          | `tests` (forms.ts), `language`                                      | as given   |
  * | `mbpp`          | `test_list`, `test_setup_code`, `test_imports`; `challenge_test_list` with `challengeTests` | one assert per string; setup and imports run before the solution |
- * | `humaneval`     | `test` (`def check(candidate)`), `entry_point`, `prompt`            | one assert test: `check(<entry_point>)`; a response without `def <entry_point>` is a completion of `prompt` |
+ * | `humaneval`     | `test` (`def check(candidate)`), `entry_point`, `prompt`            | one assert test: `check(<entry_point>)`; the response completes `prompt`, or follows it when it defines `<entry_point>` itself |
  * | `apps` / `taco` | `input_output` (JSON text or object: `inputs`, `outputs`, `fn_name`?) | stdin/stdout, or calls of `fn_name` (`Solution().fn_name` when the code has a class Solution) with the arguments `inputs[i]`; an `outputs[i]` of one element also accepts that element (APPS's rule) |
  * | `codecontests`  | `public_tests`, `private_tests`, `generated_tests` (`{input: [], output: []}`) | stdin/stdout |
  * | `livecodebench` | `public_test_cases`, `private_test_cases` (JSON text, or base64 + zlib + pickle of it as released), `metadata` (`func_name`) | `testtype` "stdin": stdin/stdout; "functional": calls with one JSON argument per input line |
@@ -288,17 +288,15 @@ export function codeSpecOf(fields: Record<string, unknown>, opts: { format?: unk
 /**
  * The program to run for a row: MBPP's setup before the solution; for HumanEval, a response that
  * does not define the entry point is the completion of `prompt` (as the benchmark runs it), and one
- * that does gets the prompt's import lines.
+ * that does runs after the whole prompt (its imports and helper functions), replacing the stub.
  */
 export function solutionCode(spec: CodeSpec, code: string): string {
   let body = code;
   if (spec.entryPoint && spec.prompt) {
+    // The prompt is valid Python on its own (its last function holds only a docstring), so a
+    // response's own definition after it replaces that stub and keeps the prompt's helpers.
     const defines = new RegExp(`^(?:async\\s+)?def\\s+${spec.entryPoint}\\s*\\(|^${spec.entryPoint}\\s*=`, "m").test(code);
-    if (!defines) body = spec.prompt + code;
-    else {
-      const imports = spec.prompt.split("\n").filter((l) => /^(import|from)\s/.test(l));
-      if (imports.length) body = imports.join("\n") + "\n" + code;
-    }
+    body = defines ? `${spec.prompt}\n${code}` : spec.prompt + code;
   }
   return spec.prelude ? `${spec.prelude}\n${body}` : body;
 }
