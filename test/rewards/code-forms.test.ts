@@ -82,6 +82,10 @@ test("JS asserts: RegExp literals are data, await is explicit, globals named by 
   assert.equal(splitSide("await later(4)").expr, "__rlvr_v[0]");
   const own = parseJsAssert("assert.strictEqual(parseInt('42'), 42)");
   assert.deepEqual(own[0]!.actual.pieces, [{ x: "parseInt('42')", own: ["parseInt"] }]);
+  const inner = parseJsAssert("assert.strictEqual(String(parseInt('42')), '42')")[0]!;
+  assert.deepEqual(inner.actual.pieces, [{ x: "parseInt('42')", own: ["parseInt"] }]);
+  assert.equal(inner.actual.expr, "String(__rlvr_v[0])");
+  assert.deepEqual(parseJsAssert("assert.strictEqual(Number('7'), 7)")[0]!.actual.pieces, [{ x: "Number('7')", own: ["Number"] }]);
   assert.throws(() => parseJsAssert("assert.strictEqual(1 + 1, 2)"), /calls nothing of the solution/);
   assert.throws(() => parseJsAssert("assert.throws(() => { throw new Error('x'); })"), /uses nothing of the solution/);
   const t = parseJsAssert("assert.throws(() => boom(-1), RangeError)")[0]!;

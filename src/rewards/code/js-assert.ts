@@ -163,7 +163,7 @@ function arrowParams(src: string): Set<string> {
 }
 
 /** JS globals a solution may define itself and a test may call (`function parseInt(s) {…}`). */
-const OWNABLE = new Set("parseInt parseFloat isNaN isFinite encodeURIComponent decodeURIComponent encodeURI decodeURI escape unescape structuredClone".split(" "));
+const isOwnable = (name: string) => (JS_GLOBALS.has(name) || name === "escape" || name === "unescape" || name === "encodeURI" || name === "decodeURI") && !JS_KEYWORDS.has(name);
 
 /** One name in an expression that is not a property, an object key or a literal's content. */
 interface Ident {
@@ -244,7 +244,7 @@ export function solutionNames(expr: string): { name: string; called: boolean }[]
  * that is not a JavaScript global, a property name, an object key or an arrow parameter (so: the
  * solution's functions and values) and runs over its calls, indexing and member accesses; `await`
  * before it makes it awaited inside. With `own`, the pieces are instead the calls of the JS
- * globals a solution may define (OWNABLE), to be answered by the solution's own definition.
+ * globals a solution may define (innermost ones), to be answered by the solution's own definition.
  * @throws Error when a piece uses an arrow function's parameter (not supported)
  */
 export function splitSide(expr: string, own = false): Side {
@@ -255,7 +255,11 @@ export function splitSide(expr: string, own = false): Side {
   for (const id of identifiers(expr)) {
     if (id.start < at) continue;
     const called = /^\s*\(/.test(expr.slice(id.start + id.name.length));
-    if (own ? !(OWNABLE.has(id.name) && called && !id.param) : !isSolutionName(id)) continue;
+    if (own ? !(isOwnable(id.name) && called && !id.param) : !isSolutionName(id)) continue;
+    const end = accessEnd(expr, id.start + id.name.length);
+    // Own mode takes the innermost calls: `String(parseInt(s))` tests parseInt, String wraps it.
+    const inner = expr.slice(id.start + id.name.length, end);
+    if (own && identifiers(inner).some((q) => isOwnable(q.name) && /^\s*\(/.test(inner.slice(q.start + q.name.length)))) continue;
     out += expr.slice(at, id.start);
     // A piece: `[await] [new] name` followed by (…), […] and .prop / ?.prop accesses.
     let start = id.start;
@@ -266,7 +270,6 @@ export function splitSide(expr: string, own = false): Side {
     }
     const aw = out.match(/\bawait\s*$/);
     if (aw) out = out.slice(0, out.length - aw[0].length);
-    const end = accessEnd(expr, id.start + id.name.length);
     const piece = expr.slice(start, end).trim();
     if (identifiers(piece).some((p) => params.has(p.name))) throw new Error(`a call inside an arrow function is not supported: ${piece.slice(0, 80)} (write one test per call)`);
     out += `__rlvr_v[${pieces.length}]`;
