@@ -14,7 +14,7 @@
  * f's Promise explicitly (a Promise not awaited is not plain data and fails). A test that names
  * nothing of the solution tests a function named like a JS global (`function parseInt`): its
  * calls of such globals become pieces the solution must define itself.
- * `assert.throws(fn[, validator])` runs fn inside; only a description of what it threw comes back
+ * `assert.throws(fn[, validator])` (and `rejects`, whose fn or Promise is awaited) runs fn inside; only a description of what it threw comes back
  * (constructor chain, String(err), primitive own properties), and the validator — an error class,
  * a RegExp, an object of expected properties or a validation function — is applied here. Without
  * a validator a ReferenceError does not count, and each of the solution's names fn uses must be
@@ -326,11 +326,13 @@ const ERROR_CLASSES = new Set(["Error", "TypeError", "RangeError", "SyntaxError"
  * fn uses exist, calls fn, and returns `{missing}` or `{threw: false}` or `{threw: true, chain,
  * str, props}` (constructor names up the prototype chain, String(err), primitive own properties).
  */
-function throwsPiece(fn: string): string {
+function throwsPiece(fn: string, async = false): string {
   const guards = solutionNames(fn).map(({ name, called }) =>
     called ? `if (typeof ${name} !== "function") return { missing: ${JSON.stringify(name)} };` : `if (typeof ${name} === "undefined") return { missing: ${JSON.stringify(name)} };`,
   );
-  return `(() => { ${guards.join(" ")} try { (${fn})(); } catch (e) { const d = { threw: true, chain: [], str: "", props: {} };
+  // rejects: fn is a function returning a Promise, or the Promise itself; it is awaited.
+  const run = async ? `const p = (${fn}); await (typeof p === "function" ? p() : p);` : `(${fn})();`;
+  return `(${async ? "async " : ""}() => { ${guards.join(" ")} try { ${run} } catch (e) { const d = { threw: true, chain: [], str: "", props: {} };
     try { let p = e; for (let k = 0; k < 20 && p !== null && (typeof p === "object" || typeof p === "function"); k++) { p = Object.getPrototypeOf(p); const n = p && Object.getOwnPropertyDescriptor(p, "constructor"); if (n && typeof n.value === "function") d.chain.push(String(n.value.name)); } } catch (x) {}
     try { d.str = String(e); } catch (x) {}
     try { if (e !== null && typeof e === "object") { for (const k of Object.getOwnPropertyNames(e)) { if (k === "stack") continue; const v = e[k]; if (v === null || ["string", "number", "boolean"].includes(typeof v)) d.props[k] = v; } const n = e.name; if (typeof n === "string") d.props.name = n; } } catch (x) {}
@@ -354,12 +356,12 @@ function describeThrow(v: Val): { missing?: string; threw: boolean; chain: strin
 }
 
 /** Checks a `throws`/`doesNotThrow` answer against node:assert's rules (the validator applied here). */
-export function throwsHolds(method: "throws" | "doesNotThrow", answer: Val, validator?: string): { ok: boolean; reason: string } {
+export function throwsHolds(method: "throws" | "doesNotThrow" | "rejects" | "doesNotReject", answer: Val, validator?: string): { ok: boolean; reason: string } {
   const d = describeThrow(answer);
   if (d === null) return { ok: false, reason: "malformed throws answer" };
   if (d.missing) return { ok: false, reason: `the solution does not define ${d.missing} (as the test uses it)` };
-  if (method === "doesNotThrow") return d.threw ? { ok: false, reason: `threw ${d.str.slice(0, 120)}` } : { ok: true, reason: "passed" };
-  if (!d.threw) return { ok: false, reason: "assert.throws: the function did not throw" };
+  if (method === "doesNotThrow" || method === "doesNotReject") return d.threw ? { ok: false, reason: `threw ${d.str.slice(0, 120)}` } : { ok: true, reason: "passed" };
+  if (!d.threw) return { ok: false, reason: `assert.${method}: the function did not ${method === "rejects" ? "reject" : "throw"}` };
   const v = validator?.trim();
   if (!v || /^(["'`])[\s\S]*\1$/.test(v)) {
     // No validator (a string second argument is node's failure message).
@@ -410,9 +412,11 @@ export function parseJsAssert(src: string): JsCheck[] {
     }
     const args = splitTopLevel(m[3]!, ",");
     if (args.length === 0) throw new Error(`assert without arguments: ${stmt.slice(0, 120)}`);
-    if (method === "throws" || method === "doesNotThrow") {
+    if (method === "throws" || method === "doesNotThrow" || method === "rejects" || method === "doesNotReject") {
       if (solutionNames(args[0]!).length === 0) throw new Error(`assert.${method} on a function that uses nothing of the solution: ${stmt.slice(0, 120)}`);
-      checks.push({ method, actual: { pieces: [throwsPiece(args[0]!)], expr: "__rlvr_v[0]" }, ...(method === "throws" && args[1] ? { validator: args[1] } : {}) });
+      const async = method === "rejects" || method === "doesNotReject";
+      const piece: Piece = async ? { x: throwsPiece(args[0]!, true), await: true } : throwsPiece(args[0]!);
+      checks.push({ method, actual: { pieces: [piece], expr: "__rlvr_v[0]" }, ...((method === "throws" || method === "rejects") && args[1] ? { validator: args[1] } : {}) });
     } else if (TAKES_EXPECTED.has(method)) {
       if (args.length < 2) throw new Error(`assert.${method} needs an actual and an expected value: ${stmt.slice(0, 120)}`);
       checks.push({ method, actual: splitSide(args[0]!), expected: splitSide(args[1]!) });

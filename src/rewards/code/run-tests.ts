@@ -307,7 +307,7 @@ async function runJsFunctionCases(code: string, tests: CodeTest[], opts: CodeRun
     if ("error" in p) return { index: i, passed: false, reason: `unsupported assert test: ${p.error}` };
     if ("call" in p) return compareCall(i, answers[p.call!], t, missing);
     for (const { c, actual, expected } of p.checks!) {
-      if (c.method === "throws" || c.method === "doesNotThrow") {
+      if (c.method === "throws" || c.method === "doesNotThrow" || c.method === "rejects" || c.method === "doesNotReject") {
         const a = answers[actual[0]!];
         if (a === undefined) return { index: i, passed: false, reason: missing };
         if ("error" in a) return { index: i, passed: false, reason: a.error };

@@ -209,6 +209,8 @@ export const JS_ASSERT_METHODS = [
   "notDeepStrictEqual",
   "throws",
   "doesNotThrow",
+  "rejects",
+  "doesNotReject",
 ] as const;
 export type JsAssertMethod = (typeof JS_ASSERT_METHODS)[number];
 
@@ -223,8 +225,10 @@ export function jsAssertHolds(method: JsAssertMethod, actual: Val, expected: Val
     case "ok":
       return truthy(actual);
     case "throws":
+    case "rejects":
       return actual === true;
     case "doesNotThrow":
+    case "doesNotReject":
       return actual === false;
     case "equal":
     case "notEqual":
