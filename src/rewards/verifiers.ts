@@ -30,7 +30,7 @@ import { verifyExactMatch, verifyTokenF1 } from "./exact.ts";
 import { verifyFormat, type FormatOptions } from "./format.ts";
 import { verifyConstraints, fromIFEval, type Constraint } from "./ifeval/index.ts";
 import { runCodeSpec } from "./code/run-tests.ts";
-import { CODE_FORMATS, codeExampleSchema, codeFieldsOf, codeSpecOf } from "./code/formats.ts";
+import { CODE_FORMATS, codeExampleSchema, codeFieldsOf, codeSpecOf, type CodeSpec } from "./code/formats.ts";
 import { loadMath, type MathModule } from "./math-bridge.ts";
 import { getVerifier, hasVerifier, registerVerifier, type Verifier } from "./registry.ts";
 import { answerSpan, normalizeAnswer } from "./text.ts";
@@ -146,6 +146,18 @@ const ifeval: Verifier = {
   verify: (r, e, ctx) => verifyConstraints(r, constraintsOf(e), opts(ctx?.options) as never),
 };
 
+/** Converted rows by example meta (LiveCodeBench's compressed tests are decoded once, not per response). */
+const codeSpecs = new WeakMap<object, Map<string, CodeSpec>>();
+function codeSpecCached(e: Example, o: Record<string, unknown>): CodeSpec {
+  const key = JSON.stringify([o.format, o.language, o.challengeTests === true]);
+  const holder = e.meta ?? null;
+  const hit = holder ? codeSpecs.get(holder)?.get(key) : undefined;
+  if (hit) return hit;
+  const spec = codeSpecOf(codeFieldsOf(e), { format: o.format, language: o.language, challengeTests: o.challengeTests === true });
+  if (holder) (codeSpecs.get(holder) ?? codeSpecs.set(holder, new Map()).get(holder)!).set(key, spec);
+  return spec;
+}
+
 const code: Verifier = {
   name: "code",
   description: "the response's program passes the example's tests (sandboxed; rlvr, MBPP, HumanEval, APPS/TACO, CodeContests, LiveCodeBench rows)",
@@ -154,7 +166,7 @@ const code: Verifier = {
     const o = opts(ctx?.options);
     let spec;
     try {
-      spec = codeSpecOf(codeFieldsOf(e), { format: o.format, language: o.language, challengeTests: o.challengeTests === true });
+      spec = codeSpecCached(e, o);
     } catch (x) {
       throw new Error(`example ${e.id}: ${(x as Error).message}`);
     }

@@ -142,6 +142,16 @@ const ROWS: Row[] = [
   },
 ];
 
+test("every format's row passes the code verifier's example schema (load time)", () => {
+  const schema = getVerifier("code").exampleSchema!;
+  for (const r of ROWS) {
+    const got = schema.safeParse({ id: "x", prompt: "", answer: "", task: "code", meta: r.row });
+    assert.equal(got.success, true, `${r.name}: ${got.error?.issues[0]?.message}`);
+  }
+  const broken = schema.safeParse({ id: "x", prompt: "", answer: "", task: "code", meta: { ...ROWS[0]!.row, test_list: ["odd_square_sum([1]) == 1"] } });
+  assert.match(broken.error!.issues[0]!.message, /^test_list\[0\]: expected an "assert …" string/);
+});
+
 test("each public dataset format: correct solutions 1; wrong, empty and printing-nothing ones 0", { skip: !hasPython, timeout: 240_000 }, async () => {
   const v = getVerifier("code");
   const jobs = ROWS.flatMap((r) => [...r.correct.map((s) => [r, s, 1] as const), ...r.wrong.map((s) => [r, s, 0] as const)]);
