@@ -286,9 +286,19 @@ function compareCall(index: number, a: Answer | undefined, t: CodeTest, missing:
   return { index, passed: ok, reason: ok ? "passed" : `wrong value: ${showValue(a.v)}` };
 }
 
+const THROWS_LIKE = new Set(["throws", "doesNotThrow", "rejects", "doesNotReject"]);
+const isThrowsLike = (m: string): m is "throws" | "doesNotThrow" | "rejects" | "doesNotReject" => THROWS_LIKE.has(m);
+
 async function runJsFunctionCases(code: string, tests: CodeTest[], opts: CodeRunOptions): Promise<CodeCaseResult[]> {
   const exprs: Piece[] = [];
-  const place = (side: Side) => side.pieces.map((p) => exprs.push(p) - 1);
+  // A piece's root name must be the solution's own: a JS global (encodeURI, Reflect, …) that the
+  // solution never defined does not answer for it.
+  const rooted = (p: Piece): Piece => {
+    const o = typeof p === "string" ? { x: p } : p;
+    const root = jsNames(o.x)[0];
+    return o.own || !root ? o : { ...o, anyOwn: [root] };
+  };
+  const place = (side: Side, throwsLike = false) => side.pieces.map((p) => exprs.push(throwsLike ? p : rooted(p)) - 1);
   const plans = tests.map((t) => {
     if (t.assert == null) {
       const aw = /^\s*await\s+([\s\S]+)$/.exec(String(t.call));
@@ -296,7 +306,7 @@ async function runJsFunctionCases(code: string, tests: CodeTest[], opts: CodeRun
       return { call: exprs.push({ x, anyOwn: jsNames(x), ...(aw ? { await: true } : {}) }) - 1 };
     }
     try {
-      return { checks: parseJsAssert(String(t.assert)).map((c) => ({ c, actual: place(c.actual), expected: c.expected ? place(c.expected) : [] })) };
+      return { checks: parseJsAssert(String(t.assert)).map((c) => ({ c, actual: place(c.actual, isThrowsLike(c.method)), expected: c.expected ? place(c.expected) : [] })) };
     } catch (e) {
       return { error: (e as Error).message };
     }
@@ -307,7 +317,7 @@ async function runJsFunctionCases(code: string, tests: CodeTest[], opts: CodeRun
     if ("error" in p) return { index: i, passed: false, reason: `unsupported assert test: ${p.error}` };
     if ("call" in p) return compareCall(i, answers[p.call!], t, missing);
     for (const { c, actual, expected } of p.checks!) {
-      if (c.method === "throws" || c.method === "doesNotThrow" || c.method === "rejects" || c.method === "doesNotReject") {
+      if (isThrowsLike(c.method)) {
         const a = answers[actual[0]!];
         if (a === undefined) return { index: i, passed: false, reason: missing };
         if ("error" in a) return { index: i, passed: false, reason: a.error };
