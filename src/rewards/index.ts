@@ -40,7 +40,9 @@ export {
   type ConstraintResult,
   type ConstraintsVerdict,
 } from "./ifeval/index.ts";
-export { runCodeTests, extractCode, type CodeTest, type CodeRunOptions, type CodeResult, type CodeCaseResult } from "./code/run-tests.ts";
+export { runCodeTests, runCodeSpec, extractCode, type CodeTest, type CodeRunOptions, type CodeResult, type CodeCaseResult } from "./code/run-tests.ts";
+export { parseCodeTest, parseCodeTests, parseCodeJson, codeTestSchema, stdioTestSchema, callTestSchema, assertTestSchema, CodeTestError } from "./code/forms.ts";
+export { codeSpecOf, solutionCode, codeFieldsOf, codeExampleSchema, unpickleString, CODE_FORMATS, type CodeFormat, type CodeSpec } from "./code/formats.ts";
 export { runSandboxed, makeWorkdir, sandboxCommand, setSandboxConcurrency, DEFAULT_LIMITS, type SandboxLimits, type SandboxResult, type SandboxSpec, type Language } from "./code/sandbox.ts";
 export { sandboxSupport, type SandboxSupport } from "./code/probe.ts";
 export { dapoOverlongPenalty, type OverlongOptions } from "./shaping/overlong.ts";

@@ -29,7 +29,8 @@ import { verifyChoice } from "./choice.ts";
 import { verifyExactMatch, verifyTokenF1 } from "./exact.ts";
 import { verifyFormat, type FormatOptions } from "./format.ts";
 import { verifyConstraints, fromIFEval, type Constraint } from "./ifeval/index.ts";
-import { runCodeTests, type CodeTest } from "./code/run-tests.ts";
+import { runCodeSpec } from "./code/run-tests.ts";
+import { CODE_FORMATS, codeExampleSchema, codeFieldsOf, codeSpecOf, type CodeSpec } from "./code/formats.ts";
 import { loadMath, type MathModule } from "./math-bridge.ts";
 import { getVerifier, hasVerifier, registerVerifier, type Verifier } from "./registry.ts";
 import { answerSpan, normalizeAnswer } from "./text.ts";
@@ -150,25 +151,41 @@ const ifeval: Verifier = {
   verify: (r, e, ctx) => verifyConstraints(r, constraintsOf(e), opts(ctx?.options) as never),
 };
 
+/** Converted rows by example meta (LiveCodeBench's compressed tests are decoded once, not per response). */
+const codeSpecs = new WeakMap<object, Map<string, CodeSpec>>();
+function codeSpecCached(e: Example, o: Record<string, unknown>): CodeSpec {
+  const key = JSON.stringify([o.format, o.language, o.challengeTests === true]);
+  const holder = e.meta ?? null;
+  const hit = holder ? codeSpecs.get(holder)?.get(key) : undefined;
+  if (hit) return hit;
+  const spec = codeSpecOf(codeFieldsOf(e), { format: o.format, language: o.language, challengeTests: o.challengeTests === true });
+  if (holder) (codeSpecs.get(holder) ?? codeSpecs.set(holder, new Map()).get(holder)!).set(key, spec);
+  return spec;
+}
+
 const code: Verifier = {
   name: "code",
-  description: "the response's program passes the example's tests (sandboxed)",
+  description: "the response's program passes the example's tests (sandboxed; rlvr, MBPP, HumanEval, APPS/TACO, CodeContests, LiveCodeBench rows)",
+  exampleSchema: codeExampleSchema,
   verify: async (r, e, ctx) => {
     const o = opts(ctx?.options);
-    const m = meta(e);
-    const tests = (Array.isArray(m.tests) ? m.tests : jsonList(e, "tests")) as CodeTest[];
-    const language = (m.language ?? o.language ?? "python") as "python" | "javascript";
-    if (language !== "python" && language !== "javascript") throw new Error(`example ${e.id}: language must be "python" or "javascript", got ${JSON.stringify(language)}`);
-    return runCodeTests(r, tests, {
-      language,
+    let spec;
+    try {
+      spec = codeSpecCached(e, o);
+    } catch (x) {
+      throw new Error(`example ${e.id}: ${(x as Error).message}`);
+    }
+    return runCodeSpec(r, spec, {
       scoring: o.scoring as "fraction" | "all" | undefined,
       limits: typeof o.timeoutMs === "number" ? { timeoutMs: o.timeoutMs } : undefined,
     });
   },
   checkOptions: (o, at) => {
-    checkKeys(o, at, { language: "string", scoring: "string", timeoutMs: "number" });
+    checkKeys(o, at, { language: "string", scoring: "string", timeoutMs: "number", format: "string", challengeTests: "boolean" });
     const s = opts(o).scoring;
     if (s !== undefined && s !== "fraction" && s !== "all") throw new Error(`config error at ${at}.scoring: expected "fraction" or "all", got ${JSON.stringify(s)}`);
+    const f = opts(o).format;
+    if (f !== undefined && !(CODE_FORMATS as readonly unknown[]).includes(f)) throw new Error(`config error at ${at}.format: expected one of ${CODE_FORMATS.join(", ")}, got ${JSON.stringify(f)}`);
   },
 };
 

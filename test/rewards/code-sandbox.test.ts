@@ -42,10 +42,12 @@ test("javascript stdio and function cases", async () => {
   assert.equal(r.correct, true, r.reason);
   const fn = await runCodeTests(
     "function mul(a, b) { return a * b; }\nasync function later(x) { return [x]; }",
-    [{ call: "mul(3, 4)", expected: 12 }, { call: "later(1)", expected: [1] }, { assert: "assert.equal(mul(2, 2), 5)" }],
+    [{ call: "mul(3, 4)", expected: 12 }, { call: "await later(1)", expected: [1] }, { assert: "assert.equal(mul(2, 2), 5)" }, { call: "later(1)", expected: [1] }],
     { language: "javascript" },
   );
-  assert.deepEqual(fn.cases.map((c) => c.passed), [true, true, false]);
+  // A Promise is awaited only where the test says so.
+  assert.deepEqual(fn.cases.map((c) => c.passed), [true, true, false, false]);
+  assert.match(fn.cases[3]!.reason, /Promise/);
   const exportsStyle = await runCodeTests("module.exports = { sq: (x) => x * x };", [{ call: "sq(5)", expected: 25 }], { language: "javascript" });
   assert.equal(exportsStyle.correct, true, exportsStyle.reason);
 });

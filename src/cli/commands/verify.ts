@@ -6,7 +6,9 @@
  *   format:                   {"response", "template"?}
  *   ifeval:                   {"response", "constraints": [{type, ...}]}  or IFEval's
  *                             {"response", "instruction_id_list", "kwargs"}
- *   code:                     {"response", "tests": [...], "language": "python" | "javascript"}
+ *   code:                     {"response", "tests": [...], "language": "python" | "javascript"}, or a
+ *                             public dataset's row plus "response" (MBPP, HumanEval, APPS/TACO,
+ *                             CodeContests, LiveCodeBench; "format" optional, see rewards/code/formats.ts)
  * writes one JSON line per non-empty input line: {"line", "correct", "reward", "extracted",
  * "reason", ...}; a bad line gives {"line", "error"} (and a message on stderr naming the line),
  * and the exit code is 1 when any line was bad.
@@ -21,7 +23,7 @@ import { createReadStream } from "node:fs";
 import { createInterface } from "node:readline";
 import type { Command } from "commander";
 import { fromIFEval, type Constraint } from "../../rewards/ifeval/index.ts";
-import type { CodeTest } from "../../rewards/code/run-tests.ts";
+import { parseCodeJson } from "../../rewards/code/forms.ts";
 import "../../rewards/verifiers.ts";
 import { getVerifier } from "../../rewards/registry.ts";
 import { exampleIssue } from "../../rewards/example-schema.ts";
@@ -84,10 +86,9 @@ export async function verifyRow(kind: Kind, row: Row, opts: { timeoutMs?: number
           : (need(row, "constraints", kind, "array") as Constraint[]);
       break;
     case "code": {
-      meta.tests = need(row, "tests", kind, "array") as CodeTest[];
-      const language = row.language ?? "python";
-      if (language !== "python" && language !== "javascript") throw new Error(`field "language": expected "python" or "javascript", got ${JSON.stringify(language)}`);
-      meta.language = language;
+      // The row's own fields, in any format the verifier reads (src/rewards/code/formats.ts).
+      const { response: _r, ...fields } = row;
+      Object.assign(meta, fields);
       options = { scoring: opts.scoring, ...(opts.timeoutMs ? { timeoutMs: opts.timeoutMs } : {}) };
       break;
     }
@@ -123,10 +124,11 @@ async function* lines(file: string | undefined): AsyncGenerator<{ n: number; tex
   }
 }
 
-function parseRow(text: string): Row {
+function parseRow(text: string, kind?: Kind): Row {
   let v: unknown;
   try {
-    v = JSON.parse(text);
+    // Code rows keep big integers exact (expected values, APPS/LiveCodeBench outputs).
+    v = kind === "code" ? parseCodeJson(text) : JSON.parse(text);
   } catch (e) {
     throw new Error(`invalid JSON (${(e as Error).message})`);
   }
@@ -160,7 +162,7 @@ export function register(program: Command): void {
       let bad = 0;
       for await (const { n, text } of lines(file)) {
         try {
-          const v = await verifyRow(kind, parseRow(text), { timeoutMs: o.timeout, scoring: o.allOrNothing ? "all" : "fraction" });
+          const v = await verifyRow(kind, parseRow(text, kind), { timeoutMs: o.timeout, scoring: o.allOrNothing ? "all" : "fraction" });
           process.stdout.write(JSON.stringify({ line: n, ...compact(v) }) + "\n");
         } catch (e) {
           bad++;

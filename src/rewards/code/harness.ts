@@ -4,13 +4,21 @@
  * They do not grade. They read a list of expressions on stdin (the test calls: inputs only, never
  * an expected value), load the solution, evaluate each expression and write one line per
  * expression on file descriptor 3: `{"i": k, "v": <typed value>}` or `{"i": k, "error": "..."}`.
+ * An expression may come as `{"x": expr, "own": [names]}`: each name must then be the solution's
+ * own definition (a function named like a builtin or a JS global, `def pow`, `function parseInt`),
+ * else the answer is an error — so a test of a builtin-named function is never answered by the
+ * builtin. `{"x": ..., "anyOwn": [names]}` (a call test) needs at least one of the names to be
+ * defined by the solution, so a call of builtins alone (`pow(2, 10)`) is never answered by them.
+ * JS: a value that is a Promise is not awaited (it is an opaque "Promise"); an expression
+ * `{"x": ..., "await": true}` (a test that wrote `await f()`) is awaited explicitly.
  * The comparison happens outside (run-tests.ts, judge.ts). The program shares a process with the
  * solution, so anything it writes is only ever treated as the solution's answer: a solution that
  * writes its own lines gains nothing it could not get by returning those values.
  *
  * Typed values (the wire format, decoded by values.ts): JSON null, booleans, finite numbers,
  * strings and arrays (Python lists) as themselves; `{"$": tag, "v": ...}` for "int" (beyond
- * ±2^53, decimal digits), "float" ("nan", "inf", "-inf"), "tuple", "dict" ([[key, value], …]),
+ * ±2^53, decimal digits), "float" ("nan", "inf", "-inf", and the repr of an integral float or -0,
+ * which plain JSON would turn into an int: `2.0` stays a float, `-0.0` keeps its sign), "tuple", "dict" ([[key, value], …]),
  * "set", "frozenset", "bytes" (hex), "bytearray", "complex" ([re, im]), "undefined" (JS), and
  * `{"$": "opaque", "type": name}` for anything else (user objects: they never compare equal).
  * Subclasses of the built-in data types are encoded by their underlying data through the base
@@ -35,6 +43,8 @@ def _enc(v, d=0):
             return {"$": "float", "v": "nan"}
         if x in (float("inf"), float("-inf")):
             return {"$": "float", "v": "inf" if x > 0 else "-inf"}
+        if float.is_integer(x):
+            return {"$": "float", "v": float.__repr__(x)}
         return x
     if issubclass(t, str):
         return str.__str__(v)
@@ -154,6 +164,13 @@ except BaseException as e:
     os._exit(0)
 for _i, _x in enumerate(_cfg["exprs"]):
     try:
+        if isinstance(_x, dict):
+            for _n in _x.get("own", ()):
+                if _n not in _g:
+                    raise NameError("the solution does not define %s (the test calls the solution's own %s)" % (_n, _n))
+            if "anyOwn" in _x and not any(_n in _g for _n in _x["anyOwn"]):
+                raise NameError("the call uses nothing the solution defines (names: %s)" % ", ".join(_x["anyOwn"])[:200])
+            _x = _x["x"]
         _v = eval(compile(_x, "<test %d>" % _i, "eval"), _g)
         _emit({"i": _i, "v": _enc(_v)})
     except BaseException as e:
@@ -191,6 +208,7 @@ function __rlvrEnc(v, d) {
   if (v === null || typeof v === "boolean" || typeof v === "string") return v;
   if (v === undefined) return { $: "undefined" };
   if (typeof v === "number") {
+    if (Object.is(v, -0)) return { $: "float", v: "-0" };
     if (Number.isNaN(v)) return { $: "float", v: "nan" };
     if (!Number.isFinite(v)) return { $: "float", v: v > 0 ? "inf" : "-inf" };
     return v;
@@ -236,17 +254,30 @@ globalThis.module = { exports: {} };
 globalThis.exports = globalThis.module.exports;
 globalThis.require = require;
 globalThis.assert = require("assert");
+const own = new Set();
+for (const x of cfg.exprs) if (x && typeof x === "object") for (const n of x.own || []) own.add(n);
+const builtin = {};
+for (const n of own) builtin[n] = globalThis[n];
+const valueOf = (n) => { try { return vm.runInThisContext(n); } catch (e) { return undefined; } };
+const before = new Map();
+for (const x of cfg.exprs) if (x && typeof x === "object") for (const n of x.anyOwn || []) before.set(n, valueOf(n));
+const isThenable = (v) => { try { return v !== null && (typeof v === "object" || typeof v === "function") && typeof v.then === "function"; } catch (e) { return true; } };
 (async () => {
   try {
     vm.runInThisContext(src, { filename: cfg.entry });
     const ex = globalThis.module.exports;
-    if (ex && typeof ex === "object") for (const k of Object.keys(ex)) if (!(k in globalThis)) globalThis[k] = ex[k];
-    if (typeof ex === "function" && ex.name && !(ex.name in globalThis)) globalThis[ex.name] = ex;
+    if (ex && typeof ex === "object") for (const k of Object.keys(ex)) if (!(k in globalThis) || own.has(k)) globalThis[k] = ex[k];
+    if (typeof ex === "function" && ex.name && (!(ex.name in globalThis) || own.has(ex.name))) globalThis[ex.name] = ex;
   } catch (e) { emit({ load: msg(e) }); process.exit(0); }
   for (let i = 0; i < cfg.exprs.length; i++) {
     try {
-      let v = vm.runInThisContext(cfg.exprs[i], { filename: "test" + i });
-      if (v && typeof v.then === "function") v = await v;
+      const x = cfg.exprs[i];
+      const code = typeof x === "string" ? x : x.x;
+      if (typeof x === "object") for (const n of x.own || []) if (vm.runInThisContext(n) === builtin[n]) throw new Error("the solution does not define " + n + " (the test calls the solution's own " + n + ")");
+      if (typeof x === "object" && x.anyOwn && !x.anyOwn.some((n) => { const v = valueOf(n); return v !== undefined && v !== before.get(n); })) throw new Error("the call uses nothing the solution defines (names: " + x.anyOwn.join(", ").slice(0, 200) + ")");
+      let v = vm.runInThisContext(code, { filename: "test" + i });
+      if (typeof x === "object" && x.await) v = await v;
+      else if (isThenable(v)) { emit({ i, v: { $: "opaque", type: "Promise (not awaited; a test awaits explicitly: await f())" } }); continue; }
       emit({ i, v: __rlvrEnc(v) });
     } catch (e) { emit({ i, error: msg(e) }); }
   }

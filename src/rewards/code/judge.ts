@@ -8,7 +8,11 @@
  *        expression in which each piece is replaced by `__rlvr_v[k]`. A name belongs to the
  *        solution unless it is a builtin or one of the standard modules the judge provides (math,
  *        re, collections, …) — also when the solution defines a function of that name, so that
- *        `def abs(x): return 0` cannot capture the test's arithmetic.
+ *        `def abs(x): return 0` cannot capture the test's arithmetic. A test that names nothing
+ *        of the solution (`assert pow(2, 3) == 8`, the task being to write `pow`) instead makes its
+ *        innermost builtin- or module-named calls pieces `{"x": expr, "own": [name]}` that the
+ *        solution must define itself (the builtin never answers them); a test whose asserts call
+ *        nothing of the solution at all is refused.
  *        Pieces are evaluated inside the sandbox, in the solution's process; everything else —
  *        the expected side, the comparison, abs(), sorted(), math.isclose() — in the judge.
  *        Accepted besides `assert`: imports of the provided modules, literal assignments
@@ -108,8 +112,24 @@ def plan_one(stmt):
             if isinstance(node, SCOPES):
                 raise ValueError("a comprehension, lambda or ':=' over the solution's names is not supported: %s" % ast.unparse(node)[:120])
             return self.generic_visit(node)
+    OWNABLE = (BUILTINS | MODULES) - judge_names - local
+    def ownable_call(n):
+        return isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in OWNABLE
+    class Own(ast.NodeTransformer):
+        """A test naming nothing of the solution tests a builtin-named function of it (def pow):
+        its innermost builtin-named calls become pieces the solution itself must define."""
+        def visit(self, node):
+            if ownable_call(node) and not any(ownable_call(n) for a in list(node.args) + [k.value for k in node.keywords] for n in ast.walk(a)):
+                pieces.append({"x": ast.unparse(node), "own": [node.func.id]})
+                return ast.copy_location(ast.Subscript(value=ast.Name("__rlvr_v", ast.Load()), slice=ast.Constant(len(pieces) - 1), ctx=ast.Load()), node)
+            return self.generic_visit(node)
     shown = [ast.unparse(t) for t in tests]
-    checks = [ast.unparse(Split().visit(t)) for t in tests]
+    split = [Split().visit(t) for t in tests]
+    if not pieces:
+        split = [Own().visit(t) for t in split]
+    checks = [ast.unparse(t) for t in split]
+    if not pieces:
+        raise ValueError("the test calls nothing of the solution: %s" % shown[0][:120])
     return {"pieces": pieces, "prelude": prelude, "checks": checks, "shown": shown}
 
 class Bad(Exception):

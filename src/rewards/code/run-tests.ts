@@ -1,32 +1,29 @@
 /**
  * Score a code solution by running it against test cases in the sandbox.
  *
- * Two kinds of test case (mix freely):
+ * Tests are validated first (forms.ts): a test of no known form is an error naming the field,
+ * never an empty test. Dataset formats (MBPP, HumanEval, APPS, LiveCodeBench, …) are converted
+ * by formats.ts and graded with `runCodeSpec`. Kinds of test case (mix freely):
  * - stdio:    `{input, output}` — the program runs once per case with `input` on stdin; its stdout
  *             is compared with `output` (see `compare`). One process per case.
  * - function: `{call, expected}` — `call` is an expression in the solution's language evaluated
  *             after the solution is loaded (e.g. `add(2, 3)`); its value, converted through JSON
- *             (tuples → arrays), must deep-equal `expected` (numbers within `tolerance` relative
- *             error when given). `{assert}` — a statement that must not throw (Python `assert …`,
+ *             (tuples → arrays), must equal `expected` as Python's `==` would (integers exact,
+ *             numbers within `tolerance` relative error or `absTolerance` when given). A JS
+ *             Promise is not awaited unless the call says `await`. `{assert}` — a statement that must not throw (Python `assert …`,
  *             JS `assert.deepStrictEqual(…)`). All function cases share one process.
  */
 import { DEFAULT_LIMITS, makeWorkdir, runSandboxed, type Language, type SandboxLimits, type SandboxResult } from "./sandbox.ts";
 import { NODE_RUNNER, PYTHON_RUNNER, PYTHON_STDIO_GUARD } from "./harness.ts";
 import { PYTHON_JUDGE } from "./judge.ts";
-import { evalSide, parseJsAssert, type Side } from "./js-assert.ts";
+import { evalSide, jsNames, parseJsAssert, throwsHolds, type Piece, type Side } from "./js-assert.ts";
 import { sandboxSupport } from "./probe.ts";
 import { decodeValue, equalsExpected, findOpaque, jsAssertHolds, showValue, type Val } from "./values.ts";
+import { parseCodeTests, type CodeTest } from "./forms.ts";
+import { solutionCode, type CodeSpec } from "./formats.ts";
 import type { Verdict } from "../types.ts";
 
-export interface CodeTest {
-  name?: string;
-  input?: string;
-  output?: string;
-  call?: string;
-  expected?: unknown;
-  assert?: string;
-  tolerance?: number;
-}
+export type { CodeTest } from "./forms.ts";
 
 export interface CodeRunOptions {
   language: Language;
@@ -110,15 +107,25 @@ async function runStdioCase(code: string, test: CodeTest, opts: CodeRunOptions):
   const wd = makeWorkdir(files);
   try {
     const args = guard ? ["guard.py", JSON.stringify({ ...guard, work: wd.path }), entry] : [entry];
-    const r = await runSandboxed({ language: opts.language, workdir: wd.path, args, stdin: test.input ?? "", limits: lim });
+    const r = await runSandboxed({ language: opts.language, workdir: wd.path, args, stdin: test.input!, limits: lim });
     const fail = failureReason(r);
     if (fail) return { index: -1, passed: false, reason: fail };
     const mode = opts.compare ?? "lines";
-    const ok = normalizeOutput(r.stdout, mode) === normalizeOutput(test.output ?? "", mode);
+    const ok = normalizeOutput(r.stdout, mode) === normalizeOutput(test.output!, mode);
     return { index: -1, passed: ok, reason: ok ? "output matches" : `wrong output: ${JSON.stringify(r.stdout.slice(0, 120))}` };
   } finally {
     wd.dispose();
   }
+}
+
+const PY_KEYWORDS = new Set("and or not in is lambda if else for async await None True False".split(" "));
+const PY_TOKENS = /[rRbBuUfF]{0,2}("""[\s\S]*?"""|'\'\'[\s\S]*?'\'\'|"(?:\\.|[^"\\\n])*"|'(?:\\.|[^'\\\n])*')|(\.\s*)?([A-Za-z_]\w*)|#[^\n]*/g;
+
+/** The names a Python call expression uses (not attributes, keywords or the insides of strings). */
+export function pyNames(src: string): string[] {
+  const out = new Set<string>();
+  for (const m of src.matchAll(PY_TOKENS)) if (m[3] && !m[2] && !PY_KEYWORDS.has(m[3])) out.add(m[3]);
+  return [...out];
 }
 
 /** What the solution's process answered for each expression (value, error, or nothing). */
@@ -128,7 +135,7 @@ type Answer = { v: Val } | { error: string };
  * Load the solution in the sandbox and evaluate `exprs` there; only typed values come back.
  * @returns one answer per expression, or a reason shared by all when none came back
  */
-async function evaluateInside(code: string, exprs: string[], opts: CodeRunOptions): Promise<{ answers: (Answer | undefined)[]; missing: string }> {
+async function evaluateInside(code: string, exprs: Piece[], opts: CodeRunOptions): Promise<{ answers: (Answer | undefined)[]; missing: string }> {
   const js = opts.language === "javascript";
   const entry = js ? "solution.js" : "solution.py";
   const runner = js ? "runner.cjs" : "runner.py";
@@ -179,7 +186,7 @@ async function runJudge<T>(request: object, opts: CodeRunOptions): Promise<T> {
   }
 }
 
-type PyPlan = { pieces: string[]; prelude: string[]; checks: string[]; shown: string[] } | { error: string };
+type PyPlan = { pieces: Piece[]; prelude: string[]; checks: string[]; shown: string[] } | { error: string };
 
 /** Plans by assert text: a plan depends only on the test, and RL grades each test many times. */
 const planCache = new Map<string, PyPlan>();
@@ -202,9 +209,9 @@ async function runPythonFunctionCases(code: string, tests: CodeTest[], opts: Cod
   const asserts = tests.map((t, i) => (t.assert != null ? i : -1)).filter((i) => i >= 0);
   const planOf = await planAsserts(asserts.map((i) => [i, String(tests[i]!.assert)] as const), opts);
   // One expression list: each call test's call, then each assert's pieces.
-  const exprs: string[] = [];
+  const exprs: Piece[] = [];
   const slots: number[][] = tests.map((t, i) => {
-    if (t.assert == null) return [exprs.push(String(t.call)) - 1];
+    if (t.assert == null) return [exprs.push({ x: String(t.call), anyOwn: pyNames(String(t.call)) }) - 1];
     const p = planOf.get(i)!;
     return "error" in p ? [] : p.pieces.map((x) => exprs.push(x) - 1);
   });
@@ -252,6 +259,8 @@ function toWire(v: Val): unknown {
   switch (v.t) {
     case "int":
       return { $: "int", v: v.v.toString() };
+    case "float":
+      return { $: "float", v: v.repr };
     case "dict":
       return { $: "dict", v: v.v.map(([k, x]) => [toWire(k), toWire(x)]) };
     case "tuple":
@@ -272,17 +281,32 @@ function compareCall(index: number, a: Answer | undefined, t: CodeTest, missing:
   if ("error" in a) return { index, passed: false, reason: a.error };
   const op = findOpaque(a.v);
   if (op !== null) return { index, passed: false, reason: `returned a ${op}, which is not plain data` };
-  const ok = equalsExpected(a.v, t.expected ?? null, t.tolerance);
+  const tol = { rel: t.tolerance, abs: t.absTolerance };
+  const ok = equalsExpected(a.v, t.expected ?? null, tol) || ("alsoExpected" in t && equalsExpected(a.v, t.alsoExpected, tol));
   return { index, passed: ok, reason: ok ? "passed" : `wrong value: ${showValue(a.v)}` };
 }
 
+const THROWS_LIKE = new Set(["throws", "doesNotThrow", "rejects", "doesNotReject"]);
+const isThrowsLike = (m: string): m is "throws" | "doesNotThrow" | "rejects" | "doesNotReject" => THROWS_LIKE.has(m);
+
 async function runJsFunctionCases(code: string, tests: CodeTest[], opts: CodeRunOptions): Promise<CodeCaseResult[]> {
-  const exprs: string[] = [];
-  const place = (side: Side) => side.pieces.map((p) => exprs.push(p) - 1);
+  const exprs: Piece[] = [];
+  // A piece's root name must be the solution's own: a JS global (encodeURI, Reflect, …) that the
+  // solution never defined does not answer for it.
+  const rooted = (p: Piece): Piece => {
+    const o = typeof p === "string" ? { x: p } : p;
+    const root = jsNames(o.x)[0];
+    return o.own || !root ? o : { ...o, anyOwn: [root] };
+  };
+  const place = (side: Side, throwsLike = false) => side.pieces.map((p) => exprs.push(throwsLike ? p : rooted(p)) - 1);
   const plans = tests.map((t) => {
-    if (t.assert == null) return { call: exprs.push(String(t.call)) - 1 };
+    if (t.assert == null) {
+      const aw = /^\s*await\s+([\s\S]+)$/.exec(String(t.call));
+      const x = aw ? aw[1]! : String(t.call);
+      return { call: exprs.push({ x, anyOwn: jsNames(x), ...(aw ? { await: true } : {}) }) - 1 };
+    }
     try {
-      return { checks: parseJsAssert(String(t.assert)).map((c) => ({ c, actual: place(c.actual), expected: c.expected ? place(c.expected) : [] })) };
+      return { checks: parseJsAssert(String(t.assert)).map((c) => ({ c, actual: place(c.actual, isThrowsLike(c.method)), expected: c.expected ? place(c.expected) : [] })) };
     } catch (e) {
       return { error: (e as Error).message };
     }
@@ -293,6 +317,19 @@ async function runJsFunctionCases(code: string, tests: CodeTest[], opts: CodeRun
     if ("error" in p) return { index: i, passed: false, reason: `unsupported assert test: ${p.error}` };
     if ("call" in p) return compareCall(i, answers[p.call!], t, missing);
     for (const { c, actual, expected } of p.checks!) {
+      if (isThrowsLike(c.method)) {
+        const a = answers[actual[0]!];
+        if (a === undefined) return { index: i, passed: false, reason: missing };
+        if ("error" in a) return { index: i, passed: false, reason: a.error };
+        let r: { ok: boolean; reason: string };
+        try {
+          r = throwsHolds(c.method, a.v, c.validator);
+        } catch (e) {
+          r = { ok: false, reason: `unsupported assert test: ${String((e as Error).message ?? e).slice(0, 200)}` };
+        }
+        if (!r.ok) return { index: i, passed: false, reason: r.reason };
+        continue;
+      }
       const judged: Val[] = [];
       for (const [side, slots] of [[c.actual, actual], [c.expected, expected]] as const) {
         if (!side) continue;
@@ -324,16 +361,30 @@ async function runFunctionCases(code: string, tests: CodeTest[], opts: CodeRunOp
 /**
  * Run `response`'s code against `tests` in the sandbox and score it.
  * @param response model output (code is extracted from fenced blocks unless extractCode=false)
- * @param tests    stdio and/or function cases (see module doc); an empty list scores 0
+ * @param tests    stdio and/or function cases of rlvr's forms (see forms.ts)
  * @returns reward = passed/total ("fraction") or 0/1 ("all"); correct = every case passed;
  *          per-case results with reasons ("timeout", "exit code 1: …", "wrong output: …").
- * Never throws for anything the program does; a missing interpreter gives reward 0 with a reason.
+ * @throws CodeTestError when a test is of no known form (naming the field: "tests[2]: …") or the
+ *         list is empty — a broken example, never a score. Never throws for anything the program
+ *         does; a missing interpreter gives reward 0 with a reason.
  */
 export async function runCodeTests(response: string, tests: CodeTest[], opts: CodeRunOptions): Promise<CodeResult> {
+  const checked = parseCodeTests(tests);
   const code = opts.extractCode === false ? response : extractCode(response, opts.language);
-  if (!Array.isArray(tests) || tests.length === 0) {
-    return { correct: false, reward: 0, extracted: code, reason: "no test cases", passed: 0, total: 0, cases: [] };
-  }
+  return gradeCode(code, checked, opts);
+}
+
+/**
+ * Score a response against a dataset row converted by `codeSpecOf` (formats.ts): the solution
+ * runs after the row's setup code (MBPP) or completes its prompt (HumanEval).
+ */
+export async function runCodeSpec(response: string, spec: CodeSpec, opts: Omit<CodeRunOptions, "language">): Promise<CodeResult> {
+  const code = opts.extractCode === false ? response : extractCode(response, spec.language);
+  const r = await gradeCode(solutionCode(spec, code), spec.tests, { ...opts, language: spec.language });
+  return { ...r, extracted: code };
+}
+
+async function gradeCode(code: string, tests: CodeTest[], opts: CodeRunOptions): Promise<CodeResult> {
   const cases: CodeCaseResult[] = new Array(tests.length);
   try {
     const fnIdx = tests.map((t, i) => (t.call != null || t.assert != null ? i : -1)).filter((i) => i >= 0);

@@ -13,6 +13,8 @@ export type Val =
   | string
   | Val[]
   | { t: "int"; v: bigint }
+  /** A float that JSON would confuse with an int (integral, or -0): Python's repr kept. */
+  | { t: "float"; v: number; repr: string }
   | { t: "undefined" }
   | { t: "tuple" | "set" | "frozenset"; v: Val[] }
   | { t: "dict"; v: [Val, Val][] }
@@ -21,6 +23,7 @@ export type Val =
   | { t: "opaque"; type: string };
 
 const opaque = (type: string): Val => ({ t: "opaque", type });
+const FLOAT_TEXT = /^-?(\d+(\.\d*)?|\.\d+)([eE][-+]?\d+)?$/;
 
 /** Decode one typed value from the wire (never throws; malformed input is opaque). */
 export function decodeValue(x: unknown, depth = 0): Val {
@@ -34,7 +37,8 @@ export function decodeValue(x: unknown, depth = 0): Val {
     case "int":
       return typeof o.v === "string" && /^-?\d{1,5000}$/.test(o.v) ? { t: "int", v: BigInt(o.v) } : opaque("malformed int");
     case "float":
-      return o.v === "nan" ? NaN : o.v === "inf" ? Infinity : o.v === "-inf" ? -Infinity : opaque("malformed float");
+      if (o.v === "nan" || o.v === "inf" || o.v === "-inf") return o.v === "nan" ? NaN : o.v === "inf" ? Infinity : -Infinity;
+      return typeof o.v === "string" && FLOAT_TEXT.test(o.v) ? { t: "float", v: Number(o.v), repr: o.v } : opaque("malformed float");
     case "undefined":
       return { t: "undefined" };
     case "tuple":
@@ -88,30 +92,59 @@ function jsonKey(k: Val): string | null {
   if (typeof k === "boolean") return String(k);
   if (typeof k === "number") return Number.isInteger(k) ? String(k) : String(k);
   if (isTagged(k) && k.t === "int") return k.v.toString();
+  if (isTagged(k) && k.t === "float") return k.repr;
   return null;
 }
 
+/** How close numbers must be: `rel` × |expected| (relative) or `abs` (absolute), whichever is larger. */
+export interface Tolerance {
+  rel?: number | null;
+  abs?: number | null;
+}
+
+/** The number a value holds when it is one (ints beyond 2^53 as bigint), else null. */
+function numeric(v: Val): number | bigint | null {
+  if (typeof v === "number") return v;
+  if (isTagged(v) && (v.t === "int" || v.t === "float")) return v.v;
+  return null;
+}
+
+/** Python `==` between two numbers (int vs float compared exactly), or closeness under `tol`. */
+function numbersEqual(got: number | bigint, exp: number | bigint, tol: Tolerance): boolean {
+  if (tol.rel != null || tol.abs != null) {
+    const g = Number(got);
+    const e = Number(exp);
+    if (g === e) return true;
+    const d = Math.abs(g - e);
+    return d <= (tol.rel ?? 0) * Math.abs(e) || d <= (tol.abs ?? 0);
+  }
+  if (typeof got === "number" && typeof exp === "number") return got === exp;
+  const big = (x: number | bigint) => (typeof x === "bigint" ? x : Number.isInteger(x) ? BigInt(x) : null);
+  const g = big(got);
+  const e = big(exp);
+  return g !== null && e !== null && g === e;
+}
+
 /**
- * Does a returned value equal a test's JSON `expected`? The rules of the former in-process check,
- * now applied outside: tuples compare as arrays and dict keys as json.dumps writes them; booleans
- * only equal booleans; numbers equal within `tolerance` (relative, floor 1) when given; a JS
- * `undefined` equals null; sets, bytes, complex numbers and opaque values equal nothing.
+ * Does a returned value equal a test's `expected` (parsed JSON; integers beyond 2^53 as bigint)?
+ * Tuples compare as arrays and dict keys as json.dumps writes them; booleans only equal booleans;
+ * numbers as Python's `==` (exactly: an int and a float compare by value, big integers digit for
+ * digit), or within `tolerance` — relative to |expected| (no absolute floor) or the explicit
+ * absolute `abs`; a JS `undefined` equals null; sets, bytes, complex numbers and opaque values
+ * equal nothing.
  */
-export function equalsExpected(got: Val, exp: unknown, tolerance?: number | null): boolean {
+export function equalsExpected(got: Val, exp: unknown, tolerance?: number | null | Tolerance): boolean {
+  const tol: Tolerance = typeof tolerance === "object" && tolerance !== null ? tolerance : { rel: tolerance ?? null };
   if (exp === null || exp === undefined) return got === null || (isTagged(got) && got.t === "undefined");
   if (typeof exp === "boolean") return got === exp;
   if (typeof exp === "string") return got === exp;
-  if (typeof exp === "number") {
-    if (typeof got === "number") return tolerance == null ? got === exp : Math.abs(got - exp) <= tolerance * Math.max(1, Math.abs(exp));
-    if (isTagged(got) && got.t === "int") {
-      if (tolerance != null) return Math.abs(Number(got.v) - exp) <= tolerance * Math.max(1, Math.abs(exp));
-      return Number.isInteger(exp) && Number.isSafeInteger(exp) ? got.v === BigInt(exp) : Number(got.v) === exp;
-    }
-    return false;
+  if (typeof exp === "number" || typeof exp === "bigint") {
+    const g = numeric(got);
+    return g !== null && typeof got !== "boolean" && numbersEqual(g, exp, tol);
   }
   if (Array.isArray(exp)) {
     const items = Array.isArray(got) ? got : isTagged(got) && got.t === "tuple" ? got.v : null;
-    return items !== null && items.length === exp.length && items.every((g, i) => equalsExpected(g, exp[i], tolerance));
+    return items !== null && items.length === exp.length && items.every((g, i) => equalsExpected(g, exp[i], tol));
   }
   if (typeof exp === "object") {
     if (!isTagged(got) || got.t !== "dict") return false;
@@ -124,7 +157,7 @@ export function equalsExpected(got: Val, exp: unknown, tolerance?: number | null
       seen.set(key, v);
     }
     const keys = Object.keys(want);
-    return keys.length === seen.size && keys.every((k) => seen.has(k) && equalsExpected(seen.get(k)!, want[k], tolerance));
+    return keys.length === seen.size && keys.every((k) => seen.has(k) && equalsExpected(seen.get(k)!, want[k], tol));
   }
   return false;
 }
@@ -137,6 +170,7 @@ function primitive(v: Val): { ok: true; p: Prim } | { ok: false } {
   if (v === null || typeof v === "boolean" || typeof v === "number" || typeof v === "string") return { ok: true, p: v };
   if (isTagged(v) && v.t === "undefined") return { ok: true, p: undefined };
   if (isTagged(v) && v.t === "int") return { ok: true, p: v.v };
+  if (isTagged(v) && v.t === "float") return { ok: true, p: v.v };
   return { ok: false };
 }
 
@@ -175,6 +209,8 @@ export const JS_ASSERT_METHODS = [
   "notDeepStrictEqual",
   "throws",
   "doesNotThrow",
+  "rejects",
+  "doesNotReject",
 ] as const;
 export type JsAssertMethod = (typeof JS_ASSERT_METHODS)[number];
 
@@ -189,8 +225,10 @@ export function jsAssertHolds(method: JsAssertMethod, actual: Val, expected: Val
     case "ok":
       return truthy(actual);
     case "throws":
+    case "rejects":
       return actual === true;
     case "doesNotThrow":
+    case "doesNotReject":
       return actual === false;
     case "equal":
     case "notEqual":
