@@ -9,13 +9,14 @@ import { basename, dirname, join, resolve } from "node:path";
 import type { Command } from "commander";
 import { openEngine } from "../../engines/open.ts";
 import { endpointEngine } from "../../rollout/samplers/openai.ts";
-import { loadTokenizer } from "../../tokenizers/index.ts";
-import { getTask, generateExamples, loadDataset, renderPrompt } from "../../tasks/index.ts";
+import { loadTokenizer, promptEncoder, type PromptFormat } from "../../tokenizers/index.ts";
+import { getTask, generateExamples, loadDataset } from "../../tasks/index.ts";
 import type { Example, Verdict } from "../../tasks/types.ts";
 import { evaluate, type EvalResult } from "../../eval/accuracy.ts";
 import { compareResults, passAtKCurve } from "../../eval/compare.ts";
 import { asciiCurve, formatComparison, formatReport } from "../../eval/report.ts";
-import { buildVerifier, syncVerifier } from "../../trainer/context.ts";
+import { buildVerifier, promptFormatOf, syncVerifier } from "../../trainer/context.ts";
+import { runConfigOf } from "../../eval/checkpoint.ts";
 import { loadRunConfig } from "../../config/schema.ts";
 import { compileReward } from "../../rewards/compile.ts";
 import { rewardConfigSchema, BUILTIN_VERIFIER_NAMES } from "../../rewards/config.ts";
@@ -49,7 +50,12 @@ export interface EvalCommandOptions {
   greedy?: boolean;
   maxNewTokens: number;
   seed: number;
-  template: "plain" | "r1" | "boxed";
+  /** Prompt template (default: the run's data.template, else plain). */
+  template?: "plain" | "r1" | "boxed";
+  /** Render prompts through the model's chat template (default: the run's data.chat). */
+  chat?: boolean;
+  /** Default system message (default: the run's data.system). */
+  system?: string;
   bootstrap: number;
   level: number;
   compare?: string;
@@ -100,16 +106,24 @@ export async function evalVerifier(o: Pick<EvalCommandOptions, "verifier" | "dat
   return buildVerifier(loadRunConfig(found));
 }
 
+/**
+ * How prompts are built: the run's own format (data.template / chat / system of the config.yaml
+ * beside the checkpoint), overridden by --template, --chat / --no-chat and --system.
+ */
+export async function evalPromptFormat(o: Pick<EvalCommandOptions, "template" | "chat" | "system">, dir: string): Promise<PromptFormat> {
+  const cfg = await runConfigOf(dir);
+  const run = cfg ? promptFormatOf(cfg) : {};
+  const system = o.system ?? run.system;
+  return { template: o.template ?? run.template ?? "plain", chat: o.chat ?? run.chat ?? false, ...(system !== undefined ? { system } : {}) };
+}
+
 /** Evaluate one checkpoint directory on `examples`. */
 export async function evalCheckpoint(dir: string, examples: Example[], o: EvalCommandOptions): Promise<EvalResult> {
   const tokenizer = await loadTokenizer(dir);
   const engine = o.endpoint ? await endpointEngine(o.endpoint, o.model) : await openEngine({ path: dir, engine: "embedded" }, { tokenizer });
   try {
     const verify = await evalVerifier(o, dir);
-    const encodePrompt = (ex: Example) => {
-      const ids = tokenizer.encode(renderPrompt(ex, { template: o.template }));
-      return Int32Array.from(tokenizer.bosId !== null ? [tokenizer.bosId, ...ids] : ids);
-    };
+    const encodePrompt = promptEncoder(tokenizer, await evalPromptFormat(o, dir), dir);
     // A small model's context may be shorter than the default budget: fit the budget to it.
     // (The embedded engine left-pads a batch's prompts to a multiple of 4 tokens; those positions count.)
     const longest = Math.max(...examples.map((e) => encodePrompt(e).length));
@@ -201,7 +215,10 @@ export function register(program: Command): void {
     .option("--greedy", "with --temperature > 0, also sample one greedy response per prompt (greedy accuracy)")
     .option("--max-new-tokens <n>", "response budget", (v) => parseInt(v, 10), 32)
     .option("--seed <s>", "seed of prompts, sampling and bootstrap", (v) => parseInt(v, 10), 1)
-    .option("--template <name>", "prompt template: plain, r1, boxed", "plain")
+    .option("--template <name>", "prompt template: plain, r1, boxed (default: the run's data.template, else plain)")
+    .option("--chat", "render prompts through the model's chat template (default: the run's data.chat)")
+    .option("--no-chat", "plain-text prompts even when the run used its chat template")
+    .option("--system <text>", "system message for prompts without one (default: the run's data.system)")
     .option("--bootstrap <B>", "bootstrap resamples for confidence intervals (0 = none)", (v) => parseInt(v, 10), 1000)
     .option("--level <p>", "confidence level of the intervals", parseFloat, 0.95)
     .option("--out <file>", "write the full results (every sample included) as JSON")
