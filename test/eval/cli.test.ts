@@ -20,7 +20,7 @@ async function makeRuns(root: string): Promise<[string, string]> {
     const run = join(root, `run${seed}`);
     await engine.save(join(run, "checkpoints", "final"));
     await engine.close();
-    writeFileSync(join(run, "config.yaml"), "seed: 1\n");
+    writeFileSync(join(run, "config.yaml"), "seed: 1\nmodel: { path: checkpoints/final }\ndata: { task: addition }\n");
     dirs.push(run);
   }
   return dirs as [string, string];
