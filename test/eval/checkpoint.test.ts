@@ -7,6 +7,7 @@ import assert from "node:assert/strict";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { runEval } from "../../src/cli/commands/eval.ts";
 import { train, evaluateCheckpoint, evaluate, openEngine, loadTokenizer, getTask, generateExamples, type Example } from "../../src/index.ts";
 
 test("evaluateCheckpoint(run) equals the run's own final evaluation; hand-built evaluation from the docs agrees", { timeout: 300_000 }, async () => {
@@ -37,6 +38,9 @@ test("evaluateCheckpoint(run) equals the run's own final evaluation; hand-built 
     assert.equal(mine.meanAtN, logged.meanAtN);
     assert.deepEqual(mine.passAtK, logged.passAtK);
     assert.equal(mine.accuracy, run.evals["rl"]!.accuracy);
+    // `rlvr eval <run>` without --task/--data: the run's test set and reward; greedy = the run's greedy.
+    const cli = (await runEval(out, { n: 256, samples: 1, temperature: 0, topP: 1, maxNewTokens: 1, seed: 5, bootstrap: 0, level: 0.95 }, () => {})) as { result: { accuracy: number; prompts: number } };
+    assert.deepEqual([cli.result.prompts, cli.result.accuracy], [24, logged.greedy]);
 
     // As docs/api.md "Engines" and docs/evaluation.md "From code" show it.
     const ckpt = join(out, "checkpoints", "final");

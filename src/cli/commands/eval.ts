@@ -1,5 +1,6 @@
 /**
- * `rlvr eval <run-dir|checkpoint> [--compare <run-dir|checkpoint>] --task ... | --data ...`:
+ * `rlvr eval <run-dir|checkpoint> [--compare <run-dir|checkpoint>] [--task ... | --data ...]`
+ * (neither: the run's own test set, reward and prompt format):
  * held-out accuracy, greedy accuracy, mean@n, pass@k, maj@k, lengths and truncation with
  * bootstrap intervals, per task and per difficulty; with --compare, a base-vs-trained table with
  * paired intervals and a pass@k curve. --out writes everything as JSON (see docs/evaluation.md).
@@ -15,7 +16,7 @@ import type { Example, Verdict } from "../../tasks/types.ts";
 import { evaluate, type EvalResult } from "../../eval/accuracy.ts";
 import { compareResults, passAtKCurve } from "../../eval/compare.ts";
 import { asciiCurve, formatComparison, formatReport } from "../../eval/report.ts";
-import { buildVerifier, promptFormatOf, syncVerifier } from "../../trainer/context.ts";
+import { buildData, buildVerifier, promptFormatOf, syncVerifier } from "../../trainer/context.ts";
 import { runConfigOf } from "../../eval/checkpoint.ts";
 import { loadRunConfig } from "../../config/schema.ts";
 import { compileReward } from "../../rewards/compile.ts";
@@ -76,9 +77,20 @@ function intList(v: string | undefined, what: string): number[] | undefined {
   return xs;
 }
 
-/** The held-out examples: n per (task, difficulty) for procedural tasks, or the first n rows of --data. */
-export async function evalExamples(o: EvalCommandOptions): Promise<Example[]> {
+/**
+ * The held-out examples: n per (task, difficulty) for procedural tasks, the first n rows of
+ * --data, or else the first n of the run's own test set (its config.yaml beside `runDir`).
+ * @throws Error when none of the three is there
+ */
+export async function evalExamples(o: EvalCommandOptions, runDir?: string): Promise<Example[]> {
   if (o.data) return (await loadDataset(o.data, { task: o.task })).examples.slice(0, o.n);
+  if (!o.task) {
+    const cfg = runDir ? await runConfigOf(runDir) : null;
+    if (!cfg) throw new Error("rlvr eval: give --task <name[,name...]> or --data <file>, or evaluate a run directory (its config.yaml gives the test set)");
+    const test = (await buildData(cfg)).test;
+    if (test.length === 0) throw new Error("rlvr eval: the run has no test set (data.test); give --data <file> or --task <name>");
+    return test.slice(0, o.n);
+  }
   const out: Example[] = [];
   const diffs = intList(o.difficulty, "--difficulty");
   for (const name of o.task!.split(",").map((s) => s.trim()).filter(Boolean)) {
@@ -90,12 +102,12 @@ export async function evalExamples(o: EvalCommandOptions): Promise<Example[]> {
 
 /**
  * The verifier of an evaluation: for --task prompts, each example's task verifier; for --data
- * rows, `--verifier` when given, else the run's own reward block (its config.yaml, found beside
- * `runDir` or above its checkpoint).
+ * rows and the run's own test set, `--verifier` when given, else the run's own reward block (its
+ * config.yaml, found beside `runDir` or above its checkpoint).
  * @throws Error when --data rows have no verifier (no --verifier, no run config)
  */
-export async function evalVerifier(o: Pick<EvalCommandOptions, "verifier" | "data">, runDir: string): Promise<(r: string, e: Example) => Verdict | Promise<Verdict>> {
-  if (!o.data) return (await compileReward(rewardConfigSchema.parse({ verifier: "task" }))).verifyOne;
+export async function evalVerifier(o: Pick<EvalCommandOptions, "verifier" | "data" | "task">, runDir: string): Promise<(r: string, e: Example) => Verdict | Promise<Verdict>> {
+  if (o.task && !o.data) return (await compileReward(rewardConfigSchema.parse({ verifier: "task" }))).verifyOne;
   if (o.verifier) return (await compileReward(rewardConfigSchema.parse({ verifier: o.verifier }), { at: "--verifier" })).verifyOne;
   const abs = resolve(runDir);
   const configs = [join(abs, "config.yaml"), join(abs, "..", "config.yaml"), join(abs, "..", "..", "config.yaml")];
@@ -150,11 +162,10 @@ export async function evalCheckpoint(dir: string, examples: Example[], o: EvalCo
 
 /** Run the command: evaluate, print tables (or JSON), write --out and --record. */
 export async function runEval(path: string, o: EvalCommandOptions, write: (s: string) => void = (s) => process.stdout.write(s)): Promise<Record<string, unknown>> {
-  if (!o.task && !o.data) throw new Error("rlvr eval: give --task <name[,name...]> or --data <file>");
   if (!Number.isInteger(o.samples) || o.samples < 1) throw new Error(`rlvr eval: --samples must be an integer >= 1, got ${o.samples}`);
   if (o.samples > 1 && o.temperature === 0) process.stderr.write("rlvr eval: note: --samples > 1 at --temperature 0 repeats the same greedy response; pass@k needs --temperature > 0\n");
   const dirA = resolveCheckpoint(path);
-  const examples = await evalExamples(o);
+  const examples = await evalExamples(o, dirA);
   if (examples.length === 0) throw new Error("rlvr eval: no examples to evaluate");
   const settings = { task: o.task, difficulty: o.difficulty, data: o.data, prompts: examples.length, samples: o.samples, temperature: o.temperature, topP: o.topP, maxNewTokens: o.maxNewTokens, seed: o.seed, template: o.template, bootstrap: o.bootstrap, level: o.level };
   const resA = await evalCheckpoint(dirA, examples, o);
@@ -203,7 +214,7 @@ export function register(program: Command): void {
     .argument("<path>", "run directory or checkpoint directory (A, e.g. the base model)")
     .option("--compare <path>", "a second run or checkpoint (B, e.g. the trained model) evaluated on the same prompts")
     .option("--labels <a,b>", "names for A and B in tables and curves")
-    .option("--task <names>", "procedural task(s) to generate held-out prompts from, comma-separated")
+    .option("--task <names>", "procedural task(s) to generate held-out prompts from, comma-separated (default: the run's own test set and reward)")
     .option("--difficulty <d>", "task difficulty or comma-separated difficulties (n prompts each)")
     .option("--data <file>", "JSONL/Parquet file of examples instead of a task")
     .option("--verifier <name>", "verifier for --data rows (exact, f1, choice, math, format, ifeval, code, a task's name; default: the run's reward block)")
