@@ -49,6 +49,7 @@ print(json.dumps({"chat": [ids(tk.apply_chat_template(m, add_generation_prompt=T
 test("SmolLM2 chat prompts: identical ids in train, sample, eval and serve, equal to transformers' apply_chat_template", { skip }, async () => {
   const tok = await HfTokenizer.load(MODEL);
   assert.deepEqual([tok.bosId, tok.eosId, endOfTurnId(tok)], [1, 2, 2], "bos <|im_start|>, eos = end of turn <|im_end|>");
+  assert.equal(tok.decode([...tok.encode("\\boxed{42}", { addSpecialTokens: false }), 2]), "\\boxed{42}", "the verifier sees the reply without <|im_end|>");
   const ref = transformersIds(CASES.map((c) => c.messages), []).chat;
   for (const r of ref) assert.ok(r[0] === 1 && r[1] !== 1, "transformers' prompt starts with one <|im_start|>");
   const ids = await promptIdsEverywhere(MODEL, CASES, { chat: true });
