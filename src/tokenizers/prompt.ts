@@ -87,7 +87,7 @@ export function exampleMessages(example: Example, format: PromptFormat = {}): Ch
 export function promptEncoder(tok: Tokenizer, format: PromptFormat = {}, where = "the tokenizer"): (example: Example) => Int32Array {
   if (!format.chat) return (ex) => Int32Array.from(tok.encode(renderPrompt(ex, { template: format.template, system: format.system })));
   if (chatTemplateOf(tok) === null) {
-    throw new Error(`data.chat: ${where} has no chat template (tokenizer_config.json "chat_template" or chat_template.jinja); add the model's template, or set data.chat: false`);
+    throw new Error(`data.chat: ${where} has no chat template (tokenizer_config.json "chat_template" or chat_template.jinja); add the model's template, or set data.chat: false (rlvr eval: --no-chat)`);
   }
   const eot = endOfTurnId(tok);
   if (eot !== null && eot !== tok.eosId) {

@@ -129,13 +129,16 @@ export async function evalPromptFormat(o: Pick<EvalCommandOptions, "template" | 
   return { template: o.template ?? run.template ?? "plain", chat: o.chat ?? run.chat ?? false, ...(system !== undefined ? { system } : {}) };
 }
 
-/** Evaluate one checkpoint directory on `examples`. */
-export async function evalCheckpoint(dir: string, examples: Example[], o: EvalCommandOptions): Promise<EvalResult> {
+/**
+ * Evaluate one checkpoint directory on `examples`.
+ * @param format how prompts are built (default: evalPromptFormat of `dir`); --compare passes A's to B
+ */
+export async function evalCheckpoint(dir: string, examples: Example[], o: EvalCommandOptions, format?: PromptFormat): Promise<EvalResult> {
   const tokenizer = await loadTokenizer(dir);
   const engine = o.endpoint ? await endpointEngine(o.endpoint, o.model) : await openEngine({ path: dir, engine: "embedded" }, { tokenizer });
   try {
     const verify = await evalVerifier(o, dir);
-    const encodePrompt = promptEncoder(tokenizer, await evalPromptFormat(o, dir), dir);
+    const encodePrompt = promptEncoder(tokenizer, format ?? (await evalPromptFormat(o, dir)), dir);
     // A small model's context may be shorter than the default budget: fit the budget to it.
     // (The embedded engine left-pads a batch's prompts to a multiple of 4 tokens; those positions count.)
     const longest = Math.max(...examples.map((e) => encodePrompt(e).length));
@@ -167,8 +170,10 @@ export async function runEval(path: string, o: EvalCommandOptions, write: (s: st
   const dirA = resolveCheckpoint(path);
   const examples = await evalExamples(o, dirA);
   if (examples.length === 0) throw new Error("rlvr eval: no examples to evaluate");
-  const settings = { task: o.task, difficulty: o.difficulty, data: o.data, prompts: examples.length, samples: o.samples, temperature: o.temperature, topP: o.topP, maxNewTokens: o.maxNewTokens, seed: o.seed, template: o.template, bootstrap: o.bootstrap, level: o.level };
-  const resA = await evalCheckpoint(dirA, examples, o);
+  // Both checkpoints see the same prompts: A's run format (or the flags).
+  const format = await evalPromptFormat(o, dirA);
+  const settings = { task: o.task, difficulty: o.difficulty, data: o.data, prompts: examples.length, samples: o.samples, temperature: o.temperature, topP: o.topP, maxNewTokens: o.maxNewTokens, seed: o.seed, ...format, bootstrap: o.bootstrap, level: o.level };
+  const resA = await evalCheckpoint(dirA, examples, o, format);
   const given = o.labels?.split(",").map((s) => s.trim());
   const labelA = given?.[0] || checkpointLabel(path, dirA);
   let doc: Record<string, unknown>;
@@ -179,7 +184,7 @@ export async function runEval(path: string, o: EvalCommandOptions, write: (s: st
   };
   if (o.compare) {
     const dirB = resolveCheckpoint(o.compare);
-    const resB = await evalCheckpoint(dirB, examples, o);
+    const resB = await evalCheckpoint(dirB, examples, o, format);
     let labelB = given?.[1] || checkpointLabel(o.compare, dirB);
     if (labelB === labelA) labelB += " (B)";
     const cmp = compareResults(resA, resB, { labels: [labelA, labelB], bootstrap: o.bootstrap, level: o.level, seed: o.seed });
