@@ -4,10 +4,12 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { mkdtemp } from "node:fs/promises";
+import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { spawnSync } from "node:child_process";
 import { HfTokenizer, CharTokenizer } from "../../src/tokenizers/index.ts";
+import { train, evaluateCheckpoint } from "../../src/index.ts";
 import { promptIdsEverywhere, type ParityCase } from "../helpers/prompt-parity.ts";
 
 const FIXTURE = join(import.meta.dirname, "..", "fixtures", "tokenizers", "byte-bpe");
@@ -70,4 +72,31 @@ print(json.dumps(out))
 `, FIXTURE, JSON.stringify(CASES.map((c) => c.messages))], { encoding: "utf8" });
   assert.equal(r.status, 0, r.stderr);
   assert.deepEqual(JSON.parse(r.stdout), CASES.map((c) => tok.encode(tok.applyChatTemplate(c.messages), RAW)));
+});
+
+test("a run with data.chat trains (SFT + RL) and evaluateCheckpoint repeats its evaluation", { timeout: 300_000 }, async () => {
+  const dir = await mkdtemp(join(tmpdir(), "rlvr-chat-run-"));
+  try {
+    const rows = Array.from({ length: 16 }, (_, i) => (i % 2 ? { prompt: `the ${i}`, answer: "12" } : { messages: [{ role: "user", content: `hello ${i}` }], answer: "12" }));
+    writeFileSync(join(dir, "rows.jsonl"), rows.map((r) => JSON.stringify(r)).join("\n") + "\n");
+    const out = join(dir, "run");
+    await train(
+      {
+        seed: 2,
+        out,
+        model: { init: { hiddenSize: 16, numLayers: 1, numHeads: 2, maxPositionEmbeddings: 64 } },
+        tokenizer: { type: "hf", path: FIXTURE },
+        data: { train: join(dir, "rows.jsonl"), test: join(dir, "rows.jsonl"), verifier: "exact", chat: true, system: "Answer." },
+        sft: { steps: 2, batchSize: 8, lr: 0.01 },
+        rl: { steps: 1, promptsPerStep: 2, groupSize: 2, maxNewTokens: 3 },
+        eval: { maxNewTokens: 3 },
+      },
+      { quiet: true },
+    );
+    const logged = JSON.parse(readFileSync(join(out, "eval.jsonl"), "utf8").trim().split("\n").at(-1)!) as { accuracy: number; meanLength: number };
+    const mine = await evaluateCheckpoint(out);
+    assert.deepEqual([mine.accuracy, mine.meanLength], [logged.accuracy, logged.meanLength]);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
