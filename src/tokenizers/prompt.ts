@@ -51,7 +51,7 @@ const PROBE = "RLVRENDOFTURNPROBE";
 /**
  * The token the chat template ends an assistant turn with, or null when the template writes no
  * special token there (then sampling ends at eos as usual). Found by rendering a one-turn chat with
- * a marker reply and reading the first token after the marker.
+ * a marker reply and taking the first special token after the marker.
  */
 export function endOfTurnId(tok: Tokenizer): number | null {
   let text: string;
@@ -62,10 +62,8 @@ export function endOfTurnId(tok: Tokenizer): number | null {
   }
   const at = text.lastIndexOf(PROBE);
   if (at < 0) return null;
-  const first = tok.encode(text.slice(at + PROBE.length), { addSpecialTokens: false })[0];
-  if (first === undefined) return null;
-  const special = tok.decode([first], { skipSpecial: true }) === "" && tok.decode([first], { skipSpecial: false }) !== "";
-  return special ? first : null;
+  const special = (id: number) => tok.decode([id], { skipSpecial: true }) === "" && tok.decode([id], { skipSpecial: false }) !== "";
+  return tok.encode(text.slice(at + PROBE.length), { addSpecialTokens: false }).find(special) ?? null;
 }
 
 /**
