@@ -40,7 +40,12 @@ export function chatPrompt(tok: Tokenizer, messages: ChatMessageIn[], tools: Too
     if (withTools) msgs = [{ role: "system", content: plainToolsPrompt(tools) }, ...msgs];
     return chatPromptIds(tok, msgs);
   } catch (e) {
-    throw new ApiError(400, (e as Error).message, "invalid_request_error", "messages", "invalid_value");
+    const msg = (e as Error).message;
+    // A character model knows only its alphabet: the chat layout's own letters may be outside it.
+    const hint = /is not in the alphabet/.test(msg) && chatTemplateOf(tok) === null
+      ? `; this character model renders chats as "role: content" lines, whose letters its alphabet lacks — send the prompt text to /v1/completions instead`
+      : "";
+    throw new ApiError(400, msg + hint, "invalid_request_error", "messages", "invalid_value");
   }
 }
 

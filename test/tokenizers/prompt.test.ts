@@ -7,6 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { HfTokenizer, CharTokenizer, promptEncoder, exampleMessages, endOfTurnId, chatPromptIds } from "../../src/tokenizers/index.ts";
 import { loadDataset } from "../../src/tasks/dataset.ts";
+import { chatPrompt } from "../../src/serve/prompt.ts";
 import { parseRunConfig } from "../../src/config/schema.ts";
 import type { Example } from "../../src/tasks/types.ts";
 
@@ -99,4 +100,12 @@ test("config: data.chat defaults off; data.system with the r1 template is refuse
   assert.equal(cfg.data.chat, false);
   assert.equal(parseRunConfig({ ...base, data: { task: "addition", chat: true, system: "S" } }).data.system, "S");
   assert.throws(() => parseRunConfig({ ...base, data: { task: "addition", template: "r1", system: "S" } }), /data\.system and data\.template: r1 both set the system message/);
+});
+
+test("serve: a chat to a character model whose alphabet lacks the layout's letters is a 400 that says what to do", () => {
+  const tok = new CharTokenizer({ alphabet: "0123456789+=" });
+  assert.throws(() => chatPrompt(tok, [{ role: "user", content: "1+2=" }], null), (e: Error & { status?: number }) => {
+    assert.match(e.message, /character "u" .* is not in the alphabet.*send the prompt text to \/v1\/completions instead/);
+    return true;
+  });
 });
