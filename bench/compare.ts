@@ -61,7 +61,7 @@ async function child(engine: "embedded" | "torch", hidden: number, layers: numbe
       }
       return b;
     };
-    const seqs = ctx.train.slice(0, 256).map((ex) => ({ prompt: ctx.encodePrompt(ex), response: [...ctx.tokenizer.encode(ex.answer), ctx.tokenizer.eosId] }));
+    const seqs = ctx.train.slice(0, 256).map((ex) => ({ prompt: ctx.encodePrompt(ex), response: [...ctx.tokenizer.encode(ex.answer, { addSpecialTokens: false }), ctx.tokenizer.eosId] }));
     const batch = packSequences(seqs, ctx.tokenizer.padId);
     const counts = stepCounts([batch], 4);
     const train = await best(async () => {

@@ -70,7 +70,7 @@ async function measure(): Promise<Record<string, number>> {
     const r = await ctx.engine.sample({ prompts, n: 8, maxNewTokens: 4, temperature: 1, seed: 1, stopTokens: [] });
     sampled = r.reduce((a, x) => a + x.tokens.length, 0);
   }, 3);
-  const seqs = ctx.train.slice(0, 256).map((ex) => ({ prompt: ctx.encodePrompt(ex), response: [...ctx.tokenizer.encode(ex.answer), ctx.tokenizer.eosId] }));
+  const seqs = ctx.train.slice(0, 256).map((ex) => ({ prompt: ctx.encodePrompt(ex), response: [...ctx.tokenizer.encode(ex.answer, { addSpecialTokens: false }), ctx.tokenizer.eosId] }));
   const batch = packSequences(seqs, ctx.tokenizer.padId);
   const counts = stepCounts([batch], 4);
   const trainS = await time(async () => {

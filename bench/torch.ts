@@ -79,7 +79,7 @@ async function runEngine(name: string, engine: Engine, dir: string): Promise<{ s
     train: examples,
     test: examples,
     verify: (r) => ({ correct: r.startsWith("a"), reward: r.startsWith("a") ? 1 : 0, extracted: r.slice(0, 1), reason: "" }),
-    encodePrompt: (ex) => Int32Array.from([tokenizer.bosId!, ...tokenizer.encode(ex.prompt)]),
+    encodePrompt: (ex) => Int32Array.from(tokenizer.encode(ex.prompt)),
   });
   const st = initRlState(ctx, cfg.algorithm!);
   await engine.setReference("policy");

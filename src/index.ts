@@ -66,10 +66,11 @@ export { defineMethod, getMethod, listMethods, type Method, type MethodNeeds, ty
 export { openEngine, type ModelSpec, type OpenEngineOptions } from "./engines/open.ts";
 export { serve, trainServed, EpisodeStore, type ServeOptions, type Server, type CaptureTrainOptions, type CaptureStepReport, type Episode, type Turn } from "./serve/index.ts";
 export type { Engine, EngineInfo, SampleRequest, SampleResult, TokenBatch, TokenScores, TokenLossFn, LossOutput, LossReport, OptimStep, Sampler } from "./engines/engine.ts";
-export { loadTokenizer, CharTokenizer, HfTokenizer, type Tokenizer } from "./tokenizers/index.ts";
+export { loadTokenizer, CharTokenizer, HfTokenizer, promptEncoder, promptIds, chatPromptIds, type Tokenizer, type PromptFormat } from "./tokenizers/index.ts";
 
 // Evaluation: held-out accuracy with pass@k / maj@k, and the estimators.
 export { evaluate, type EvalOptions, type EvalResult } from "./eval/accuracy.ts";
+export { evaluateCheckpoint, type EvaluateCheckpointOptions } from "./eval/checkpoint.ts";
 export type { EvalSummary, PromptOutcome, SampleOutcome } from "./eval/summary.ts";
 export type { Interval } from "./eval/bootstrap.ts";
 export { passAtK, kValues } from "./eval/passk.ts";

@@ -69,7 +69,7 @@ const perSequence = (coef: (b: number) => number): TokenLossFn => (_s, bt: Token
 };
 
 // Exact J and ∇J (descent direction of −J), and the SFT gradient.
-const answers = packSequences(examples.map((e, i) => ({ prompt: prompts[i]!, response: Int32Array.from([...ctx.tokenizer.encode(e.answer), eos]) })));
+const answers = packSequences(examples.map((e, i) => ({ prompt: prompts[i]!, response: Int32Array.from([...ctx.tokenizer.encode(e.answer, { addSpecialTokens: false }), eos]) })));
 const scores = await engine.score(answers, { model: "policy" });
 const T = answers.seqLen;
 const pStar = examples.map((_, b) => {

@@ -33,7 +33,7 @@ const tokenizer = await loadTokenizer(dir);
 const engine = await openEngine({ path: dir }, { tokenizer, seed });
 try {
   // the trainer's prompt encoding (src/trainer/context.ts): BOS, when the tokenizer has one, then the prompt
-  const prompts = examples.map((e) => Int32Array.from(tokenizer.bosId !== null ? [tokenizer.bosId, ...tokenizer.encode(e.prompt)] : tokenizer.encode(e.prompt)));
+  const prompts = examples.map((e) => Int32Array.from(tokenizer.encode(e.prompt)));
   for (const temperature of [0, 1]) {
     const n = temperature === 0 ? 1 : 4;
     const out = await engine.sample({ prompts, n, maxNewTokens, temperature, seed, stopTokens: [tokenizer.eosId] });

@@ -54,10 +54,7 @@ export async function passAtKOf(ckpt: string, o: PassKOptions, record?: { dir: s
         engine,
         tokenizer,
         verify: (r, e) => task.verify(r, e),
-        encodePrompt: (ex) => {
-          const ids = tokenizer.encode(renderPrompt(ex, { template: "plain" }));
-          return Int32Array.from(tokenizer.bosId !== null ? [tokenizer.bosId, ...ids] : ids);
-        },
+        encodePrompt: (ex) => Int32Array.from(tokenizer.encode(renderPrompt(ex, { template: "plain" }))),
       },
       heldOutPrompts(o),
       { n: o.samples, temperature: 1, maxNewTokens: o.maxNewTokens, greedy: true, seed: o.seed, bootstrap: 0, breakdown: false },

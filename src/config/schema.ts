@@ -92,6 +92,10 @@ const dataSchema = z
     testSize: posInt.max(1_000_000).default(256),
     /** Prompt template: plain (default), r1, boxed. */
     template: z.enum(["plain", "r1", "boxed"]).default("plain"),
+    /** Render each row's `messages` (or its prompt as one user message) through the model's own chat template, with the generation prompt (docs/training.md, "Chat models"). */
+    chat: z.boolean().default(false),
+    /** Default system message for rows without one (a row's `system` field wins). */
+    system: z.string().optional(),
     /** Verifier of the rows, by registry name (same as `reward: {verifier: <name>}`); a custom dataset must name one. */
     verifier: z.string().optional(),
     /** Field names of dataset rows, overriding the preset's (e.g. {prompt: question, answer: final}). */
@@ -99,7 +103,8 @@ const dataSchema = z
     /** Malformed dataset rows: stop with an error naming file and line (default), or skip and count them. */
     onBadRow: z.enum(["error", "skip"]).default("error"),
   })
-  .refine((d) => d.task !== undefined || d.train !== undefined, { message: "set data.task (a procedural task) or data.train (a JSONL/Parquet file)" });
+  .refine((d) => d.task !== undefined || d.train !== undefined, { message: "set data.task (a procedural task) or data.train (a JSONL/Parquet file)" })
+  .refine((d) => !(d.system !== undefined && d.template === "r1"), { message: "data.system and data.template: r1 both set the system message; drop one", path: ["system"] });
 
 const optimSchema = {
   lr: z.number().positive(),

@@ -17,7 +17,7 @@ import type { Sequence } from "../core/sequence.ts";
  */
 export function demonstration(example: Example, encodePrompt: (e: Example) => Int32Array, tokenizer: Tokenizer, target?: string): Sequence {
   const text = target ?? example.solution ?? example.answer;
-  return { prompt: encodePrompt(example), response: Int32Array.from([...tokenizer.encode(text), tokenizer.eosId]) };
+  return { prompt: encodePrompt(example), response: Int32Array.from([...tokenizer.encode(text, { addSpecialTokens: false }), tokenizer.eosId]) };
 }
 
 /** Options of one supervised step. */

@@ -169,7 +169,7 @@ export function selfPlayHooks(_ctx: RunContext, sp: SelfPlayConfig): RlStageHook
       const rng = new Rng(hash32(c.cfg.seed, 0x5eed));
       const prompt = c.encodePrompt({ id: "sp-proposer", prompt: sp.proposePrompt, answer: "", task: "selfplay" });
       for (let k = 0; k < sp.seedSteps; k++) {
-        const seqs = Array.from({ length: 32 }, () => ({ prompt, response: Int32Array.from([...c.tokenizer.encode(seedProposal(sp.kind, rng, sp.minItems, sp.maxItems)), c.tokenizer.eosId]) }));
+        const seqs = Array.from({ length: 32 }, () => ({ prompt, response: Int32Array.from([...c.tokenizer.encode(seedProposal(sp.kind, rng, sp.minItems, sp.maxItems), { addSpecialTokens: false }), c.tokenizer.eosId]) }));
         await supervisedStep(c.engine, seqs, { lr: 3e-3, padId: c.tokenizer.padId });
       }
     },

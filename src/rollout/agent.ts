@@ -95,12 +95,12 @@ export function closeTokenIds(tokenizer: Tokenizer): number[] {
 /** Encode text, dropping characters the tokenizer cannot encode (char tokenizers with a fixed alphabet). */
 export function encodeLenient(tokenizer: Tokenizer, text: string): number[] {
   try {
-    return tokenizer.encode(text);
+    return tokenizer.encode(text, { addSpecialTokens: false });
   } catch {
     const out: number[] = [];
     for (const ch of Array.from(text)) {
       try {
-        out.push(...tokenizer.encode(ch));
+        out.push(...tokenizer.encode(ch, { addSpecialTokens: false }));
       } catch {
         /* not in the vocabulary: dropped */
       }
@@ -154,7 +154,7 @@ export async function toolDemonstration(
   const response: number[] = [];
   const mask: number[] = [];
   for (let i = 0; i < segments.length; i++) {
-    const ids = tokenizer.encode(segments[i]!);
+    const ids = tokenizer.encode(segments[i]!, { addSpecialTokens: false });
     for (const id of ids) response.push(id), mask.push(1);
     if (i === segments.length - 1) break;
     const call = parseToolCall(segments[i]!, tools);

@@ -91,7 +91,7 @@ export async function applyHints(
   const events: Record<string, number> = {};
   const zero: number[] = [];
   for (let p = 0; p < prompts.length; p++) if (vs.slice(p * G, (p + 1) * G).every((v) => !v.correct)) zero.push(p);
-  const solution = new Map(zero.map((p) => [p, Int32Array.from(tokenizer.encode(examples[p]!.solution ?? examples[p]!.answer))]));
+  const solution = new Map(zero.map((p) => [p, Int32Array.from(tokenizer.encode(examples[p]!.solution ?? examples[p]!.answer, { addSpecialTokens: false }))]));
   const lastLen = new Map<number, number>();
   const hinted = new Set<number>();
   let pending = zero.filter((p) => solution.get(p)!.length >= 2);

@@ -1,24 +1,24 @@
 /**
- * Request → prompt token ids. Chats go through the tokenizer's chat template (Hugging Face
- * Jinja templates, with `tools` passed as transformers does) or, without a template, the plain
- * "role: content" layout with tools as a system message. The BOS id is prepended when the
- * tokenizer has one and the text did not already start with it (as `rlvr eval` encodes prompts).
+ * Request → prompt token ids, through the same functions as training and evaluation
+ * (src/tokenizers/prompt.ts): chats go through the tokenizer's chat template (Hugging Face Jinja
+ * templates, with `tools` passed as transformers does) and are encoded without added special
+ * tokens, as transformers' `apply_chat_template(…, tokenize=True)`; without a template, the plain
+ * "role: content" layout (tools as a system message). Completion prompts (text) are encoded with
+ * the tokenizer's special tokens, as vLLM and `add_special_tokens=True` do.
  */
 import type { Tokenizer } from "../tokenizers/types.ts";
+import { chatPromptIds, chatTemplateOf } from "../tokenizers/prompt.ts";
 import { ApiError } from "./errors.ts";
 import type { ChatMessageIn, CompletionRequest, Tool } from "./schemas.ts";
 import { plainToolsPrompt, renderToolCalls } from "./tools.ts";
 
-/** Text to prompt ids (BOS first when the tokenizer has one). @throws ApiError 400 on text the tokenizer cannot encode. */
+/** Text to prompt ids, with the tokenizer's special tokens. @throws ApiError 400 on text the tokenizer cannot encode. */
 export function encodePrompt(tok: Tokenizer, text: string, param: string): Int32Array {
-  let ids: number[];
   try {
-    ids = tok.encode(text);
+    return Int32Array.from(tok.encode(text));
   } catch (e) {
     throw new ApiError(400, `cannot tokenize ${param}: ${(e as Error).message}`, "invalid_request_error", param, "invalid_value");
   }
-  if (tok.bosId !== null && ids[0] !== tok.bosId) ids = [tok.bosId, ...ids];
-  return Int32Array.from(ids);
 }
 
 /** A message's text: string content, text parts joined, tool calls in the `<tool_call>` convention. */
@@ -28,24 +28,24 @@ function messageText(m: ChatMessageIn): string {
   return c;
 }
 
-/** Whether the tokenizer renders through a template of its own (else the plain layout). */
-function hasTemplate(tok: Tokenizer): boolean {
-  return (tok as { chatTemplate?: string | null }).chatTemplate != null;
-}
-
-/** The prompt text of a chat (ending where the assistant's reply begins). @throws ApiError 400 when the template fails. */
-export function chatPromptText(tok: Tokenizer, messages: ChatMessageIn[], tools: Tool[] | null | undefined): string {
+/**
+ * The prompt ids of a chat request (ending where the assistant's reply begins).
+ * @throws ApiError 400 when the template fails or the tokenizer cannot encode the text.
+ */
+export function chatPrompt(tok: Tokenizer, messages: ChatMessageIn[], tools: Tool[] | null | undefined): Int32Array {
   let msgs = messages.map((m) => ({ role: m.role === "developer" ? "system" : m.role, content: messageText(m) }));
-  const withTools = tools && tools.length > 0;
+  const withTools = !!tools && tools.length > 0;
   try {
-    if (hasTemplate(tok)) {
-      const apply = tok.applyChatTemplate as (m: { role: string; content: string }[], o: { addGenerationPrompt: boolean; extra?: Record<string, unknown> }) => string;
-      return apply.call(tok, msgs, { addGenerationPrompt: true, ...(withTools ? { extra: { tools } } : {}) });
-    }
+    if (chatTemplateOf(tok) !== null) return chatPromptIds(tok, msgs, withTools ? { tools } : undefined);
     if (withTools) msgs = [{ role: "system", content: plainToolsPrompt(tools) }, ...msgs];
-    return tok.applyChatTemplate(msgs, { addGenerationPrompt: true });
+    return chatPromptIds(tok, msgs);
   } catch (e) {
-    throw new ApiError(400, (e as Error).message, "invalid_request_error", "messages", "invalid_value");
+    const msg = (e as Error).message;
+    // A character model knows only its alphabet: the chat layout's own letters may be outside it.
+    const hint = /is not in the alphabet/.test(msg) && chatTemplateOf(tok) === null
+      ? `; this character model renders chats as "role: content" lines, whose letters its alphabet lacks — send the prompt text to /v1/completions instead`
+      : "";
+    throw new ApiError(400, msg + hint, "invalid_request_error", "messages", "invalid_value");
   }
 }
 

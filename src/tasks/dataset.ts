@@ -14,7 +14,9 @@
  *
  * `fields` overrides a preset's field names (dotted paths like `reward_model.ground_truth` reach
  * into nested objects). A prompt field that holds a chat (an array of `{role, content}`) gives the
- * last user message as the prompt and keeps the chat in `meta.messages`.
+ * last user message as the prompt and keeps the chat in `meta.messages`; a row without the prompt
+ * field may hold its chat in `messages`. A row's optional `system` string goes to `meta.system`
+ * (the system message of a chat that has none; src/tasks/prompts.ts).
  *
  * Bad rows raise a `DatasetError` naming the file, line (JSONL) or row (Parquet, 1-based), field
  * and fix — or, with `onBadRow: "skip"`, are counted and skipped. A row is bad when its line is
@@ -275,13 +277,16 @@ function rowToExample(row: unknown, line: number, stem: string, spec: PresetSpec
     return { ok: false, field: path, detail: `field "${path}" is ${describe(v)}, expected a string or a number${path === key ? "" : ` (data.fields.${key})`}` };
   }
 
-  // Prompt: a string, or a chat whose last user message is the prompt.
-  const pv = getField(r, fields.prompt!);
+  // Prompt: a string, or a chat whose last user message is the prompt; a row without the prompt
+  // field may hold its chat in "messages" (unless data.fields.prompt names the field).
+  let promptField = fields.prompt!;
+  let pv = getField(r, promptField);
+  if ((pv === undefined || pv === null) && opts.fields?.prompt === undefined && r.messages !== undefined) [promptField, pv] = ["messages", r.messages];
   if (pv === undefined || pv === null) {
     return {
       ok: false,
-      field: fields.prompt!,
-      detail: `missing field "${fields.prompt}" (fields: ${keys}); set data.fields.prompt to the field that holds the prompt`,
+      field: promptField,
+      detail: `missing field "${promptField}" (fields: ${keys}); set data.fields.prompt to the field that holds the prompt (or give the row "messages": a chat)`,
     };
   }
   let prompt: string;
@@ -292,17 +297,23 @@ function rowToExample(row: unknown, line: number, stem: string, spec: PresetSpec
     messages = pv as { role: string; content: string }[];
     const users = messages.filter((m) => m.role === "user");
     if (users.length === 0) {
-      return { ok: false, field: fields.prompt!, detail: `field "${fields.prompt}" is a chat with no "user" message` };
+      return { ok: false, field: promptField, detail: `field "${promptField}" is a chat with no "user" message` };
     }
     prompt = users[users.length - 1]!.content;
   } else {
     return {
       ok: false,
-      field: fields.prompt!,
-      detail: `field "${fields.prompt}" is ${describe(pv)}, expected a string or a chat (array of {role, content})`,
+      field: promptField,
+      detail: `field "${promptField}" is ${describe(pv)}, expected a string or a chat (array of {role, content})`,
     };
   }
-  if (prompt.trim() === "") return { ok: false, field: fields.prompt!, detail: `field "${fields.prompt}" is empty` };
+  // System: an optional per-row system message (used where the chat has none).
+  const system = r.system;
+  if (system !== undefined && system !== null && typeof system !== "string") return { ok: false, field: "system", detail: `field "system" is ${describe(system)}, expected a string` };
+  if (typeof system === "string" && messages?.some((m) => m.role === "system")) {
+    return { ok: false, field: "system", detail: `the row has both a "system" field and a system message in "${promptField}"; keep one` };
+  }
+  if (prompt.trim() === "") return { ok: false, field: promptField, detail: `field "${promptField}" is empty` };
 
   // Answer.
   const av = getField(r, fields.answer!);
@@ -332,6 +343,7 @@ function rowToExample(row: unknown, line: number, stem: string, spec: PresetSpec
   const meta = r.meta;
   if (meta !== null && typeof meta === "object" && !Array.isArray(meta)) example.meta = { ...(meta as Record<string, unknown>) };
   if (messages) example.meta = { ...example.meta, messages };
+  if (typeof system === "string") example.meta = { ...example.meta, system };
   const sol = fields.solution !== undefined ? scalarText(getField(r, fields.solution)) : (made.solution ?? scalarText(r.solution));
   if (sol !== null && sol !== undefined) example.solution = sol;
   const issue = opts.check?.(example);

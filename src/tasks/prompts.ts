@@ -32,12 +32,16 @@ export const R1_SYSTEM_PROMPT =
 export const BOXED_INSTRUCTION = "Reason step by step, then put your final answer within \\boxed{}.";
 
 /**
- * The chat for an example under a named template.
+ * The chat for an example under a named template. A chat without a system message gets the
+ * example's own `meta.system` (a dataset row's `system`), else `system` (`data.system`), first;
+ * the `r1` template replaces any system message with its own.
  * @throws Error naming the known templates when `template` is unknown.
  */
-export function buildMessages(example: Example, template: PromptTemplateName = "plain"): ChatMessage[] {
+export function buildMessages(example: Example, template: PromptTemplateName = "plain", system?: string): ChatMessage[] {
   const own = example.meta?.messages;
-  const base: ChatMessage[] = Array.isArray(own) ? (own as ChatMessage[]) : [{ role: "user", content: example.prompt }];
+  let base: ChatMessage[] = Array.isArray(own) ? (own as ChatMessage[]) : [{ role: "user", content: example.prompt }];
+  const sys = typeof example.meta?.system === "string" ? example.meta.system : system;
+  if (sys !== undefined && !base.some((m) => m.role === "system")) base = [{ role: "system", content: sys }, ...base];
   switch (template) {
     case "plain":
       return base.map((m) => ({ ...m }));
@@ -108,10 +112,11 @@ export function loadChatTemplateFrom(path: string): ChatTemplateConfig {
   const jinja = join(path, "chat_template.jinja");
   const json = join(path, "chat_template.json");
   const fromCfg = existsSync(cfgFile) ? readTokenizerConfig(cfgFile) : {};
-  // The same order as HfTokenizer.load: tokenizer_config's chat_template, else a separate file.
-  let template = pickChatTemplate(fromCfg.chat_template, cfgFile);
-  if (template === null && existsSync(jinja)) template = readFileSync(jinja, "utf8");
-  if (template === null && existsSync(json)) template = pickChatTemplate(readTokenizerConfig(json).chat_template, json);
+  // The same order as HfTokenizer.load and transformers: a separate file wins over tokenizer_config's.
+  let template: string | null = null;
+  if (existsSync(jinja)) template = readFileSync(jinja, "utf8");
+  else if (existsSync(json)) template = pickChatTemplate(readTokenizerConfig(json).chat_template, json);
+  template ??= pickChatTemplate(fromCfg.chat_template, cfgFile);
   if (template === null) {
     throw new Error(`no chat template in ${path} (looked for chat_template.jinja, chat_template.json and tokenizer_config.json's chat_template); use a named prompt template (${PROMPT_TEMPLATES.join(", ")}) instead`);
   }
@@ -124,6 +129,8 @@ export interface RenderOptions {
   template?: PromptTemplateName;
   /** A chat template to render through; without one, the text layout described in the module doc. */
   chat?: ChatTemplateConfig;
+  /** System message for examples without one (`data.system`; see buildMessages). */
+  system?: string;
 }
 
 /**
@@ -132,7 +139,7 @@ export interface RenderOptions {
  */
 export function renderPrompt(example: Example, opts: RenderOptions = {}): string {
   const template = opts.template ?? "plain";
-  const messages = buildMessages(example, template);
+  const messages = buildMessages(example, template, opts.system);
   if (opts.chat) return renderChatTemplate(opts.chat.template, messages, true, opts.chat.specials, opts.chat.extra ?? {});
   if (messages.length === 1 && messages[0]!.role === "user") return messages[0]!.content;
   const label = (r: string) => r.charAt(0).toUpperCase() + r.slice(1);

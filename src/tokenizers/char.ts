@@ -70,11 +70,13 @@ export class CharTokenizer implements Tokenizer {
 
   /**
    * Text to ids, one per character; special-token strings ("<eos>", ...) in the text become
-   * their ids, as in Hugging Face tokenizers. No bos/eos is added.
+   * their ids, as in Hugging Face tokenizers. With `addSpecialTokens` (default true) `<bos>` comes
+   * first — what char models are trained on as a prompt, and what the saved tokenizer.json's
+   * post-processor adds in `tokenizers`/transformers; pass false for text inside a sequence.
    * @throws on a character outside the alphabet when `unknown` is "error" (names it and its index).
    */
-  encode(text: string): number[] {
-    const out: number[] = [];
+  encode(text: string, opts: { addSpecialTokens?: boolean } = {}): number[] {
+    const out: number[] = (opts.addSpecialTokens ?? true) ? [CharTokenizer.BOS_ID] : [];
     let i = 0;
     while (i < text.length) {
       if (text.charCodeAt(i) === 0x3c /* "<" */) {
@@ -153,7 +155,13 @@ export class CharTokenizer implements Tokenizer {
       normalizer: null,
       // "[\s\S]" (any code point, newline included) reads the same in Oniguruma and JS regexes.
       pre_tokenizer: { type: "Split", pattern: { Regex: "[\\s\\S]" }, behavior: "Isolated", invert: false },
-      post_processor: null,
+      // Prompts start with <bos> (encode's addSpecialTokens), as add_special_tokens=True gives.
+      post_processor: {
+        type: "TemplateProcessing",
+        single: [{ SpecialToken: { id: "<bos>", type_id: 0 } }, { Sequence: { id: "A", type_id: 0 } }],
+        pair: [{ SpecialToken: { id: "<bos>", type_id: 0 } }, { Sequence: { id: "A", type_id: 0 } }, { Sequence: { id: "B", type_id: 1 } }],
+        special_tokens: { "<bos>": { id: "<bos>", ids: [CharTokenizer.BOS_ID], tokens: ["<bos>"] } },
+      },
       decoder: { type: "Fuse" },
       model: {
         type: "BPE", dropout: null, unk_token: "<unk>", continuing_subword_prefix: null, end_of_word_suffix: null,

@@ -116,7 +116,8 @@ export class HfTokenizer implements Tokenizer {
     }
     for (const r of [eos, bos, pad, unk]) if (r.id !== null) special.add(r.id);
     this.specialIds = special;
-    this.chatTemplate = pickChatTemplate(files.tokenizerConfig.chat_template, cfgFile) ?? files.chatTemplateFile ?? null;
+    // As transformers: a separate chat_template.jinja / .json wins over tokenizer_config's entry.
+    this.chatTemplate = files.chatTemplateFile ?? pickChatTemplate(files.tokenizerConfig.chat_template, cfgFile) ?? null;
     // transformers ≥ 4.45 defaults to no clean-up; clean-up would rewrite "a ." to "a." in rewards.
     this.cleanUpSpaces = files.tokenizerConfig.clean_up_tokenization_spaces === true;
   }
@@ -151,11 +152,17 @@ export class HfTokenizer implements Tokenizer {
     return new HfTokenizer({ tokenizerJson, tokenizerConfig, specialTokensMap, chatTemplateFile, where: dir });
   }
 
-  /** Text to ids with the tokenizer's normalizer, pre-tokenizer and model; special-token strings
-   *  in the text map to their ids; no bos/eos or other post-processor tokens are added. */
-  encode(text: string): number[] {
-    if (text.length === 0) return [];
-    return this.tk.encode(text, { add_special_tokens: false }).ids;
+  /**
+   * Text to ids with the tokenizer's normalizer, pre-tokenizer and model; special-token strings in
+   * the text map to their ids. With `addSpecialTokens` (default true) tokenizer.json's
+   * post-processor adds its special tokens, as transformers' `add_special_tokens=True` does (e.g.
+   * nothing for SmolLM2, `<s>` first for Llama 2). As in transformers 5, tokenizer_config's
+   * `add_bos_token` / `add_eos_token` do not change this when tokenizer.json exists (it always does here).
+   */
+  encode(text: string, opts: { addSpecialTokens?: boolean } = {}): number[] {
+    const add = opts.addSpecialTokens ?? true;
+    if (text.length === 0 && !add) return [];
+    return this.tk.encode(text, { add_special_tokens: add }).ids;
   }
 
   /**
@@ -216,7 +223,7 @@ export class HfTokenizer implements Tokenizer {
   /** tokenizer.json and tokenizer_config.json as text (what `save` writes). */
   savedFiles(): Record<string, string> {
     const cfg = { ...this.files.tokenizerConfig };
-    if (cfg.chat_template === undefined && this.chatTemplate !== null) cfg.chat_template = this.chatTemplate;
+    if (this.chatTemplate !== null && (this.files.chatTemplateFile != null || cfg.chat_template === undefined)) cfg.chat_template = this.chatTemplate;
     return { "tokenizer.json": JSON.stringify(this.files.tokenizerJson) + "\n", "tokenizer_config.json": JSON.stringify(cfg, null, 2) + "\n" };
   }
 }

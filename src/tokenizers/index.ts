@@ -10,6 +10,7 @@ export type { Tokenizer } from "./types.ts";
 export { CharTokenizer, CHAR_SPECIAL_TOKENS, CHAR_TOKENIZER_MARKER, type CharTokenizerOptions } from "./char.ts";
 export { HfTokenizer, type HfTokenizerFiles } from "./hf.ts";
 export { renderChatTemplate, plainChat, type ChatMessage } from "./chat.ts";
+export { promptEncoder, promptIds, chatPromptIds, exampleMessages, endOfTurnId, chatTemplateOf, type PromptFormat } from "./prompt.ts";
 
 /**
  * Load the tokenizer saved in `dir` (a checkpoint or tokenizer directory): a CharTokenizer when

@@ -7,9 +7,9 @@ import type { Engine, Sampler } from "../engines/engine.ts";
 import { openEngine } from "../engines/open.ts";
 import { adviseEngine, probeShapeOf, type ProbeShape } from "../engines/probe.ts";
 import type { Tokenizer } from "../tokenizers/types.ts";
-import { CharTokenizer, loadTokenizer } from "../tokenizers/index.ts";
+import { CharTokenizer, loadTokenizer, promptEncoder, type PromptFormat } from "../tokenizers/index.ts";
 import type { Example, Verdict } from "../tasks/types.ts";
-import { getTask, generateExamples, loadDataset, renderPrompt } from "../tasks/index.ts";
+import { getTask, generateExamples, loadDataset } from "../tasks/index.ts";
 import type { RunConfig } from "../config/schema.ts";
 import { createVerifierPool, type VerifierPool } from "../rewards/pool/pool.ts";
 import { resolveRewardConfig } from "../rewards/config.ts";
@@ -91,9 +91,20 @@ export async function buildReward(cfg: RunConfig): Promise<{ reward: CompiledRew
 /** Build the tokenizer named by the config (or the checkpoint's own). */
 export async function buildTokenizer(cfg: RunConfig): Promise<Tokenizer> {
   if (cfg.tokenizer?.type === "char") return new CharTokenizer({ alphabet: cfg.tokenizer.alphabet });
-  const dir = cfg.tokenizer?.type === "hf" ? cfg.tokenizer.path : cfg.model.path;
+  const dir = tokenizerDirOf(cfg);
   if (!dir) throw new Error("config error at tokenizer: a randomly initialised model needs tokenizer: {type: char, alphabet: ...} or {type: hf, path: ...}");
   return loadTokenizer(dir);
+}
+
+/** The directory a run's tokenizer loads from (tokenizer.path, else model.path), or undefined for a char tokenizer. */
+function tokenizerDirOf(cfg: RunConfig): string | undefined {
+  if (cfg.tokenizer?.type === "char") return undefined;
+  return cfg.tokenizer?.type === "hf" ? cfg.tokenizer.path : cfg.model.path;
+}
+
+/** How a run's examples become prompts (data.template, data.chat, data.system; src/tokenizers/prompt.ts). */
+export function promptFormatOf(cfg: Pick<RunConfig, "data">): PromptFormat {
+  return { template: cfg.data.template, chat: cfg.data.chat, ...(cfg.data.system !== undefined ? { system: cfg.data.system } : {}) };
 }
 
 /** Build the engine: load a checkpoint (model.path) or initialise a model (model.init); engine: auto probes with `probeShape`. */
@@ -167,11 +178,7 @@ export async function buildContext(cfg: RunConfig, o: { engineAdvice?: (line: st
   const { reward, closePool } = await buildReward(cfg);
   const { train, test } = await buildData(cfg, reward.checkExample);
   if (train.length === 0) throw new Error("data error: the training set is empty");
-  const encodePrompt = (ex: Example) => {
-    const text = renderPrompt(ex, { template: cfg.data.template });
-    const ids = tokenizer.encode(text);
-    return Int32Array.from(tokenizer.bosId !== null ? [tokenizer.bosId, ...ids] : ids);
-  };
+  const encodePrompt = promptEncoder(tokenizer, promptFormatOf(cfg), tokenizerDirOf(cfg) ?? "the tokenizer");
   const probeShape = cfg.model.engine === "auto" || o.engineAdvice ? probeShapeOf(cfg.rl, train.slice(0, 64).map(encodePrompt)) : undefined;
   if (o.engineAdvice && cfg.model.engine === "embedded") await adviseEngine(cfg.model, { tokenizer, seed: cfg.seed, shape: probeShape }, o.engineAdvice);
   const engine = await buildEngine(withColocatedPython(cfg), tokenizer, probeShape);

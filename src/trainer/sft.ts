@@ -70,7 +70,7 @@ export async function sftStep(ctx: RunContext, st: SftState, log: RunLogger): Pr
   for (let i = 0; i < s.batchSize; i++) {
     const ex = ctx.train[st.order[st.cursor++ % st.order.length]!]!;
     const target = ex.solution ?? ex.answer;
-    seqs.push({ prompt: ctx.encodePrompt(ex), response: [...ctx.tokenizer.encode(target), eos] });
+    seqs.push({ prompt: ctx.encodePrompt(ex), response: [...ctx.tokenizer.encode(target, { addSpecialTokens: false }), eos] });
   }
   const lr = learningRate(st.step, { lr: s.lr, schedule: s.schedule, warmupSteps: s.warmupSteps, totalSteps: s.steps, minLrRatio: s.minLrRatio });
   const rep = await optimize(ctx.engine, seqs, {

@@ -383,7 +383,7 @@ describe("GRPO through the torch engine", { skip: SKIP }, () => {
         const ok = response.startsWith("a");
         return { correct: ok, reward: ok ? 1 : 0, extracted: response.slice(0, 1), reason: ok ? "ok" : "first token is not a" };
       },
-      encodePrompt: (ex) => Int32Array.from([tokenizer.bosId!, ...tokenizer.encode(ex.prompt)]),
+      encodePrompt: (ex) => Int32Array.from(tokenizer.encode(ex.prompt)),
     });
     try {
       const st = initRlState(ctx, cfg.algorithm!);

@@ -20,7 +20,7 @@ async function makeRuns(root: string): Promise<[string, string]> {
     const run = join(root, `run${seed}`);
     await engine.save(join(run, "checkpoints", "final"));
     await engine.close();
-    writeFileSync(join(run, "config.yaml"), "seed: 1\n");
+    writeFileSync(join(run, "config.yaml"), "seed: 1\nmodel: { path: checkpoints/final }\ndata: { task: addition }\n");
     dirs.push(run);
   }
   return dirs as [string, string];
@@ -87,9 +87,10 @@ test("rlvr eval (command line): --json, --k, and clear errors", async () => {
     assert.equal(fitted.status, 0, fitted.stderr);
     assert.match(fitted.stderr, /--max-new-tokens 32 lowered to 2[0-9] \(the model's context is 32 tokens, the longest prompt [0-9]+\)/);
     assert.ok(JSON.parse(fitted.stdout).maxLength <= 32);
+    rmSync(join(a, "config.yaml"));
     const missing = run(a);
     assert.equal(missing.status, 1);
-    assert.match(missing.stderr, /error: rlvr eval: give --task <name\[,name\.\.\.\]> or --data <file>/);
+    assert.match(missing.stderr, /error: rlvr eval: give --task <name\[,name\.\.\.\]> or --data <file>, or evaluate a run directory/);
     assert.throws(() => resolveCheckpoint(root), /no checkpoint at .*: expected config.json there or in .*checkpoints\/final/);
   } finally {
     rmSync(root, { recursive: true, force: true });

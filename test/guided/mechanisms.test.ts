@@ -70,10 +70,10 @@ describe("CHORD μ schedule", () => {
 describe("expert trajectories", () => {
   const tok = new CharTokenizer({ alphabet: "0123456789+=" });
   const ex: Example = { id: "e1", prompt: "12+3=", answer: "15", solution: "15", task: "addition" };
-  const enc = (e: Example) => Int32Array.from(tok.encode(e.prompt));
+  const enc = (e: Example) => Int32Array.from(tok.encode(e.prompt, { addSpecialTokens: false }));
   it("mask 1 and weights 1 on every response token (answer + EOS), old log-probs 0, the group it joins", () => {
     const s = expertSequence(ex, enc, tok, 7);
-    assert.deepEqual(Array.from(s.response), [...tok.encode("15"), tok.eosId]);
+    assert.deepEqual(Array.from(s.response), [...tok.encode("15", { addSpecialTokens: false }), tok.eosId]);
     assert.deepEqual(Array.from(s.mask!), [1, 1, 1]);
     assert.deepEqual(Array.from(s.weights!), [1, 1, 1]);
     assert.deepEqual(Array.from(s.oldLogprobs!), [0, 0, 0]);

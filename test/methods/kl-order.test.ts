@@ -44,12 +44,12 @@ function setup(extra: Record<string, unknown>, klCoef: number) {
   const ctx = {
     cfg, tokenizer, engine: new RefEngine(() => 0), train: examples, test: [],
     verify: (r: string, e: Example) => task.verify(r, e),
-    encodePrompt: (e: Example) => Int32Array.from(tokenizer.encode(e.prompt)),
+    encodePrompt: (e: Example) => Int32Array.from(tokenizer.encode(e.prompt, { addSpecialTokens: false })),
     verifyBatch: async () => ({ verdicts: [], events: {} }),
     close: async () => {},
   } as unknown as RunContext;
   const rollouts = texts.map((t, i) => {
-    const tokens = Int32Array.from(tokenizer.encode(t));
+    const tokens = Int32Array.from(tokenizer.encode(t, { addSpecialTokens: false }));
     return { promptIndex: Math.floor(i / 4), tokens, logprobs: new Float32Array(tokens.length).fill(-0.5), stopReason: "completed" as const, sampledTokens: tokens.length };
   });
   const batch: StepBatch = {

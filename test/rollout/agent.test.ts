@@ -8,8 +8,8 @@ import { packSequences } from "../../src/core/sequence.ts";
 import { CharTokenizer } from "../../src/tokenizers/char.ts";
 import { ScriptedEngine, tok } from "./fake-engine.ts";
 
-const prompts = ["2*3=", "12+30="].map((s) => Int32Array.from([tok.bosId!, ...tok.encode(s)]));
-const promptLen = (prefix: readonly number[]) => prefix.indexOf(tok.encode("=")[0]!) + 1;
+const prompts = ["2*3=", "12+30="].map((s) => Int32Array.from([tok.bosId!, ...tok.encode(s, { addSpecialTokens: false })]));
+const promptLen = (prefix: readonly number[]) => prefix.indexOf(tok.encode("=", { addSpecialTokens: false })[0]!) + 1;
 const calcOnly = new ToolRegistry().register(calculatorTool);
 
 test("parseToolCall: a complete call of a registered tool at the end of the turn", () => {
@@ -19,7 +19,7 @@ test("parseToolCall: a complete call of a registered tool at the end of the turn
   assert.equal(parseToolCall("<calc>2*3</calc> more", calcOnly), null);
   assert.equal(parseToolCall("<calc>2*3</calx>", calcOnly), null);
   assert.equal(parseToolCall("<foo>1</foo>", calcOnly), null);
-  assert.deepEqual(closeTokenIds(tok), tok.encode(">"));
+  assert.deepEqual(closeTokenIds(tok), tok.encode(">", { addSpecialTokens: false }));
 });
 
 test("agent loop: token-in/token-out — the response is the sampled ids and observation ids concatenated; observations masked", async () => {
@@ -31,7 +31,7 @@ test("agent loop: token-in/token-out — the response is the sampled ids and obs
     const e = tok.decode(prefix.slice(1, P - 1));
     const i = resp.indexOf("</out>");
     const target = i >= 0 ? resp.slice(0, i + 6) + /<out>([^<]*)<\/out>/.exec(resp)![1] : `<calc>${e}</calc>`;
-    return target.startsWith(resp) && target.length > resp.length ? tok.encode(target[resp.length]!)[0]! : tok.eosId;
+    return target.startsWith(resp) && target.length > resp.length ? tok.encode(target[resp.length]!, { addSpecialTokens: false })[0]! : tok.eosId;
   });
   const res = await agentRollouts(engine2, tok, prompts, { tools: calcOnly, groupSize: 2, maxTurns: 3, maxTokens: 40, temperature: 1, seed: 3 });
   assert.equal(res.trajectories.length, 4);
@@ -64,8 +64,8 @@ test("agent loop: token-in/token-out — the response is the sampled ids and obs
         const full = [...p, ...t.tokens];
         if (arr.length >= p.length && String(full.slice(0, arr.length)) === String(arr) && arr.length - p.length === pieces.length) {
           pieces.push(...c.results[i]!.tokens);
-          if (pieces.length < t.tokens.length && c.results[i]!.tokens.at(-1) === tok.encode(">")[0] && /<\/calc>$/.test(tok.decode(pieces))) {
-            pieces.push(...tok.encode(`<out>${want[t.promptIndex]}</out>`));
+          if (pieces.length < t.tokens.length && c.results[i]!.tokens.at(-1) === tok.encode(">", { addSpecialTokens: false })[0] && /<\/calc>$/.test(tok.decode(pieces))) {
+            pieces.push(...tok.encode(`<out>${want[t.promptIndex]}</out>`, { addSpecialTokens: false }));
           }
         }
       });
@@ -81,7 +81,7 @@ test("agent loop: the turn limit ends a trajectory with max_turns; tool errors b
     const resp = tok.decode(prefix.slice(P));
     const k = (resp.match(/<\/out>/g) ?? []).length;
     const target = resp.slice(0, k ? resp.lastIndexOf("</out>") + 6 : 0) + (k % 2 ? "<calc>1/0</calc>" : "<calc>1+1</calc>");
-    return target.startsWith(resp) && target.length > resp.length ? tok.encode(target[resp.length]!)[0]! : tok.eosId;
+    return target.startsWith(resp) && target.length > resp.length ? tok.encode(target[resp.length]!, { addSpecialTokens: false })[0]! : tok.eosId;
   });
   const res = await agentRollouts(engine, tok, prompts.slice(0, 1), { tools: calcOnly, groupSize: 1, maxTurns: 2, maxTokens: 200, temperature: 1, seed: 1 });
   const t = res.trajectories[0]!;
@@ -122,7 +122,7 @@ test("toolDemonstration: SFT demonstrations have exactly the agent loop's token 
     const engine = new ScriptedEngine((prefix) => {
       const resp = prefix.slice(promptLen(prefix));
       const sampledSoFar = tok.decode(resp.filter((_, i) => i >= demo.mask.length || demo.mask[i] === 1));
-      return sampledSoFar.length < written.length ? tok.encode(written[sampledSoFar.length]!)[0]! : tok.eosId;
+      return sampledSoFar.length < written.length ? tok.encode(written[sampledSoFar.length]!, { addSpecialTokens: false })[0]! : tok.eosId;
     });
     const res = await agentRollouts(engine, tok, [prompts[p]!], { tools: calcOnly, groupSize: 1, maxTurns: 3, maxTokens: 80, temperature: 0, seed: 1 });
     const t = res.trajectories[0]!;
@@ -130,7 +130,7 @@ test("toolDemonstration: SFT demonstrations have exactly the agent loop's token 
     assert.deepEqual(Array.from(t.tokens), demo.response, segments.join(" | "));
     assert.deepEqual(Array.from(t.mask!), demo.mask);
   }
-  assert.deepEqual(await toolDemonstration(tok, calcOnly, ["42"], { eos: false }), { response: tok.encode("42"), mask: [1, 1] });
+  assert.deepEqual(await toolDemonstration(tok, calcOnly, ["42"], { eos: false }), { response: tok.encode("42", { addSpecialTokens: false }), mask: [1, 1] });
   await assert.rejects(toolDemonstration(tok, calcOnly, ["<calc>2*3", "6"]), /must end with a call/);
 });
 
@@ -139,11 +139,11 @@ test("observations are inserted literally: $-patterns in a tool's output are not
   const t2 = new CharTokenizer({ alphabet: "0123456789=<>/aceholtu$&'" });
   const tools = new ToolRegistry().register({ name: "echo", description: "echo", run: () => "$&$'" });
   const written = "<echo>1</echo>";
-  const p = Int32Array.from([t2.bosId!, ...t2.encode("1=")]);
+  const p = Int32Array.from([t2.bosId!, ...t2.encode("1=", { addSpecialTokens: false })]);
   const engine = new ScriptedEngine((prefix) => {
     const resp = t2.decode(prefix.slice(p.length));
     const k = resp.indexOf("</out>");
-    return k < 0 && resp.length < written.length ? t2.encode(written[resp.length]!)[0]! : t2.eosId;
+    return k < 0 && resp.length < written.length ? t2.encode(written[resp.length]!, { addSpecialTokens: false })[0]! : t2.eosId;
   });
   const res = await agentRollouts(engine, t2, [p], { tools, groupSize: 1, maxTurns: 1, maxTokens: 60, temperature: 0, seed: 1 });
   assert.equal(t2.decode(res.trajectories[0]!.tokens), "<echo>1</echo><out>$&$'</out>");

@@ -66,7 +66,7 @@ export function scripted(promptLen: (prefix: readonly number[]) => number, scrip
   return (prefix, row) => {
     const resp = tok.decode(prefix.slice(promptLen(prefix)));
     const target = script(resp, row);
-    if (target.startsWith(resp) && target.length > resp.length) return tok.encode(target[resp.length]!)[0]!;
+    if (target.startsWith(resp) && target.length > resp.length) return tok.encode(target[resp.length]!, { addSpecialTokens: false })[0]!;
     return tok.eosId;
   };
 }

@@ -11,8 +11,8 @@ const examples: Example[] = [
   { id: "b", prompt: "12*3=", answer: "1234", task: "t" }, // solved once 2 answer tokens are given
   { id: "c", prompt: "9*9=", answer: "8181", task: "t", solution: "81 81" }, // never solved
 ];
-const prompts = examples.map((e) => Int32Array.from([tok.bosId!, ...tok.encode(e.prompt)]));
-const promptLen = (prefix: readonly number[]) => prefix.indexOf(tok.encode("=")[0]!) + 1;
+const prompts = examples.map((e) => Int32Array.from([tok.bosId!, ...tok.encode(e.prompt, { addSpecialTokens: false })]));
+const promptLen = (prefix: readonly number[]) => prefix.indexOf(tok.encode("=", { addSpecialTokens: false })[0]!) + 1;
 // The "model": answers "2" to 1+1; to 12*3 it completes the answer only from a 2-character prefix of it; else writes 7.
 const policy = scripted(promptLen, (resp) => {
   if (resp.startsWith("12")) return "1234";
@@ -36,7 +36,7 @@ test("hintLength: round(f·S) within [1, S−1]; no hint for one-token solutions
 test("hints: zero-accuracy groups get a growing hint; hint tokens carry loss mask 0 and stay a token prefix of the solution", async () => {
   const engine = new ScriptedEngine((prefix, row) => {
     const p = prefix.slice(promptLen(prefix));
-    if (prefix.length >= 3 && tok.decode(prefix.slice(1, promptLen(prefix))) === "1+1=") return p.length === 0 ? tok.encode("2")[0]! : tok.eosId;
+    if (prefix.length >= 3 && tok.decode(prefix.slice(1, promptLen(prefix))) === "1+1=") return p.length === 0 ? tok.encode("2", { addSpecialTokens: false })[0]! : tok.eosId;
     return policy(prefix, row);
   });
   const G = 3;
@@ -52,7 +52,7 @@ test("hints: zero-accuracy groups get a growing hint; hint tokens carry loss mas
     const t = res.trajectories[j]!;
     assert.equal(t.hintTokens, 2);
     assert.equal(tok.decode(t.tokens), "1234");
-    assert.deepEqual(Array.from(t.tokens.subarray(0, 2)), tok.encode("12"));
+    assert.deepEqual(Array.from(t.tokens.subarray(0, 2)), tok.encode("12", { addSpecialTokens: false }));
     assert.deepEqual(Array.from(t.mask!), [0, 0, 1, 1, 1]); // "12" hint | "34" + EOS sampled
     assert.deepEqual(Array.from(t.logprobs.subarray(0, 2)), [0, 0]);
     assert.equal(t.sampledTokens, 3);

@@ -19,6 +19,7 @@ export async function makeTinyRun(root: string, o: { name?: string; seed?: numbe
   mkdirSync(run, { recursive: true });
   await engine.save(join(run, "checkpoints", "final"));
   await engine.close();
-  writeFileSync(join(run, "config.yaml"), "seed: 1\n");
+  // A minimal run config (rlvr eval reads its prompt format and reward from it).
+  writeFileSync(join(run, "config.yaml"), "seed: 1\nmodel: { path: checkpoints/final }\ndata: { task: addition }\n");
   return run;
 }

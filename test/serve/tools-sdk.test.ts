@@ -17,7 +17,7 @@ const prompts: number[][] = [];
 const engine: Engine = {
   info: () => ({ engine: "scripted", modelId: "scripted", vocabSize: tokenizer.vocabSize, maxSeqLen: 4096, numParams: 0, device: "cpu", dtype: "float32" }),
   sample: async (req: SampleRequest): Promise<SampleResult[]> => {
-    const ids = [...tokenizer.encode(CALL), tokenizer.eosId];
+    const ids = [...tokenizer.encode(CALL, { addSpecialTokens: false }), tokenizer.eosId];
     prompts.push(...req.prompts.map((p) => Array.from(p)));
     return req.prompts.flatMap((_, i) => Array.from({ length: req.n }, () => ({ promptIndex: i, tokens: Int32Array.from(ids), logprobs: new Float32Array(ids.length).fill(-0.5), stopReason: "completed" as const })));
   },

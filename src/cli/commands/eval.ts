@@ -1,5 +1,6 @@
 /**
- * `rlvr eval <run-dir|checkpoint> [--compare <run-dir|checkpoint>] --task ... | --data ...`:
+ * `rlvr eval <run-dir|checkpoint> [--compare <run-dir|checkpoint>] [--task ... | --data ...]`
+ * (neither: the run's own test set, reward and prompt format):
  * held-out accuracy, greedy accuracy, mean@n, pass@k, maj@k, lengths and truncation with
  * bootstrap intervals, per task and per difficulty; with --compare, a base-vs-trained table with
  * paired intervals and a pass@k curve. --out writes everything as JSON (see docs/evaluation.md).
@@ -9,13 +10,14 @@ import { basename, dirname, join, resolve } from "node:path";
 import type { Command } from "commander";
 import { openEngine } from "../../engines/open.ts";
 import { endpointEngine } from "../../rollout/samplers/openai.ts";
-import { loadTokenizer } from "../../tokenizers/index.ts";
-import { getTask, generateExamples, loadDataset, renderPrompt } from "../../tasks/index.ts";
+import { loadTokenizer, promptEncoder, type PromptFormat } from "../../tokenizers/index.ts";
+import { getTask, generateExamples, loadDataset } from "../../tasks/index.ts";
 import type { Example, Verdict } from "../../tasks/types.ts";
 import { evaluate, type EvalResult } from "../../eval/accuracy.ts";
 import { compareResults, passAtKCurve } from "../../eval/compare.ts";
 import { asciiCurve, formatComparison, formatReport } from "../../eval/report.ts";
-import { buildInProcessReward, syncVerifier } from "../../trainer/context.ts";
+import { buildData, buildInProcessReward, promptFormatOf, syncVerifier } from "../../trainer/context.ts";
+import { runConfigOf } from "../../eval/checkpoint.ts";
 import { loadRunConfig } from "../../config/schema.ts";
 import { compileReward, type CompiledReward } from "../../rewards/compile.ts";
 import { rewardConfigSchema, BUILTIN_VERIFIER_NAMES } from "../../rewards/config.ts";
@@ -49,7 +51,12 @@ export interface EvalCommandOptions {
   greedy?: boolean;
   maxNewTokens: number;
   seed: number;
-  template: "plain" | "r1" | "boxed";
+  /** Prompt template (default: the run's data.template, else plain). */
+  template?: "plain" | "r1" | "boxed";
+  /** Render prompts through the model's chat template (default: the run's data.chat). */
+  chat?: boolean;
+  /** Default system message (default: the run's data.system). */
+  system?: string;
   bootstrap: number;
   level: number;
   compare?: string;
@@ -71,12 +78,21 @@ function intList(v: string | undefined, what: string): number[] | undefined {
 }
 
 /**
- * The held-out examples: n per (task, difficulty) for procedural tasks, or the first n rows of
- * --data, each checked against the reward's verifiers' schemas when `check` is given (a row that
- * does not match is a DatasetError naming file, line and field).
+ * The held-out examples: n per (task, difficulty) for procedural tasks, the first n rows of
+ * --data, or else the first n of the run's own test set (its config.yaml beside `runDir`); rows are
+ * checked against the reward's verifiers' schemas when `check` is given (a row that does not match
+ * is a DatasetError naming file, line and field).
+ * @throws Error when none of the three is there
  */
-export async function evalExamples(o: EvalCommandOptions, check?: CompiledReward["checkExample"]): Promise<Example[]> {
+export async function evalExamples(o: EvalCommandOptions, runDir?: string, check?: CompiledReward["checkExample"]): Promise<Example[]> {
   if (o.data) return (await loadDataset(o.data, { task: o.task, check })).examples.slice(0, o.n);
+  if (!o.task) {
+    const cfg = runDir ? await runConfigOf(runDir) : null;
+    if (!cfg) throw new Error("rlvr eval: give --task <name[,name...]> or --data <file>, or evaluate a run directory (its config.yaml gives the test set)");
+    const test = (await buildData(cfg)).test;
+    if (test.length === 0) throw new Error("rlvr eval: the run has no test set (data.test); give --data <file> or --task <name>");
+    return test.slice(0, o.n);
+  }
   const out: Example[] = [];
   const diffs = intList(o.difficulty, "--difficulty");
   for (const name of o.task!.split(",").map((s) => s.trim()).filter(Boolean)) {
@@ -88,17 +104,17 @@ export async function evalExamples(o: EvalCommandOptions, check?: CompiledReward
 
 /**
  * The verifier of an evaluation: for --task prompts, each example's task verifier; for --data
- * rows, `--verifier` when given, else the run's own reward block (its config.yaml, found beside
- * `runDir` or above its checkpoint).
+ * rows and the run's own test set, `--verifier` when given, else the run's own reward block (its
+ * config.yaml, found beside `runDir` or above its checkpoint).
  * @throws Error when --data rows have no verifier (no --verifier, no run config)
  */
-export async function evalVerifier(o: Pick<EvalCommandOptions, "verifier" | "data">, runDir: string): Promise<(r: string, e: Example) => Verdict | Promise<Verdict>> {
+export async function evalVerifier(o: Pick<EvalCommandOptions, "verifier" | "data" | "task">, runDir: string): Promise<(r: string, e: Example) => Verdict | Promise<Verdict>> {
   return (await evalReward(o, runDir)).verifyOne;
 }
 
 /** The compiled reward of an evaluation (see evalVerifier), in-process. */
-export async function evalReward(o: Pick<EvalCommandOptions, "verifier" | "data">, runDir: string): Promise<CompiledReward> {
-  if (!o.data) return compileReward(rewardConfigSchema.parse({ verifier: "task" }));
+export async function evalReward(o: Pick<EvalCommandOptions, "verifier" | "data" | "task">, runDir: string): Promise<CompiledReward> {
+  if (o.task && !o.data) return compileReward(rewardConfigSchema.parse({ verifier: "task" }));
   if (o.verifier) return compileReward(rewardConfigSchema.parse({ verifier: o.verifier }), { at: "--verifier" });
   const abs = resolve(runDir);
   const configs = [join(abs, "config.yaml"), join(abs, "..", "config.yaml"), join(abs, "..", "..", "config.yaml")];
@@ -109,16 +125,27 @@ export async function evalReward(o: Pick<EvalCommandOptions, "verifier" | "data"
   return buildInProcessReward(loadRunConfig(found));
 }
 
-/** Evaluate one checkpoint directory on `examples`. */
-export async function evalCheckpoint(dir: string, examples: Example[], o: EvalCommandOptions): Promise<EvalResult> {
+/**
+ * How prompts are built: the run's own format (data.template / chat / system of the config.yaml
+ * beside the checkpoint), overridden by --template, --chat / --no-chat and --system.
+ */
+export async function evalPromptFormat(o: Pick<EvalCommandOptions, "template" | "chat" | "system">, dir: string): Promise<PromptFormat> {
+  const cfg = await runConfigOf(dir);
+  const run = cfg ? promptFormatOf(cfg) : {};
+  const system = o.system ?? run.system;
+  return { template: o.template ?? run.template ?? "plain", chat: o.chat ?? run.chat ?? false, ...(system !== undefined ? { system } : {}) };
+}
+
+/**
+ * Evaluate one checkpoint directory on `examples`.
+ * @param format how prompts are built (default: evalPromptFormat of `dir`); --compare passes A's to B
+ */
+export async function evalCheckpoint(dir: string, examples: Example[], o: EvalCommandOptions, format?: PromptFormat): Promise<EvalResult> {
   const tokenizer = await loadTokenizer(dir);
   const engine = o.endpoint ? await endpointEngine(o.endpoint, o.model) : await openEngine({ path: dir, engine: "embedded" }, { tokenizer });
   try {
     const verify = await evalVerifier(o, dir);
-    const encodePrompt = (ex: Example) => {
-      const ids = tokenizer.encode(renderPrompt(ex, { template: o.template }));
-      return Int32Array.from(tokenizer.bosId !== null ? [tokenizer.bosId, ...ids] : ids);
-    };
+    const encodePrompt = promptEncoder(tokenizer, format ?? (await evalPromptFormat(o, dir)), dir);
     // A small model's context may be shorter than the default budget: fit the budget to it.
     // (The embedded engine left-pads a batch's prompts to a multiple of 4 tokens; those positions count.)
     const longest = Math.max(...examples.map((e) => encodePrompt(e).length));
@@ -145,15 +172,16 @@ export async function evalCheckpoint(dir: string, examples: Example[], o: EvalCo
 
 /** Run the command: evaluate, print tables (or JSON), write --out and --record. */
 export async function runEval(path: string, o: EvalCommandOptions, write: (s: string) => void = (s) => process.stdout.write(s)): Promise<Record<string, unknown>> {
-  if (!o.task && !o.data) throw new Error("rlvr eval: give --task <name[,name...]> or --data <file>");
   if (!Number.isInteger(o.samples) || o.samples < 1) throw new Error(`rlvr eval: --samples must be an integer >= 1, got ${o.samples}`);
   if (o.samples > 1 && o.temperature === 0) process.stderr.write("rlvr eval: note: --samples > 1 at --temperature 0 repeats the same greedy response; pass@k needs --temperature > 0\n");
   const dirA = resolveCheckpoint(path);
-  // --data rows are checked against the reward they will meet (A's) as they load: fail closed.
-  const examples = await evalExamples(o, o.data ? (await evalReward(o, dirA)).checkExample : undefined);
+  // --data rows (and the run's own test set) are checked against the reward they will meet (A's) as they load: fail closed.
+  const examples = await evalExamples(o, dirA, o.data ? (await evalReward(o, dirA)).checkExample : undefined);
   if (examples.length === 0) throw new Error("rlvr eval: no examples to evaluate");
-  const settings = { task: o.task, difficulty: o.difficulty, data: o.data, prompts: examples.length, samples: o.samples, temperature: o.temperature, topP: o.topP, maxNewTokens: o.maxNewTokens, seed: o.seed, template: o.template, bootstrap: o.bootstrap, level: o.level };
-  const resA = await evalCheckpoint(dirA, examples, o);
+  // Both checkpoints see the same prompts: A's run format (or the flags).
+  const format = await evalPromptFormat(o, dirA);
+  const settings = { task: o.task, difficulty: o.difficulty, data: o.data, prompts: examples.length, samples: o.samples, temperature: o.temperature, topP: o.topP, maxNewTokens: o.maxNewTokens, seed: o.seed, ...format, bootstrap: o.bootstrap, level: o.level };
+  const resA = await evalCheckpoint(dirA, examples, o, format);
   const given = o.labels?.split(",").map((s) => s.trim());
   const labelA = given?.[0] || checkpointLabel(path, dirA);
   let doc: Record<string, unknown>;
@@ -164,7 +192,7 @@ export async function runEval(path: string, o: EvalCommandOptions, write: (s: st
   };
   if (o.compare) {
     const dirB = resolveCheckpoint(o.compare);
-    const resB = await evalCheckpoint(dirB, examples, o);
+    const resB = await evalCheckpoint(dirB, examples, o, format);
     let labelB = given?.[1] || checkpointLabel(o.compare, dirB);
     if (labelB === labelA) labelB += " (B)";
     const cmp = compareResults(resA, resB, { labels: [labelA, labelB], bootstrap: o.bootstrap, level: o.level, seed: o.seed });
@@ -199,7 +227,7 @@ export function register(program: Command): void {
     .argument("<path>", "run directory or checkpoint directory (A, e.g. the base model)")
     .option("--compare <path>", "a second run or checkpoint (B, e.g. the trained model) evaluated on the same prompts")
     .option("--labels <a,b>", "names for A and B in tables and curves")
-    .option("--task <names>", "procedural task(s) to generate held-out prompts from, comma-separated")
+    .option("--task <names>", "procedural task(s) to generate held-out prompts from, comma-separated (default: the run's own test set and reward)")
     .option("--difficulty <d>", "task difficulty or comma-separated difficulties (n prompts each)")
     .option("--data <file>", "JSONL/Parquet file of examples instead of a task")
     .option("--verifier <name>", "verifier for --data rows (exact, f1, choice, math, format, ifeval, code, a task's name; default: the run's reward block)")
@@ -211,7 +239,10 @@ export function register(program: Command): void {
     .option("--greedy", "with --temperature > 0, also sample one greedy response per prompt (greedy accuracy)")
     .option("--max-new-tokens <n>", "response budget", (v) => parseInt(v, 10), 32)
     .option("--seed <s>", "seed of prompts, sampling and bootstrap", (v) => parseInt(v, 10), 1)
-    .option("--template <name>", "prompt template: plain, r1, boxed", "plain")
+    .option("--template <name>", "prompt template: plain, r1, boxed (default: the run's data.template, else plain)")
+    .option("--chat", "render prompts through the model's chat template (default: the run's data.chat)")
+    .option("--no-chat", "plain-text prompts even when the run used its chat template")
+    .option("--system <text>", "system message for prompts without one (default: the run's data.system)")
     .option("--bootstrap <B>", "bootstrap resamples for confidence intervals (0 = none)", (v) => parseInt(v, 10), 1000)
     .option("--level <p>", "confidence level of the intervals", parseFloat, 0.95)
     .option("--out <file>", "write the full results (every sample included) as JSON")

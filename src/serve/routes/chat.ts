@@ -8,7 +8,7 @@
 import type { FastifyInstance } from "fastify";
 import type { ServeContext } from "../context.ts";
 import { roomLeft, tokenText, type Sample } from "../generate.ts";
-import { chatPromptText, encodePrompt } from "../prompt.ts";
+import { chatPrompt } from "../prompt.ts";
 import { chatRequestSchema, type ChatRequest } from "../schemas.ts";
 import { parseToolCalls, type ToolCall } from "../tools.ts";
 import { checkCaptureN, episodeOf, newId, parseBody, sampleRequest, sendSse, usage } from "./common.ts";
@@ -19,7 +19,7 @@ export function chatRoutes(app: FastifyInstance, ctx: ServeContext): void {
   app.post("/v1/chat/completions", async (req, reply) => {
     const body = parseBody<ChatRequest>(ctx, chatRequestSchema as never, req.body);
     const tok = ctx.tokenizer;
-    const prompt = encodePrompt(tok, chatPromptText(tok, body.messages, body.tool_choice === "none" ? null : body.tools), "messages");
+    const prompt = chatPrompt(tok, body.messages, body.tool_choice === "none" ? null : body.tools);
     const prompts = [prompt];
     const n = body.n ?? 1;
     const ids = episodeOf(req, body.metadata);
