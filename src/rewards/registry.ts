@@ -8,6 +8,7 @@
  * users add theirs with `registerVerifier` or `defineReward`, and a run config names any of them
  * (`reward: {verifier: name}`).
  */
+import type { ZodType } from "zod";
 import type { Example } from "../tasks/types.ts";
 import type { Verdict } from "./types.ts";
 
@@ -45,6 +46,8 @@ export interface Verifier<E = Example> {
   verify(response: string, example: E, ctx?: VerifyContext): Verdict | Promise<Verdict>;
   group?(responses: string[], examples: E[], ctx: GroupVerifyContext): (Verdict | number | null)[] | Promise<(Verdict | number | null)[]>;
   checkOptions?(options: unknown, at: string): void;
+  /** The zod schema of the example fields this verifier reads (rows are validated against it at load). */
+  exampleSchema?: ZodType;
 }
 
 /** A verifier given as a bare function (wrapped into a `Verifier` by registerVerifier). */
