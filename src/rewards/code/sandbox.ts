@@ -392,6 +392,8 @@ export async function runSandboxed(spec: SandboxSpec, support: SandboxSupport = 
       child.on("exit", (code, sig) => {
         exitCode = code;
         signal = sig;
+        // Reaped: its pid may be reused, so another thread must no longer signal that group.
+        slot.setPid(0);
         // Kill anything left in the group (a daemonised grandchild), then let the pipes drain:
         // 'close' normally follows at once; a loaded machine may take a while to deliver the
         // last output, and a grandchild that escaped the group would hold them open forever.
