@@ -78,6 +78,8 @@ test("data errors: no constraints, an empty list, another key or an unknown type
     [{ answer: "[]", meta: {} }, "answer"],
     [{ answer: "", meta: { constraints: [{ type: "no_such_rule" }] } }, "meta.constraints.0.type"],
     [{ answer: "", meta: { constraints: ["punctuation:no_comma"] } }, "meta.constraints.0"],
+    [{ answer: "", meta: { constraints: [{ type: "no_commas" }, { type: "word_count", relation: "less than" }] } }, "meta.constraints.1"],
+    [{ answer: "", meta: { instruction_id_list: ["length_constraints:number_words"], kwargs: [{ relation: "sideways", num_words: 5 }] } }, "meta.instruction_id_list.0"],
     [{ answer: "", meta: { instruction_id_list: [], kwargs: [] } }, "meta.instruction_id_list"],
     [{ answer: "", meta: { instruction_id_list: ["punctuation:no_comma"], kwargs: [{}, {}] } }, "meta.kwargs"],
   ];

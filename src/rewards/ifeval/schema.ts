@@ -4,12 +4,18 @@
  * - `meta.constraints`: `[{type, ...params}]` (our form),
  * - `meta.instruction_id_list` + `meta.kwargs` (IFEval's published columns, kwargs parallel),
  * - `answer`: the constraints list as JSON (rows made by `rlvr data gen`),
- * and must be a non-empty list of known constraint types. Anything else — an empty list, a list
- * under another key (`meta.instructions`), an unknown type, kwargs of another length — is a data
- * error naming the field, never a row that grades every response 1.
+ * and must be a non-empty list of known constraint types with parameters their checkers accept.
+ * Anything else — an empty list, a list under another key (`meta.instructions`), an unknown type,
+ * a missing or invalid parameter, kwargs of another length — is a data error naming the field,
+ * never a row that grades every response 1.
  */
 import { z } from "zod";
-import { getConstraint } from "./registry.ts";
+// The built-in checkers, so that the schema knows them wherever it is imported from.
+import "./checkers-length.ts";
+import "./checkers-content.ts";
+import "./checkers-format.ts";
+import "./reference/rules.ts";
+import { IFEVAL_MODES, checkFor, getConstraint } from "./registry.ts";
 import type { Constraint } from "./index.ts";
 
 /** A row's field is not what the IFEval verifier reads; `path` names it (e.g. ["meta", "constraints", 2, "type"]). */
@@ -40,7 +46,28 @@ export function fromIFEval(instructionIds: string[], kwargs: (Record<string, unk
   });
 }
 
-/** Check a constraint list: non-empty, each an object whose `type` is a known constraint. */
+/** A text every checker can read, used to try a constraint's parameters. */
+const PROBE = "Hello world. This is a probe.";
+
+/**
+ * Why a constraint's parameters are invalid (its checker throws in every counting mode), or null.
+ * A checker that accepts them in some mode (e.g. `start_phrase` in strict-words) passes.
+ */
+function badParams(c: Constraint): string | null {
+  const checker = getConstraint(c.type)!;
+  let why: string | null = null;
+  for (const mode of IFEVAL_MODES) {
+    try {
+      checkFor(checker, mode)(PROBE, c);
+      return null;
+    } catch (e) {
+      why ??= (e as Error).message;
+    }
+  }
+  return why;
+}
+
+/** Check a constraint list: non-empty, each an object whose `type` is a known constraint with parameters its checker accepts. */
 function checked(list: unknown, at: (string | number)[]): Constraint[] {
   if (!Array.isArray(list)) throw new ConstraintDataError(at, `expected a list of constraints, got ${JSON.stringify(list)?.slice(0, 80)}`);
   if (list.length === 0) throw new ConstraintDataError(at, "an empty constraint list (it would reward any response); give at least one constraint");
@@ -50,6 +77,8 @@ function checked(list: unknown, at: (string | number)[]): Constraint[] {
     if (typeof o.type !== "string" || !getConstraint(o.type)) {
       throw new ConstraintDataError([...at, i, "type"], `unknown constraint ${JSON.stringify(o.type)}; see docs/rewards-ifeval.md for the known types`);
     }
+    const why = badParams(o as Constraint);
+    if (why) throw new ConstraintDataError([...at, i], `invalid parameters for ${o.type}: ${why}`);
   });
   return list as Constraint[];
 }
