@@ -242,7 +242,6 @@ export async function runSandboxed(spec: SandboxSpec, support: SandboxSupport = 
   const uid = randomUid();
   if (support.bwrap ? support.bwrap.dropUid : support.dropUid) chownWorkdir(spec.workdir, uid);
   const argv = sandboxCommand(spec, support, uid);
-  // Descriptors the launcher chain is handed on purpose (see the stdio list below).
   const seccomp = support.bwrap?.seccomp ?? null;
   const cgroups = support.bwrap && Object.keys(support.bwrap.cgroups).length ? support.bwrap.cgroups : null;
   const slot = await acquireSlot();
@@ -257,6 +256,7 @@ export async function runSandboxed(spec: SandboxSpec, support: SandboxSupport = 
         cpus: 1,
       })
     : null;
+  // Descriptors the launcher chain is handed on purpose (the stdio list below); bash closes the rest.
   const keep = [0, 1, 2, ...(spec.resultFd ? [3] : []), ...(seccomp ? [4] : []), ...(group ? [5, 6] : [])];
   let kill: (() => void) | null = null;
   try {
