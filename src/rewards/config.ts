@@ -110,7 +110,7 @@ export type RewardComponentConfig = z.output<typeof rewardComponentSchema>;
 export type RewardShapingConfig = z.output<typeof rewardShapingSchema>;
 
 /** Built-in verifier names, for messages written before the registry is loaded (see ./verifiers.ts). */
-export const BUILTIN_VERIFIER_NAMES = ["exact", "f1", "choice", "math", "format", "ifeval", "code", "majority", "task"];
+export const BUILTIN_VERIFIER_NAMES = ["exact", "f1", "choice", "math", "format", "ifeval", "ifeval-reference", "code", "majority", "task"];
 
 /** The config fields the reward resolution reads. */
 export interface RewardSource {

@@ -32,6 +32,11 @@ export { normalizeAnswer, lastBoxed, lastTag, answerSpan } from "./text.ts";
 export {
   verifyConstraints,
   fromIFEval,
+  readConstraints,
+  ifevalExampleSchema,
+  ConstraintDataError,
+  gateReason,
+  type GateOptions,
   registerConstraint,
   getConstraint,
   listConstraints,
@@ -43,8 +48,10 @@ export {
 export { runCodeTests, runCodeSpec, extractCode, type CodeTest, type CodeRunOptions, type CodeResult, type CodeCaseResult } from "./code/run-tests.ts";
 export { parseCodeTest, parseCodeTests, parseCodeJson, codeTestSchema, stdioTestSchema, callTestSchema, assertTestSchema, CodeTestError } from "./code/forms.ts";
 export { codeSpecOf, solutionCode, codeFieldsOf, codeExampleSchema, unpickleString, CODE_FORMATS, type CodeFormat, type CodeSpec } from "./code/formats.ts";
-export { runSandboxed, makeWorkdir, sandboxCommand, setSandboxConcurrency, DEFAULT_LIMITS, type SandboxLimits, type SandboxResult, type SandboxSpec, type Language } from "./code/sandbox.ts";
+export { runSandboxed, makeWorkdir, sandboxCommand, setSandboxConcurrency, abortSandboxes, reclaimThreadSandboxes, DEFAULT_LIMITS, type SandboxLimits, type SandboxResult, type SandboxSpec, type Language } from "./code/sandbox.ts";
 export { sandboxSupport, type SandboxSupport } from "./code/probe.ts";
+export { sandboxSlotsBuffer, adoptSandboxSlots, slotsInUse } from "./code/slots.ts";
+export { judgeVerify, parseJudgeReply, judgePrompt, encodeAnswer, JudgeError, judgeStats, judgeOptionsSchema, type JudgeOptions, type JudgeReading } from "./judge.ts";
 export { dapoOverlongPenalty, type OverlongOptions } from "./shaping/overlong.ts";
 export { cosineLengthReward, cosFn, type CosineLengthOptions } from "./shaping/cosine.ts";
 export { grpoLambdaRewards, grpoLambdaSelect, grpoLambdaComponent, kimiLengthReward, type GrpoLambdaOptions, type GrpoLambdaGroup } from "./shaping/grpo-lambda.ts";

@@ -12,7 +12,9 @@
  *   format  the response's layout; options: {template?: "think-answer" | "<t>{answer}</t>…",
  *           allowSurrounding?: boolean, uniqueTags?: string[]} (`meta.template` overrides)
  *   ifeval  instruction constraints from `meta.constraints`, IFEval's `meta.instruction_id_list` +
- *           `meta.kwargs`, or `answer` holding the constraints as JSON; options go to verifyConstraints
+ *           `meta.kwargs`, or `answer` holding the constraints as JSON (ifeval/schema.ts); options go
+ *           to verifyConstraints, with the RL gate on (ifeval/gate.ts); `ifeval-reference`: the
+ *           reference implementation's scores, no gate (ifeval/verifier.ts)
  *   code    program tests from `meta.tests` or `answer` as a JSON array; language from
  *           `meta.language` / `options.language` (default python); options: {scoring?: "fraction" |
  *           "all", timeoutMs?: number}
@@ -28,7 +30,7 @@ import type { Example } from "../tasks/types.ts";
 import { verifyChoice } from "./choice.ts";
 import { verifyExactMatch, verifyTokenF1 } from "./exact.ts";
 import { verifyFormat, type FormatOptions } from "./format.ts";
-import { verifyConstraints, fromIFEval, type Constraint } from "./ifeval/index.ts";
+import { ifevalReferenceVerifier, ifevalVerifier } from "./ifeval/verifier.ts";
 import { runCodeSpec } from "./code/run-tests.ts";
 import { CODE_FORMATS, codeExampleSchema, codeFieldsOf, codeSpecOf, type CodeSpec } from "./code/formats.ts";
 import { loadMath, type MathModule } from "./math-bridge.ts";
@@ -41,7 +43,7 @@ import "./judge.ts"; // registers the model-based verifier "judge"
 import { getTask, hasTask } from "../tasks/registry.ts";
 
 /** The names this module registers (for messages that list verifiers before the registry fills). */
-export const BUILTIN_VERIFIERS = ["exact", "f1", "choice", "math", "format", "ifeval", "code", "majority", "task", "module"] as const;
+export const BUILTIN_VERIFIERS = ["exact", "f1", "choice", "math", "format", "ifeval", "ifeval-reference", "code", "majority", "task", "module"] as const;
 
 type Opts = Record<string, unknown>;
 const opts = (o: unknown): Opts => (o && typeof o === "object" && !Array.isArray(o) ? (o as Opts) : {});
@@ -139,17 +141,7 @@ const format: Verifier = {
   exampleSchema: formatExampleSchema,
 };
 
-function constraintsOf(e: Example): Constraint[] {
-  const m = meta(e);
-  if (Array.isArray(m.constraints)) return m.constraints as Constraint[];
-  if (Array.isArray(m.instruction_id_list)) return fromIFEval(m.instruction_id_list as string[], (m.kwargs as Record<string, unknown>[]) ?? []);
-  return jsonList(e, "constraints") as Constraint[];
-}
-const ifeval: Verifier = {
-  name: "ifeval",
-  description: "instruction constraints satisfied (IFEval)",
-  verify: (r, e, ctx) => verifyConstraints(r, constraintsOf(e), opts(ctx?.options) as never),
-};
+const ifeval = ifevalVerifier;
 
 /** Converted rows by example meta (LiveCodeBench's compressed tests are decoded once, not per response). */
 const codeSpecs = new WeakMap<object, Map<string, CodeSpec>>();
@@ -220,7 +212,7 @@ const task: Verifier = {
   },
 };
 
-for (const v of [exact, f1, choice, mathVerifier, format, ifeval, code, majority, task, moduleVerifier]) {
+for (const v of [exact, f1, choice, mathVerifier, format, ifeval, ifevalReferenceVerifier, code, majority, task, moduleVerifier]) {
   if (hasVerifier(v.name)) continue;
   const verify = v.verify;
   registerVerifier(v.name, { ...v, verify: (r, e, ctx) => verify(r, asExample(e), ctx) });

@@ -109,7 +109,7 @@ export function createIfevalTask(opts: IfevalOptions = {}): Task {
       const meta = example.meta as IfevalMeta | undefined;
       if (!meta || !Array.isArray(meta.constraints)) return fail("example has no ifeval meta");
       if (typeof response !== "string" || response.trim() === "") return fail("empty response");
-      const v = verifyConstraints(response, meta.constraints, { mode: opts.mode });
+      const v = verifyConstraints(response, meta.constraints, { mode: opts.mode, gate: true });
       const frac = v.results.length ? v.results.filter((r) => r.ok).length / v.results.length : 0;
       return { correct: v.correct, reward: v.correct ? 1 : opts.partialCredit ? frac : 0, extracted: null, reason: v.reason };
     },

@@ -84,7 +84,7 @@ test("language script detection", () => {
   assert.equal(ok("Bonjour le monde", { type: "language_script", language: "fr" }).ok, true);
 });
 
-test("fraction satisfied, per-constraint results, bad input never throws", () => {
+test("fraction satisfied, per-constraint results, bad constraints fail without throwing", () => {
   const v = verifyConstraints("hello there, this answer is written in lower case english", [
     { type: "lowercase" },
     { type: "word_count", relation: "at least", num_words: 50 },
@@ -98,7 +98,8 @@ test("fraction satisfied, per-constraint results, bad input never throws", () =>
   assert.match(v.results[3]!.reason, /relation/);
   assert.match(v.results[4]!.reason, /num_words/);
   assert.equal(verifyConstraints("x", [{ type: "lowercase" }, { type: "uppercase" }], { strict: true }).reward, 0);
-  assert.equal(verifyConstraints("x", []).reward, 1);
+  // An empty list would reward any response: a data error, not a 1 (issue 26).
+  assert.throws(() => verifyConstraints("x", []), /non-empty list of constraints/);
 });
 
 test("IFEval rows convert to constraints; users can register checkers", () => {

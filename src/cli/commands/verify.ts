@@ -4,7 +4,7 @@
  * verify: one JSON object per input line (from the file, or stdin when no file / "-"):
  *   math, choice, exact, f1:  {"response", "reference", ...}      (choice: optional "options", "labels")
  *   format:                   {"response", "template"?}
- *   ifeval:                   {"response", "constraints": [{type, ...}]}  or IFEval's
+ *   ifeval, ifeval-reference: {"response", "constraints": [{type, ...}]}  or IFEval's
  *                             {"response", "instruction_id_list", "kwargs"}
  *   code:                     {"response", "tests": [...], "language": "python" | "javascript"}, or a
  *                             public dataset's row plus "response" (MBPP, HumanEval, APPS/TACO,
@@ -31,7 +31,7 @@ import { runAttackAudit, type AttackAuditOptions } from "./audit-attack.ts";
 import type { Verdict } from "../../rewards/types.ts";
 import type { Example } from "../../tasks/types.ts";
 
-const KINDS = ["math", "choice", "exact", "f1", "format", "ifeval", "code", "judge"] as const;
+const KINDS = ["math", "choice", "exact", "f1", "format", "ifeval", "ifeval-reference", "code", "judge"] as const;
 type Kind = (typeof KINDS)[number];
 
 type Row = Record<string, unknown>;
@@ -79,6 +79,7 @@ export async function verifyRow(kind: Kind, row: Row, opts: { timeoutMs?: number
       if (typeof row.template === "string") meta.template = row.template;
       break;
     case "ifeval":
+    case "ifeval-reference":
       meta.constraints = Array.isArray(row.constraints)
         ? (row.constraints as Constraint[])
         : Array.isArray(row.instruction_id_list)

@@ -121,16 +121,23 @@ export class SandboxGroup {
 
   /** Remove the groups (retrying while the last processes exit); never throws. */
   async dispose(): Promise<void> {
-    for (let attempt = 0; attempt < 40 && this.dirs.length; attempt++) {
-      this.dirs = this.dirs.filter((d) => {
-        try {
-          rmdirSync(d);
-          return false;
-        } catch (e) {
-          return (e as NodeJS.ErrnoException).code === "EBUSY";
-        }
-      });
-      if (this.dirs.length) await new Promise((r) => setTimeout(r, 50));
-    }
+    const dirs = this.dirs;
+    this.dirs = [];
+    await removeGroupDirs(dirs);
+  }
+}
+
+/** Remove group directories, retrying for 2 s while their last processes exit; never throws. */
+export async function removeGroupDirs(dirs: string[]): Promise<void> {
+  for (let attempt = 0; attempt < 40 && dirs.length; attempt++) {
+    dirs = dirs.filter((d) => {
+      try {
+        rmdirSync(d);
+        return false;
+      } catch (e) {
+        return (e as NodeJS.ErrnoException).code === "EBUSY";
+      }
+    });
+    if (dirs.length) await new Promise((r) => setTimeout(r, 50));
   }
 }

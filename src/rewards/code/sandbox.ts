@@ -1,7 +1,9 @@
 /**
  * Run one untrusted program in a separate, limited process.
  *
- * With bubblewrap (see probe.ts; the normal case), the launcher chain is
+ * Every launcher chain starts with `bash -c <close every inherited descriptor but those listed;
+ * exec the rest>` (closeFdsArgs), since neither bubblewrap nor Node closes descriptors this process
+ * inherited without close-on-exec. With bubblewrap (see probe.ts; the normal case), the rest is
  *   [setpriv --reuid=<random uid>]  bwrap <namespaces> <read-only root> --tmpfs /work …
  *     --seccomp <filter>  prlimit --as --nproc --fsize --nofile --cpu --core --  <interpreter> …
  * and the program sees: its own user (uid 1000 inside, a random unprivileged uid outside when we
@@ -18,17 +20,21 @@
  *   unshare --net [--pid --fork --kill-child --mount --mount-proc]  prlimit …  [setpriv --reuid=<random uid>]  <interpreter>
  * plus Node's permission model and, for Python harness runs, an audit hook (harness.ts).
  *
- * Always: a fresh host work dir deleted afterwards, a minimal environment, a wall-clock timeout
+ * Always: one cap on concurrent sandboxes shared by every thread of the process (slots.ts), a
+ * teardown a verifier pool can run for a worker it terminates (abortSandboxes,
+ * reclaimThreadSandboxes), a fresh host work dir deleted afterwards, a minimal environment, a wall-clock timeout
  * that SIGKILLs the whole process group, and caps on captured output (exceeding them kills it).
  * Optionally a results channel: file descriptor 3 inside the program, read separately from stdout.
  */
 import { spawn } from "node:child_process";
 import { chmodSync, chownSync, lstatSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
-import { availableParallelism, tmpdir } from "node:os";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { bwrapNamespaces, randomUid, sandboxSupport, setprivArgs, type SandboxSupport } from "./probe.ts";
+import { threadId } from "node:worker_threads";
+import { bwrapNamespaces, randomUid, sandboxSupport, setprivArgs, which, type SandboxSupport } from "./probe.ts";
 import { rootArgs } from "./rootfs.ts";
-import { SandboxGroup } from "./cgroup.ts";
+import { ownGroups, removeGroupDirs, SandboxGroup } from "./cgroup.ts";
+import { acquireSlot, killThreadSandboxes, setSlotLimit, threadSlots } from "./slots.ts";
 
 /** Resource limits of one sandboxed process. */
 export interface SandboxLimits {
@@ -84,7 +90,7 @@ export interface Workdir {
  * program's working directory. Call dispose() when done (idempotent, never throws).
  */
 export function makeWorkdir(files: Record<string, string>): Workdir {
-  const path = mkdtempSync(join(tmpdir(), "rlvr-code-"));
+  const path = mkdtempSync(join(tmpdir(), workdirPrefix(threadId)));
   for (const [name, text] of Object.entries(files)) writeFileSync(join(path, name), text);
   chmodSync(path, 0o700);
   let gone = false;
@@ -102,29 +108,12 @@ export function makeWorkdir(files: Record<string, string>): Workdir {
   };
 }
 
-/** Process-wide limit on concurrently running sandboxes (default: available cores). */
-class Semaphore {
-  private queue: (() => void)[] = [];
-  private active = 0;
-  constructor(public limit: number) {}
-  async acquire(): Promise<() => void> {
-    while (this.active >= this.limit) await new Promise<void>((r) => this.queue.push(r));
-    this.active++;
-    let released = false;
-    return () => {
-      if (released) return;
-      released = true;
-      this.active--;
-      this.queue.shift()?.();
-    };
-  }
-}
-const slots = new Semaphore(Math.max(1, availableParallelism()));
-
-/** Change how many sandboxed programs may run at once in this process. */
+/**
+ * Change how many sandboxed programs may run at once in this process — one cap shared by the
+ * main thread and every verifier-pool worker (slots.ts). Default: available cores.
+ */
 export function setSandboxConcurrency(n: number): void {
-  slots.limit = Math.max(1, Math.floor(n));
-  for (let i = 0; i < slots.limit; i++) (slots as unknown as { queue: (() => void)[] }).queue.shift()?.();
+  setSlotLimit(n);
 }
 
 /** One program to run: interpreter arguments after the interpreter itself. */
@@ -249,25 +238,34 @@ export async function runSandboxed(spec: SandboxSpec, support: SandboxSupport = 
     writeFileSync(file, NODE_NETBLOCK);
     spec = { ...spec, args: ["--require", file, ...spec.args] };
   }
+  if (refusing) throw new Error("sandbox: this thread is being torn down; no new sandboxes");
   const uid = randomUid();
   if (support.bwrap ? support.bwrap.dropUid : support.dropUid) chownWorkdir(spec.workdir, uid);
   const argv = sandboxCommand(spec, support, uid);
   const seccomp = support.bwrap?.seccomp ?? null;
   const cgroups = support.bwrap && Object.keys(support.bwrap.cgroups).length ? support.bwrap.cgroups : null;
-  const release = await slots.acquire();
+  const slot = await acquireSlot();
+  if (refusing) {
+    slot.release();
+    throw new Error("sandbox: this thread is being torn down; no new sandboxes");
+  }
   const group = cgroups
-    ? new SandboxGroup(cgroups, `rlvr-${process.pid}-${++groupCount}`, {
+    ? new SandboxGroup(cgroups, `${groupPrefix(threadId)}${++groupCount}`, {
         memoryBytes: (2 * lim.memoryMb + 128) * 1024 * 1024 + 3 * Math.max(1 << 20, lim.maxFileBytes),
         pids: lim.maxProcesses + 4,
         cpus: 1,
       })
     : null;
+  // Descriptors the launcher chain is handed on purpose (the stdio list below); bash closes the rest.
+  const keep = [0, 1, 2, ...(spec.resultFd ? [3] : []), ...(seccomp ? [4] : []), ...(group ? [5, 6] : [])];
+  let kill: (() => void) | null = null;
   try {
     return await new Promise<SandboxResult>((resolve, reject) => {
       const started = performance.now();
       let child;
       try {
-        child = spawn(argv[0]!, argv.slice(1), {
+        const launch = [...closeFdsArgs(keep), ...argv];
+        child = spawn(launch[0]!, launch.slice(1), {
           cwd: support.bwrap ? "/" : spec.workdir,
           env: support.bwrap ? { PATH: process.env.PATH ?? "/usr/bin:/bin" } : sandboxEnv(spec.workdir, spec.workdir, spec.env),
           detached: true,
@@ -277,6 +275,9 @@ export async function runSandboxed(spec: SandboxSpec, support: SandboxSupport = 
         reject(e);
         return;
       }
+      if (child.pid !== undefined) slot.setPid(child.pid);
+      kill = () => killTree();
+      live.add(kill);
       if (group) {
         const extra = child.stdio as unknown as (NodeJS.ReadableStream & NodeJS.WritableStream)[];
         const info = extra[5]!;
@@ -391,6 +392,8 @@ export async function runSandboxed(spec: SandboxSpec, support: SandboxSupport = 
       child.on("exit", (code, sig) => {
         exitCode = code;
         signal = sig;
+        // Reaped: its pid may be reused, so another thread must no longer signal that group.
+        slot.setPid(0);
         // Kill anything left in the group (a daemonised grandchild), then let the pipes drain:
         // 'close' normally follows at once; a loaded machine may take a while to deliver the
         // last output, and a grandchild that escaped the group would hold them open forever.
@@ -405,12 +408,84 @@ export async function runSandboxed(spec: SandboxSpec, support: SandboxSupport = 
       child.stdin!.end(spec.stdin ?? "");
     });
   } finally {
-    release();
+    if (kill) live.delete(kill);
     await group?.dispose();
+    slot.release();
   }
 }
 
 let groupCount = 0;
+
+/** Kill functions of the sandboxes this thread is running. */
+const live = new Set<() => void>();
+/** Set once this thread is being torn down: no new sandbox starts. */
+let refusing = false;
+
+/**
+ * Kill every sandbox this thread is running and refuse new ones. A verifier-pool worker calls it
+ * when the pool times it out, so that its own event loop reaps the processes (no zombie) and its
+ * runSandboxed calls remove their control groups before the pool terminates it.
+ */
+export function abortSandboxes(): void {
+  refusing = true;
+  for (const k of live) k();
+}
+
+/** Name prefix of the host work dirs made by thread `tid` of this process. */
+function workdirPrefix(tid: number): string {
+  return `rlvr-code-${process.pid}-t${tid}-`;
+}
+
+/** Name prefix of the control groups made by thread `tid` of this process. */
+function groupPrefix(tid: number): string {
+  return `rlvr-${process.pid}-t${tid}-`;
+}
+
+/**
+ * Tear down what thread `tid` (a terminated worker) left behind: SIGKILL the process group of
+ * every sandbox it still held and free its slots, then remove its host work dirs and control
+ * groups. The verifier pool calls it after terminating a worker, whatever the worker was doing.
+ * Processes that thread started and did not reap before it ended stay zombies of this process
+ * until it exits (Node cannot wait for another thread's children); abortSandboxes first avoids
+ * that whenever the worker's event loop is free. Never throws.
+ */
+export async function reclaimThreadSandboxes(tid: number): Promise<void> {
+  killThreadSandboxes(tid, { free: true });
+  const list = (dir: string) => {
+    try {
+      return readdirSync(dir);
+    } catch {
+      return [];
+    }
+  };
+  const wd = workdirPrefix(tid);
+  for (const name of list(tmpdir())) {
+    if (name.startsWith(wd)) rmSync(join(tmpdir(), name), { recursive: true, force: true, maxRetries: 2 });
+  }
+  const gp = groupPrefix(tid);
+  await removeGroupDirs(Object.values(ownGroups()).flatMap((base) => list(base).filter((n) => n.startsWith(gp)).map((n) => join(base, n))));
+}
+
+/** Whether thread `tid` still holds sandbox slots (its sandboxes not yet torn down). */
+export function threadHoldsSandboxes(tid: number): boolean {
+  return threadSlots(tid).length > 0;
+}
+
+/**
+ * The first link of every launcher chain: bash closes every descriptor but those listed in $1,
+ * then execs the rest of the chain. Node marks its own descriptors close-on-exec, but those this
+ * process inherited without that flag (a parent's `9<secret`) would otherwise stay open through
+ * bubblewrap (which does not close them) into the program.
+ */
+const CLOSE_FDS = 'keep=" $1 "; shift; for f in /proc/self/fd/*; do n=${f##*/}; case $keep in *" $n "*) ;; *) if [ -e "$f" ]; then exec {n}>&-; fi ;; esac; done; exec "$@"';
+
+let bash: string | null | undefined;
+/** `bash -c CLOSE_FDS` keeping descriptors `keep`; throws when this machine has no bash. */
+function closeFdsArgs(keep: number[]): string[] {
+  bash ??= which("bash");
+  if (!bash) throw new Error("sandbox: bash not found; it closes inherited file descriptors before a sandboxed program starts (install bash)");
+  return [bash, "--norc", "--noprofile", "--posix", "-c", CLOSE_FDS, "rlvr-close-fds", keep.join(" ")];
+}
 
 const NODE_NETBLOCK = `"use strict";
 const refuse = () => { throw Object.assign(new Error("sandbox: network access refused"), { code: "EACCES" }); };

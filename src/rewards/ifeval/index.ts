@@ -12,6 +12,7 @@ import "./checkers-format.ts";
 import "./reference/rules.ts";
 import { IFEVAL_MODES, checkFor, getConstraint, listConstraints, type IfevalMode } from "./registry.ts";
 import { pyStrip } from "./reference/pytext.ts";
+import { gateReason, type GateOptions } from "./gate.ts";
 import type { Verdict } from "../types.ts";
 
 export {
@@ -28,6 +29,8 @@ export {
 export { detectLanguage, languageReady, IFEVAL_LANGUAGES } from "./reference/language.ts";
 export { countSentences, sentTokenize } from "./reference/punkt.ts";
 export { wordTokenize } from "./reference/word-tokenize.ts";
+export { gateReason, gateWords, withoutMarkup, type GateOptions } from "./gate.ts";
+export { fromIFEval, readConstraints, ifevalExampleSchema, ConstraintDataError } from "./schema.ts";
 
 /** Options of verifyConstraints. */
 export interface ConstraintOptions {
@@ -35,6 +38,9 @@ export interface ConstraintOptions {
   strict?: boolean;
   /** Counting rules (default "ifeval"). */
   mode?: IfevalMode;
+  /** Reject degenerate responses before any constraint is checked (gate.ts): true, or its
+   *  options. Default false here (the reference's scores); the `ifeval` verifier turns it on. */
+  gate?: boolean | GateOptions;
 }
 
 /**
@@ -73,16 +79,6 @@ export interface ConstraintsVerdict extends Verdict {
   results: ConstraintResult[];
 }
 
-/**
- * Convert IFEval's parallel lists (`instruction_id_list`, `kwargs`) into constraints.
- * Null kwargs values are dropped.
- */
-export function fromIFEval(instructionIds: string[], kwargs: (Record<string, unknown> | null)[] = []): Constraint[] {
-  return instructionIds.map((id, i) => {
-    const k = Object.fromEntries(Object.entries(kwargs[i] ?? {}).filter(([, v]) => v !== null && v !== undefined));
-    return { ...k, type: id };
-  });
-}
 
 /**
  * Check every constraint.
@@ -92,14 +88,19 @@ export function fromIFEval(instructionIds: string[], kwargs: (Record<string, unk
  * @param opts.strict reward 1 only when every constraint holds (default: fraction satisfied)
  * @param opts.mode   "ifeval" (default: the reference IFEval rules), "ifeval-loose" (its loose
  *                    accuracy) or "strict-words"
- * @returns reward = satisfied / total (1 for an empty list), correct = all satisfied
- * @throws Error only for an unknown `mode`
+ * @param opts.gate   reject degenerate responses first (every constraint then fails with the
+ *                    gate's reason); default off
+ * @returns reward = satisfied / total, correct = all satisfied
+ * @throws Error for an unknown `mode`, and for a constraint list that is not a non-empty list
+ *   (an empty one would reward any response: a data error, see schema.ts)
  */
 export function verifyConstraints(response: string, constraints: Constraint[], opts: ConstraintOptions = {}): ConstraintsVerdict {
   const mode = opts.mode ?? "ifeval";
   if (!IFEVAL_MODES.includes(mode)) throw new Error(`ifeval mode: expected one of ${IFEVAL_MODES.join(", ")}, got ${JSON.stringify(opts.mode)}`);
-  const list = Array.isArray(constraints) ? constraints : [];
+  if (!Array.isArray(constraints) || constraints.length === 0) throw new Error(`ifeval: expected a non-empty list of constraints, got ${JSON.stringify(constraints)?.slice(0, 80)} (an empty list would reward any response)`);
+  const list = constraints;
   const content = hasContent(response);
+  const gated = opts.gate ? gateReason(response, list, opts.gate === true ? {} : opts.gate) : null;
   const readings = mode === "ifeval-loose" && content ? looseVariants(response).filter((v) => pyStrip(v) !== "") : [response];
   const results: ConstraintResult[] = list.map((c) => {
     const type = String(c?.type ?? "");
@@ -108,6 +109,7 @@ export function verifyConstraints(response: string, constraints: Constraint[], o
       return { type, ok: false, reason: `unknown constraint "${type}" (known: ${listConstraints().map((x) => x.name).join(", ")})` };
     }
     if (!content) return { type, ok: false, reason: "response has no letters or digits" };
+    if (gated) return { type, ok: false, reason: `gate: ${gated}` };
     try {
       const check = checkFor(checker, mode);
       let r = check(readings[0]!, c as Record<string, unknown>);
@@ -122,7 +124,7 @@ export function verifyConstraints(response: string, constraints: Constraint[], o
   });
   const satisfied = results.filter((r) => r.ok).length;
   const all = satisfied === results.length;
-  const frac = results.length ? satisfied / results.length : 1;
+  const frac = satisfied / results.length;
   return {
     correct: all,
     reward: opts.strict ? (all ? 1 : 0) : frac,

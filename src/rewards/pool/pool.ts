@@ -10,6 +10,11 @@
  *   while loading, or one still loading after `loadTimeoutMs`) fails the pool: every queued and
  *   later call resolves `{ok: false, kind: "error"}` at once with a message naming the module,
  *   and no worker is respawned (`loadError` holds the message).
+ * - A worker that is terminated (timeout, close) or dies while it runs code sandboxes leaves
+ *   nothing behind: its sandboxes are killed first (and reaped by the worker itself when its event
+ *   loop is free), then its work dirs, control groups and sandbox slots are reclaimed
+ *   (code/sandbox.ts reclaimThreadSandboxes). All workers share the process's one cap on
+ *   concurrent sandboxes (code/slots.ts).
  * Nothing here rejects or throws for what a verifier does, so a bad verifier cannot stall or crash
  * a training run. `callScore()` turns outcomes into rewards with configurable fallbacks.
  * Call close() when done: it terminates every worker so the process can exit.
@@ -17,6 +22,33 @@
 import { Worker } from "node:worker_threads";
 import { availableParallelism } from "node:os";
 import { moduleSpecifier } from "./specifier.ts";
+import { reclaimThreadSandboxes, threadHoldsSandboxes } from "../code/sandbox.ts";
+import { killThreadSandboxes, sandboxSlotsBuffer } from "../code/slots.ts";
+
+/** Most time a timed-out worker gets to reap its killed sandboxes before it is terminated, ms. */
+const REAP_GRACE_MS = 2000;
+
+/**
+ * Stop a worker and everything it started: kill its sandboxes at once, let its own event loop
+ * reap them (up to REAP_GRACE_MS; a worker stuck in JavaScript cannot), terminate it, then remove
+ * whatever it left (work dirs, control groups, slots). Never rejects.
+ */
+async function retire(worker: Worker): Promise<void> {
+  const tid = worker.threadId;
+  if (tid < 0) return;
+  if (threadHoldsSandboxes(tid)) {
+    killThreadSandboxes(tid);
+    try {
+      worker.postMessage({ abortSandboxes: true });
+    } catch {
+      /* already gone */
+    }
+    const until = performance.now() + REAP_GRACE_MS;
+    while (threadHoldsSandboxes(tid) && performance.now() < until) await new Promise((r) => setTimeout(r, 20));
+  }
+  await worker.terminate().catch(() => 0);
+  await reclaimThreadSandboxes(tid).catch(() => undefined);
+}
 
 export interface PoolOptions {
   /** Number of worker threads (default: available cores − 1, at least 1). */
@@ -104,7 +136,7 @@ export class VerifierPool {
 
   private spawn(): Slot {
     const worker = new Worker(BOOT, {
-      workerData: { entry: ENTRY, modules: this.modules, preloadMath: this.preloadMath },
+      workerData: { entry: ENTRY, modules: this.modules, preloadMath: this.preloadMath, sandboxSlots: sandboxSlotsBuffer() },
       resourceLimits: { maxOldGenerationSizeMb: this.maxHeapMb },
       stdout: false,
       stderr: false,
@@ -146,7 +178,9 @@ export class VerifierPool {
       if (!t || m.id !== t.id) return;
       this.finish(slot, m.ok ? { ok: true, value: m.value, ms: performance.now() - t.started } : { ok: false, kind: "error", message: String(m.error), ms: performance.now() - t.started });
     });
+    const tid = worker.threadId;
     const onDeath = (why: string) => {
+      void reclaimThreadSandboxes(tid).catch(() => undefined);
       if (slot.dead) return;
       slot.dead = true;
       if (slot.loadTimer) clearTimeout(slot.loadTimer);
@@ -214,7 +248,7 @@ export class VerifierPool {
         this.stats.errors++;
         t.resolve(failed(t.started));
       }
-      void s.worker.terminate().catch(() => 0);
+      void retire(s.worker);
     }
     this.readyWaiters.splice(0).forEach((r) => r());
   }
@@ -231,7 +265,7 @@ export class VerifierPool {
         if (slot.task !== t) return;
         slot.dead = true;
         this.finish(slot, { ok: false, kind: "timeout", message: `verifier "${t.name}" ran past ${t.timeoutMs} ms`, ms: performance.now() - t.started });
-        void slot.worker.terminate().catch(() => 0);
+        void retire(slot.worker);
         this.replace(slot);
       }, t.timeoutMs);
       try {
@@ -301,7 +335,7 @@ export class VerifierPool {
       }
     }
     this.readyWaiters.splice(0).forEach((r) => r());
-    await Promise.all(slots.map((s) => s.worker.terminate().catch(() => 0)));
+    await Promise.all(slots.map((s) => retire(s.worker)));
   }
 }
 

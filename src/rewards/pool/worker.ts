@@ -9,6 +9,8 @@
 import { parentPort, workerData } from "node:worker_threads";
 import { getVerifier, verifierNames } from "./registry.ts";
 import { loadMath } from "../math-bridge.ts";
+import { adoptSandboxSlots } from "../code/slots.ts";
+import { abortSandboxes } from "../code/sandbox.ts";
 
 interface Job {
   id: number;
@@ -16,8 +18,10 @@ interface Job {
   args: unknown[];
 }
 
-const data = workerData as { modules: string[]; preloadMath: boolean };
+const data = workerData as { modules: string[]; preloadMath: boolean; sandboxSlots?: SharedArrayBuffer };
 const port = parentPort!;
+// One cap on concurrent sandboxes for the whole process (code/slots.ts).
+if (data.sandboxSlots) adoptSandboxSlots(data.sandboxSlots);
 
 // Report each module before importing it, so that a module that loops or exits while loading
 // can be named by the pool (which enforces the load timeout).
@@ -42,7 +46,9 @@ try {
   port.postMessage({ ready: false, error: `cannot load verifier module ${loading}: ${msg}` });
 }
 
-port.on("message", async (job: Job) => {
+port.on("message", async (job: Job | { abortSandboxes: true }) => {
+  // The pool timed this worker out: kill and reap its sandboxes before it is terminated.
+  if ("abortSandboxes" in job) return abortSandboxes();
   const fn = getVerifier(job.name);
   if (!fn) {
     port.postMessage({ id: job.id, ok: false, error: `unknown verifier "${job.name}" (registered: ${verifierNames().join(", ")})` });
