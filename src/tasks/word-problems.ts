@@ -4,8 +4,9 @@
  * A story about one person and one kind of item: a starting amount, then d events (buys, gets,
  * gives away, loses, packs into boxes of k, shares equally among k friends), then a question. The
  * answer is an integer; every intermediate amount is a non-negative integer (divisions are exact).
- * Difficulty d ∈ 1..6 is the number of events; operands grow with d (up to 10·(d+1) for additions,
- * up to 2 + d for factors). The prompt ends with the instruction to put the final answer after
+ * Difficulty d ∈ 1..8: d = 1 is one event with single-digit numbers, d ≥ 2 has d − 1 events with
+ * amounts up to 10·d (factors up to 1 + d) — so the knob moves from what a 135M chat model solves
+ * about half the time to multi-step stories it rarely solves. The prompt ends with the instruction to put the final answer after
  * `####` (GSM8K's convention); `solution` is a worked solution ending in `#### n`.
  *
  * Verifier: the math verifier on the final answer (`#### n`, `\boxed{n}`, "the answer is n"; see
@@ -30,14 +31,17 @@ interface Event {
   step: (x: number) => string;
 }
 
-const MAX_DIFFICULTY = 6;
+const MAX_DIFFICULTY = 8;
+
+/** Largest starting amount and addend at difficulty d. */
+const maxAmount = (d: number) => (d === 1 ? 9 : 10 * d);
 
 /** An event applicable to the current amount `x` (never makes it negative or fractional). */
 function drawEvent(rng: Rng, x: number, d: number, who: string, item: string): Event {
-  const add = rng.int(2, 10 * (d + 1));
+  const add = rng.int(2, maxAmount(d));
   const kinds = ["buy", "get"];
   if (x >= 2) kinds.push("give", "lose");
-  if (x <= 60) kinds.push("times");
+  if (x <= 60 && d > 1) kinds.push("times");
   const divisors = [2, 3, 4, 5].filter((k) => x % k === 0 && x / k >= 1);
   if (divisors.length > 0) kinds.push("share");
   const kind = rng.pick(kinds);
@@ -55,7 +59,7 @@ function drawEvent(rng: Rng, x: number, d: number, who: string, item: string): E
       return { text: `${who} loses ${k} of the ${item}.`, apply: (v) => v - k, step: (v) => `${v} - ${k} = ${v - k}` };
     }
     case "times": {
-      const k = rng.int(2, 2 + d);
+      const k = rng.int(2, 1 + d);
       return { text: `Then the number of ${item} ${who} has becomes ${k} times as large.`, apply: (v) => v * k, step: (v) => `${v} * ${k} = ${v * k}` };
     }
     default: {
@@ -69,19 +73,20 @@ function drawEvent(rng: Rng, x: number, d: number, who: string, item: string): E
 function makeProblem(rng: Rng, d: number) {
   const who = rng.pick(NAMES);
   const item = rng.pick(ITEMS);
-  let x = rng.int(3, 10 * (d + 1));
+  let x = rng.int(3, maxAmount(d));
   const lines = [`${who} has ${x} ${item}.`];
   const steps: string[] = [];
-  for (let i = 0; i < d; i++) {
+  const events = Math.max(1, d - 1);
+  for (let i = 0; i < events; i++) {
     const e = drawEvent(rng, x, d, who, item);
     lines.push(e.text);
     steps.push(e.step(x));
     x = e.apply(x);
   }
   const question = `${lines.join(" ")} How many ${item} does ${who} have now?`;
-  const prompt = `${question}\nSolve it step by step, then write the final answer as a number after "####".`;
+  const prompt = `${question}\nWrite the final answer as a number after "####".`;
   const answer = String(x);
-  return { prompt, answer, solution: `${steps.join("\n")}\n#### ${answer}`, key: question, meta: { events: d } };
+  return { prompt, answer, solution: `${steps.join("\n")}\n#### ${answer}`, key: question, meta: { events } };
 }
 
 /**
@@ -93,14 +98,14 @@ export function verifyWordProblem(response: string, example: Example): Verdict {
   return { correct: v.correct, reward: v.correct ? 1 : 0, extracted: v.extracted ?? null, reason: v.reason ?? (v.correct ? "ok" : "wrong answer") };
 }
 
-/** GSM8K-style arithmetic word problems for chat models; difficulty = number of events (1..6). */
+/** GSM8K-style arithmetic word problems for chat models; difficulty 1..8 (events and magnitudes). */
 export const wordProblemsTask: Task = {
   name: "word-problems",
   difficulties: {
     min: 1,
     max: MAX_DIFFICULTY,
     default: 1,
-    description: "number of events in the story (each one +, -, × or an exact ÷); numbers grow with it; the answer is an integer written after ####",
+    description: "1: one event with single-digit numbers; d >= 2: d - 1 events (each +, -, × or an exact ÷) with amounts up to 10·d; the answer is an integer written after ####",
   },
   generate(g: GenerateOptions): Example {
     checkDifficulty("word-problems", g.difficulty, 1, MAX_DIFFICULTY);

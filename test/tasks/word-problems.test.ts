@@ -22,12 +22,12 @@ function replay(solution: string): number {
 
 test("word-problems: d events, a worked solution that replays to the answer, integers >= 0", () => {
   assert.equal(getTask("word-problems"), wordProblemsTask);
-  for (const d of [1, 3, 6]) {
+  for (const d of [1, 3, 8]) {
     for (const ex of generateExamples(wordProblemsTask, { n: 150, seed: 5, difficulty: d })) {
-      assert.equal(ex.solution!.trim().split("\n").length, d + 1);
+      assert.equal(ex.solution!.trim().split("\n").length, Math.max(1, d - 1) + 1);
       assert.equal(String(replay(ex.solution!)), ex.answer);
       assert.ok(Number(ex.answer) >= 0 && Number.isInteger(Number(ex.answer)));
-      assert.match(ex.prompt, /How many \w+ does \w+ have now\?\nSolve it step by step, then write the final answer as a number after "####"\.$/);
+      assert.match(ex.prompt, /How many \w+ does \w+ have now\?\nWrite the final answer as a number after "####"\.$/);
       assert.equal(wordProblemsTask.verify(ex.solution!, ex).reward, 1, "the worked solution scores 1");
     }
   }
