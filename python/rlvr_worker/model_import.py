@@ -14,7 +14,7 @@ every tensor to float32. Two things it does not do are done here:
 - its rebuilt byte-level tokenizer keeps the GPT-2 split for pre-tokenizer names it does not know;
   llama.cpp's `smollm` (and starcoder, refact, codeshell, command-r, exaone, minerva-7b) first splits
   every digit apart, which changes ids wherever spaces precede a digit ("a  1"). Those names get
-  the Hugging Face form of that split back (Digits(individual) then ByteLevel), and a name neither
+  that split back (Split(\p{N}, isolated) then ByteLevel), and a name neither
   transformers nor this table knows is refused rather than imported with a tokenizer that differs.
 """
 
@@ -32,8 +32,10 @@ import zipfile
 from typing import Any, Dict, List, Optional, Tuple
 
 # llama.cpp pre-tokenizer names whose split is "\p{N}" (each digit alone) before the GPT-2 regex
-# (llama.cpp src/llama-vocab.cpp); the Hugging Face tokenizers of these models write the same as
-# Sequence[Digits(individual_digits=True), ByteLevel(use_regex=True)].
+# (llama.cpp src/llama-vocab.cpp). Written as that regex, Split(\p{N}, isolated) then
+# ByteLevel(use_regex=True): the Rust tokenizers treat it like the Digits(individual_digits)
+# pre-tokenizer of these models' own tokenizer.json files, and the JavaScript tokenizers (whose
+# Digits matches ASCII digits only) split Arabic-Indic digits or "²" the same way too.
 DIGIT_SPLIT_PRE = {"smollm", "starcoder", "refact", "codeshell", "command-r", "exaone", "minerva-7b"}
 # Names whose split is the GPT-2 regex, which transformers' ByteLevel(use_regex=True) already is.
 GPT2_PRE = {"default", "gpt-2", "gpt2", "phi-2"}
@@ -111,10 +113,11 @@ def fix_pre_tokenizer(tok: Any, meta: Dict[str, Any], where: str) -> str:
         return f"{meta['tokenizer_model']} tokenizer, as transformers rebuilds it"
     pre = meta["pre"] or "default"
     if pre in DIGIT_SPLIT_PRE:
-        tok.backend_tokenizer.pre_tokenizer = pre_tokenizers.Sequence(
-            [pre_tokenizers.Digits(individual_digits=True), pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True)]
-        )
-        return f"tokenizer.ggml.pre = {pre}: digits split one by one, then the GPT-2 split (restored; transformers keeps only the GPT-2 split)"
+        from tokenizers import Regex
+
+        digits = pre_tokenizers.Split(Regex(r"\p{N}"), behavior="isolated", invert=False)
+        tok.backend_tokenizer.pre_tokenizer = pre_tokenizers.Sequence([digits, pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True)])
+        return f"tokenizer.ggml.pre = {pre}: each numeric character split alone, then the GPT-2 split (restored; transformers keeps only the GPT-2 split)"
     if pre in GPT2_PRE or pre in _transformers_pre_names():
         return f"tokenizer.ggml.pre = {pre}: as transformers rebuilds it"
     raise ImportError_(
