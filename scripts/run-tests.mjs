@@ -4,8 +4,8 @@
 //   default: every *.test.ts under test/ except the slow ones (`npm test`, a few minutes);
 //   --slow:  only the slow learning tests — files named *.slow.test.ts or under test/slow/
 //            (`npm run test:slow`; CI runs both). Files named explicitly always run.
-//   test/scale (torchrun, vLLM) runs only when named: `npm run test:scale`; likewise test/real
-//   (the real SmolLM2 model and transformers): `npm run test:real`.
+//   test/scale (torchrun, vLLM) runs only when named: `npm run test:scale`; so does test/real (the
+//   real SmolLM2-135M-Instruct after `rlvr setup model smollm2-135m-instruct`): `npm run test:real`.
 // The CLI that tests spawn (bin/rlvr.js) runs the current sources (RLVR_FROM_SOURCE=1), not dist/.
 import { readdirSync, statSync } from "node:fs";
 import { join, sep } from "node:path";
@@ -19,7 +19,7 @@ const named = args.filter((a) => a !== "--slow");
 const isSlow = (p) => p.endsWith(".slow.test.ts") || p.split(sep).includes("slow");
 /** Scale-out tests (test/scale: torchrun, vLLM; minutes each) run only when named (`npm run test:scale`). */
 const isScale = (p) => p.split(sep).includes("scale");
-/** Real-model tests (test/real: SmolLM2-135M, transformers) run only when named (`npm run test:real`). */
+/** Real-model tests (test/real: an imported pretrained model, minutes) run only when named (`npm run test:real`). */
 const isReal = (p) => p.split(sep).includes("real");
 
 function collect(path, out) {

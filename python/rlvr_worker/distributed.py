@@ -44,7 +44,7 @@ import numpy as np
 import torch
 import torch.distributed as dist
 
-from .engine import Options, Worker, _Pending, full_tensor, read_hf_weights
+from .engine import Options, Worker, _Pending, checkpoint_generation_config, full_tensor, read_hf_weights
 from .protocol import Tensors
 
 
@@ -236,6 +236,8 @@ class DistributedWorker(Worker):
         """A model on every rank from rank 0's full CPU model (None on the other ranks)."""
         box: List[Any] = [real.config if real is not None else None]
         dist.broadcast_object_list(box, src=0)
+        if real is not None:
+            self.saved_generation_config = checkpoint_generation_config(real)
         model = self._construct(box[0])
         self._fill(model, real)
         return model
@@ -548,6 +550,7 @@ class DistributedWorker(Worker):
         if self.rank0:
             os.makedirs(path, exist_ok=True)
             self.model.save_pretrained(path, state_dict=state, safe_serialization=True)
+            self.saved_generation_config.save_pretrained(path)
             if opt_state is not None:
                 from safetensors.torch import save_file
 

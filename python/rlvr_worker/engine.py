@@ -118,6 +118,20 @@ def read_hf_weights(path: str, model: Any) -> Dict[str, torch.Tensor]:
     return state
 
 
+def checkpoint_generation_config(model: Any) -> Any:
+    """The generation config a checkpoint keeps: the one the model came with (its directory's
+    generation_config.json, or transformers' config-derived default), with bos/eos/pad filled from
+    the model config where it lacks them (older rlvr checkpoints wrote an empty one). Without it a
+    trained model generates past its end-of-turn token in transformers."""
+    from transformers import GenerationConfig
+
+    gc = copy.deepcopy(getattr(model, "generation_config", None)) or GenerationConfig()
+    for k in ("bos_token_id", "eos_token_id", "pad_token_id"):
+        if getattr(gc, k, None) is None and getattr(model.config, k, None) is not None:
+            setattr(gc, k, getattr(model.config, k))
+    return gc
+
+
 def _decays(name: str, p: torch.Tensor) -> bool:
     """Decoupled weight decay applies to matrices only (not norm gains, not biases)."""
     return p.ndim >= 2 and "norm" not in name
@@ -172,7 +186,9 @@ class Worker:
 
         model.to(self.device)
         # RL samples from exactly the distribution the request names: drop the checkpoint's
-        # generation defaults (repetition penalty, top-k 50, ...).
+        # generation defaults (repetition penalty, top-k 50, ...) while sampling; `save` writes
+        # the original back so the checkpoint stops where the model does (eos) in transformers.
+        self.saved_generation_config = checkpoint_generation_config(model)
         model.generation_config = GenerationConfig()
         if self.opts.lora:
             model = self._wrap_lora(model, self.opts.lora)
@@ -617,6 +633,7 @@ class Worker:
     def save(self, path: str, optimizer: bool) -> None:
         os.makedirs(path, exist_ok=True)
         self.model.save_pretrained(path, safe_serialization=True)
+        self.saved_generation_config.save_pretrained(path)
         if optimizer and self.opt is not None:
             self._save_optimizer_state(path)
 

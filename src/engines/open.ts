@@ -31,6 +31,8 @@ export interface OpenEngineOptions {
   log?: (line: string) => void;
   /** Torch engine: each stderr line of the worker (default: forwarded to stderr with a prefix). */
   torchStderr?: (line: string) => void;
+  /** Embedded engine: sampling and scoring only — skip the check that training state fits the Wasm heap (`rlvr eval`). */
+  inferenceOnly?: boolean;
 }
 
 /**
@@ -45,7 +47,7 @@ export async function openEngine(model: ModelSpec, o: OpenEngineOptions): Promis
   if (model.path) {
     if (!existsSync(model.path)) throw new Error(`config error at model.path: directory ${model.path} does not exist`);
     if (model.engine === "torch") return TorchEngine.fromPretrained(model.path, torchOpts);
-    return EmbeddedEngine.fromPretrained(model.path, { tokenizer: o.tokenizer, seed });
+    return EmbeddedEngine.fromPretrained(model.path, { tokenizer: o.tokenizer, seed, inferenceOnly: o.inferenceOnly });
   }
   if (!model.init) throw new Error("config error at model: set model.path (a checkpoint directory) or model.init (a random model's size)");
   const mc = initModelConfig(model.init, o.tokenizer);

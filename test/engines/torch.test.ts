@@ -9,7 +9,7 @@
  */
 import { describe, test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { mkdtemp, rm, readdir } from "node:fs/promises";
+import { mkdtemp, rm, readdir, readFile, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { spawnSync } from "node:child_process";
@@ -42,6 +42,8 @@ before(async () => {
   const specs = hfParamNames(CFG);
   // Healthy weight scale so every gradient is far above float32 noise.
   await writeHfCheckpoint(ckpt, toHfConfig(CFG), randomHfWeights(specs, new Rng(7), 0.4), new Map(specs.map((s) => [s.name, s.shape])));
+  // The checkpoint's generation defaults: the torch engine samples without them but must save them back.
+  await writeFile(join(ckpt, "generation_config.json"), JSON.stringify({ eos_token_id: 5, pad_token_id: 5, max_new_tokens: 7 }));
 });
 after(async () => {
   await rm(tmp, { recursive: true, force: true });
@@ -147,6 +149,8 @@ describe("torch engine vs embedded engine (same checkpoint)", { skip: SKIP }, ()
     await tor.save(dir, { optimizer: true });
     const files = await readdir(dir);
     assert.ok(files.includes("config.json") && files.includes("model.safetensors") && files.includes("optimizer.safetensors"), files.join(","));
+    const gen = JSON.parse(await readFile(join(dir, "generation_config.json"), "utf8")) as Record<string, unknown>;
+    assert.deepEqual([gen.eos_token_id, gen.pad_token_id, gen.max_new_tokens], [5, 5, 7], "the checkpoint keeps the generation config it was loaded with");
     const back = await EmbeddedEngine.fromPretrained(dir);
     const batch = batchOf(14, [6, 12]);
     const a = await back.score(batch, { model: "policy" });

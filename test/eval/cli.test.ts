@@ -5,6 +5,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { EmbeddedEngine } from "../../src/engines/embedded/engine.ts";
+import { TorchEngine } from "../../src/engines/torch/engine.ts";
 import { CharTokenizer } from "../../src/tokenizers/index.ts";
 import { resolveCheckpoint, runEval, type EvalCommandOptions } from "../../src/cli/commands/eval.ts";
 
@@ -87,6 +88,16 @@ test("rlvr eval (command line): --json, --k, and clear errors", async () => {
     assert.equal(fitted.status, 0, fitted.stderr);
     assert.match(fitted.stderr, /--max-new-tokens 32 lowered to 2[0-9] \(the model's context is 32 tokens, the longest prompt [0-9]+\)/);
     assert.ok(JSON.parse(fitted.stdout).maxLength <= 32);
+    const badEngine = run(a, "--task", "addition", "--n", "2", "--engine", "tpu");
+    assert.equal(badEngine.status, 1);
+    assert.equal(badEngine.stderr.trim(), 'error: rlvr eval: --engine must be one of embedded, torch, vllm, auto, got "tpu"');
+    if (TorchEngine.probe().ok) {
+      // --engine torch opens the checkpoint in the torch worker: greedy answers as the embedded engine's.
+      const args = ["--task", "addition", "--n", "4", "--max-new-tokens", "3", "--json"];
+      const viaTorch = run(a, ...args, "--engine", "torch");
+      assert.equal(viaTorch.status, 0, viaTorch.stderr);
+      assert.deepEqual(JSON.parse(viaTorch.stdout).passAtK, JSON.parse(run(a, ...args).stdout).passAtK);
+    }
     rmSync(join(a, "config.yaml"));
     const missing = run(a);
     assert.equal(missing.status, 1);

@@ -42,6 +42,10 @@ test("rlvr eval --endpoint (rlvr serve) equals rlvr eval on the checkpoint: same
     stop = s.stop;
     const remote = (await runEval(run, { ...o, endpoint: s.url }, () => {})) as typeof local;
     assert.deepEqual(remote.result.passAtK, local.result.passAtK);
+    // The same server given as a bare origin (no /v1) answers the same.
+    const origin = new URL(s.url).origin;
+    const bare = (await runEval(run, { ...o, endpoint: origin + "/" }, () => {})) as typeof local;
+    assert.deepEqual(bare.result.passAtK, local.result.passAtK);
     assert.deepEqual(
       remote.result.outcomes.map((p) => p.samples.map((x) => x.response)),
       local.result.outcomes.map((p) => p.samples.map((x) => x.response)),

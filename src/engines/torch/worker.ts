@@ -34,7 +34,8 @@ export function resolvePython(explicit?: string): string {
   return "python3";
 }
 
-function workerEnv(): NodeJS.ProcessEnv {
+/** The environment of every worker Python process (PYTHONPATH with the worker, quiet threads). */
+export function workerEnv(): NodeJS.ProcessEnv {
   const pp = process.env.PYTHONPATH;
   // OMP_WAIT_POLICY=PASSIVE: idle OpenMP threads sleep instead of spinning; on a busy CPU the
   // spinning default made small CPU forwards ~50× slower (measured with 2 threads on 2 loaded cores).

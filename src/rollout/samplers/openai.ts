@@ -125,11 +125,27 @@ export class OpenAISampler implements Sampler {
 }
 
 /**
+ * The API base of a server URL: a bare origin ("http://host:8000", trailing slash or not) gets
+ * "/v1", where OpenAI-compatible servers (vLLM, rlvr serve) answer; a URL with a path is kept.
+ */
+export function withApiPath(url: string): string {
+  const trimmed = url.replace(/\/+$/, "");
+  let u: URL;
+  try {
+    u = new URL(trimmed);
+  } catch {
+    throw new Error(`--endpoint ${url}: not a URL; give the server's base URL, e.g. http://127.0.0.1:8000 or http://127.0.0.1:8000/v1`);
+  }
+  return u.pathname === "/" || u.pathname === "" ? `${trimmed}/v1` : trimmed;
+}
+
+/**
  * An Engine whose `sample` goes to an OpenAI-compatible endpoint, for sampling-only callers
- * (`rlvr eval --endpoint`). `model` defaults to the server's first model. Scoring, training and
+ * (`rlvr eval --endpoint`), at `given` with or without /v1 (withApiPath). `model` defaults to the server's first model. Scoring, training and
  * checkpoint calls throw: the weights are on the server.
  */
-export async function endpointEngine(baseURL: string, model?: string, apiKey?: string): Promise<Engine> {
+export async function endpointEngine(given: string, model?: string, apiKey?: string): Promise<Engine> {
+  const baseURL = withApiPath(given);
   const probe = new OpenAISampler({ baseURL, model: model ?? "", apiKey });
   let name = model;
   if (!name) {
