@@ -207,10 +207,32 @@ function evalConst(n: Node, hundredth: boolean, ctx: CompareContext): Complex | 
   return f([]);
 }
 
+/** Top-level percent node (`12%`, `-12%`). */
+function isPercent(n: Node): boolean {
+  return n.k === "pct" || (n.k === "neg" && n.a.k === "pct");
+}
+
+/** |value| ≤ 1 for a number-only tree (a proportion, which a percentage may express); false otherwise. */
+function isProportion(n: Node, ctx: CompareContext): boolean {
+  if (collectSyms(n, new Set()).size > 0) return false;
+  const r = evalExact(n, { percentAsHundredth: true });
+  const v = r ? ratToNumber(r) : evalConst(n, true, ctx)?.re;
+  return v !== undefined && Math.abs(v) <= 1;
+}
+
+/**
+ * `a` (the response side) against `b` (the reference side). Under `percent: "flexible"` a percentage is read one
+ * way: a response `x%` against a plain reference `r` means `x` (`12%` for 12; so `1200%` is not 12), or `x/100`
+ * only when `r` is a proportion (|r| ≤ 1: `50%` for 0.5); a reference that carries `%` says percent, and a plain
+ * response may give it either as the number of percent or as the fraction (`12` or `0.12` for `12%`).
+ */
 function compareScalar(a: Node, b: Node, ctx: CompareContext): Decision {
   let last: Decision = no("not equal");
-  for (const va of percentVariants(a, ctx.o.percent)) {
-    for (const vb of percentVariants(b, ctx.o.percent)) {
+  const mode = ctx.o.percent;
+  const onlyA = mode === "flexible" && isPercent(a) && !isPercent(b);
+  const va0 = percentVariants(a, mode).filter((v) => !onlyA || v.node !== a || isProportion(b, ctx));
+  for (const va of va0) {
+    for (const vb of percentVariants(b, mode)) {
       const d = compareScalarOnce(va.node, vb.node, va.hundredth, vb.hundredth, ctx);
       if (d.equal) return va.node !== a || vb.node !== b ? yes(d.rule + ", percent") : d;
       last = d;
@@ -464,9 +486,45 @@ function compareInner(a: Answer, b: Answer, ctx: CompareContext): Decision {
  * `\frac{16}{4} = 4`, `\sin 60^\circ = \frac{\sqrt3}{2}`: a computation whose left side has no variable states its
  * result, the right side (as in a chain `a = b = c`, the last member is the claim).
  */
-function isNumericIdentity(e: Extract<Answer, { k: "eq" }>, _ctx: CompareContext): boolean {
+function isNumericIdentity(e: Extract<Answer, { k: "eq" }>, ctx: CompareContext): boolean {
   if (e.lhs.k !== "expr" || e.rhs.k !== "expr") return false;
-  return collectSyms(e.lhs.node, new Set()).size === 0 && collectSyms(e.rhs.node, new Set()).size === 0;
+  if (collectSyms(e.lhs.node, new Set()).size > 0 || collectSyms(e.rhs.node, new Set()).size > 0) return false;
+  // only a true equation states its right side: \boxed{3 = 4} is not 4. Trigonometry may be in degrees
+  // (\sin 60^\circ = \frac{\sqrt3}{2}: the degree sign is gone by now)
+  if (compareScalar(e.lhs.node, e.rhs.node, ctx).equal) return true;
+  const deg = trigInDegrees(e.lhs.node);
+  return deg !== e.lhs.node && compareScalar(deg, e.rhs.node, ctx).equal;
+}
+
+const TRIG = new Set(["sin", "cos", "tan", "sec", "csc", "cot"]);
+
+/** `n` with every trigonometric argument read in degrees (x → x·π/180); `n` itself when it has none. */
+function trigInDegrees(n: Node, depth = 0): Node {
+  if (depth > 60) return n;
+  const r = (m: Node) => trigInDegrees(m, depth + 1);
+  switch (n.k) {
+    case "fn": {
+      const args = n.args.map(r);
+      if (TRIG.has(n.name) && args.length === 1) {
+        const rad: Node = { k: "op", op: "*", a: args[0]!, b: { k: "op", op: "/", a: { k: "const", name: "pi" }, b: { k: "num", s: "180" } } };
+        return { k: "fn", name: n.name, args: [rad] };
+      }
+      return args.every((a, i) => a === n.args[i]) ? n : { ...n, args };
+    }
+    case "op": {
+      const a = r(n.a);
+      const b = r(n.b);
+      return a === n.a && b === n.b ? n : { ...n, a, b };
+    }
+    case "neg":
+    case "fact":
+    case "pct": {
+      const a = r(n.a);
+      return a === n.a ? n : { ...n, a };
+    }
+    default:
+      return n;
+  }
 }
 
 /** A list whose items are all intervals (or unions of them) as one union; null otherwise. */
