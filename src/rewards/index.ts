@@ -20,6 +20,7 @@ export {
   type RewardReturn,
 } from "./registry.ts";
 export { BUILTIN_VERIFIERS, preloadMath } from "./verifiers.ts";
+export { mathExampleSchema } from "./math-bridge.ts";
 export { rewardConfigSchema, resolveRewardConfig, type RewardConfig, type RewardConfigInput } from "./config.ts";
 export { compileReward, rewardMetrics, type CompiledReward, type CompileOptions, type BatchInfo, type ScoredBatch } from "./compile.ts";
 export { loadRewardExport, moduleSpecifierOf, type ModuleOptions } from "./user-module.ts";

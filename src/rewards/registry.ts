@@ -10,6 +10,7 @@
  */
 import type { Example } from "../tasks/types.ts";
 import type { Verdict } from "./types.ts";
+import type { ZodType } from "zod";
 
 export type { Verdict } from "./types.ts";
 
@@ -45,6 +46,8 @@ export interface Verifier<E = Example> {
   verify(response: string, example: E, ctx?: VerifyContext): Verdict | Promise<Verdict>;
   group?(responses: string[], examples: E[], ctx: GroupVerifyContext): (Verdict | number | null)[] | Promise<(Verdict | number | null)[]>;
   checkOptions?(options: unknown, at: string): void;
+  /** The schema of the example fields this verifier reads (zod); rows are validated against it when a dataset loads. */
+  exampleSchema?: ZodType;
 }
 
 /** A verifier given as a bare function (wrapped into a `Verifier` by registerVerifier). */

@@ -104,6 +104,7 @@ export function normalizeAnswer(s: string, stripUnits: boolean, decimalComma: De
     .replace(/\u00f7/g, "/")
     .replace(/\u03c0/g, "\\pi ")
     .replace(/\u221e/g, "\\infty ")
+    .replace(/\u221a\s*(\d+(?:\.\d+)?)/g, "\\sqrt{$1}")
     .replace(/\u221a/g, "\\sqrt")
     .replace(/\u2264/g, "\\le ")
     .replace(/\u2265/g, "\\ge ")

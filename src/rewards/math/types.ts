@@ -44,9 +44,13 @@ export interface MathVerifyOptions {
   stripUnits?: boolean;
   /** Percent handling. Default "flexible". */
   percent?: PercentMode;
-  /** Relative tolerance for values that are not exact rationals (irrationals, floats, CAS probes). Default 1e-9. */
+  /**
+   * Relative tolerance for values that are not exact rationals (irrationals, floats): |a − b| ≤ relTol·max(|a|, |b|).
+   * Default 1e-13 (a few hundred ulps: `10^{12}\pi + 1` is not `10^{12}\pi`). CAS probes of expressions with variables
+   * use at least 1e-9.
+   */
   relTol?: number;
-  /** Absolute tolerance, used near zero. Default 1e-12. */
+  /** Absolute tolerance, used only near zero (`\sin\pi` is 1.2e-16). Default 1e-15. */
   absTol?: number;
   /**
    * A decimal response (e.g. `0.333`, `3.14`) matches a reference that has no finite decimal expansion (`1/3`, `\pi`)
@@ -113,7 +117,7 @@ export function resolveOptions(opts: MathVerifyOptions = {}): ResolvedMathOption
     extractReference: opts.extractReference ?? true,
     stripUnits: opts.stripUnits ?? true,
     percent: opts.percent ?? "flexible",
-    relTol: opts.relTol ?? 1e-12,
+    relTol: opts.relTol ?? 1e-13,
     absTol: opts.absTol ?? 1e-15,
     roundedDecimalDigits: opts.roundedDecimalDigits ?? 3,
     unorderedLists: opts.unorderedLists ?? true,
