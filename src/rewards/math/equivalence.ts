@@ -171,7 +171,18 @@ function compareScalarOnce(a: Node, b: Node, ha: boolean, hb: boolean, ctx: Comp
       if (hasInf(a) && hasInf(b) && fa.re === fb.re && fa.im === 0 && fb.im === 0 && !Number.isNaN(fa.re)) return yes("infinity");
       return no(finA || finB ? "finite vs non-finite" : "non-finite values (overflow or undefined)");
     }
-    if (closeC(fa, fb, o)) return yes("numeric within tolerance");
+    // one exact rational against a float: when the tolerance window is not far below the rational's own resolution
+    // (1/denominator: 1 for an integer), floats cannot tell it from its neighbours (3141592654 vs 10^9 pi): undecidable
+    // (a decimal literal is left to the rounded-decimal rule below: 4.1231056256 is sqrt 17 to its places)
+    const exact = ra ?? rb;
+    if (exact !== null && (ra === null) !== (rb === null) && (ra ? la : lb) === null) {
+      const tol = o.relTol * Math.max(Math.hypot(fa.re, fa.im), Math.hypot(fb.re, fb.im));
+      if (tol > 1e-3 / Number(exact.d)) return no("undecidable: float precision cannot separate this rational from its neighbours");
+    }
+    // the absolute tolerance absorbs float noise where cancellation makes it (sin(pi), e^{i pi} + 1), not a value that is
+    // merely tiny (e^{-40} is not 0)
+    const noisy = (n: Node) => mayCancel(n);
+    if (closeC(fa, fb, noisy(a) || noisy(b) ? o : { ...o, absTol: 0 })) return yes("numeric within tolerance");
     if (o.roundedDecimalDigits > 0 && fa.im === 0 && fb.im === 0) {
       if (la && la.sig >= o.roundedDecimalDigits && !(rb && isTerminating(rb)) && roundsTo(fa.re, la.decimals, fb.re))
         return yes(`rounded decimal (${la.decimals} places)`);
@@ -205,6 +216,25 @@ function evalConst(n: Node, hundredth: boolean, ctx: CompareContext): Complex | 
   const f = compileOrNull(ctx, n, [], hundredth);
   if (!f) return null;
   return f([]);
+}
+
+const CANCELLING_FNS = new Set(["sin", "cos", "tan", "sec", "csc", "cot", "log", "ln", "log10", "logb"]);
+
+/** Whether float evaluation of `n` can cancel to noise near zero: a sum or difference, or a trigonometric or log function. */
+function mayCancel(n: Node, depth = 0): boolean {
+  if (depth > 60) return true;
+  switch (n.k) {
+    case "op":
+      return n.op === "+" || n.op === "-" || mayCancel(n.a, depth + 1) || mayCancel(n.b, depth + 1);
+    case "fn":
+      return CANCELLING_FNS.has(n.name) || n.args.some((x) => mayCancel(x, depth + 1));
+    case "neg":
+    case "fact":
+    case "pct":
+      return mayCancel(n.a, depth + 1);
+    default:
+      return false;
+  }
 }
 
 /** Top-level percent node (`12%`, `-12%`). */

@@ -46,7 +46,7 @@ export interface MathVerifyOptions {
   percent?: PercentMode;
   /**
    * Relative tolerance for values that are not exact rationals (irrationals, floats): |a − b| ≤ relTol·max(|a|, |b|).
-   * Default 1e-13 (a few hundred ulps: `10^{12}\pi + 1` is not `10^{12}\pi`). CAS probes of expressions with variables
+   * Default 1e-14 (about 45 ulps: `10^{12}\pi + 1` is not `10^{12}\pi`). CAS probes of expressions with variables
    * use at least 1e-9.
    */
   relTol?: number;
@@ -117,7 +117,7 @@ export function resolveOptions(opts: MathVerifyOptions = {}): ResolvedMathOption
     extractReference: opts.extractReference ?? true,
     stripUnits: opts.stripUnits ?? true,
     percent: opts.percent ?? "flexible",
-    relTol: opts.relTol ?? 1e-13,
+    relTol: opts.relTol ?? 1e-14,
     absTol: opts.absTol ?? 1e-15,
     roundedDecimalDigits: opts.roundedDecimalDigits ?? 3,
     unorderedLists: opts.unorderedLists ?? true,
