@@ -126,6 +126,16 @@ function leadingGroupLength(s: string, spans: MathSpan[]): number {
   return k;
 }
 
+/** A negation right before an answer ("is not \\boxed{5}", "definitely not $5$", "isn't 5"). */
+const NEGATED_BEFORE = /(?:\bnot|n't|\bnever|\bno)\s*(?:\\text\{\s*\}|[$(\\[]|\\\(|\\\[)*\s*$/i;
+/** A negation right after an answer ("\\boxed{5} is not correct", "$5$ is wrong", "\\boxed{5}\\text{ is not the answer}"). */
+const NEGATED_AFTER = /^(?:[\s$).\]]|\\[)\]])*(?:\\text\{\s*)?(?:(?:is|was|are|'s)\s+(?:not|never|wrong|incorrect|false)\b|isn't\b|wasn't\b|(?:would be |is )?(?:wrong|incorrect)\b)/i;
+
+/** Whether the answer written at text[start, end) is negated by the words around it. */
+export function isNegated(text: string, start: number, end: number): boolean {
+  return NEGATED_BEFORE.test(text.slice(Math.max(0, start - 40), start)) || NEGATED_AFTER.test(text.slice(end, end + 60));
+}
+
 /** Text after the last "the (final) answer is" / "Answer:" (see {@link statementValue}), or null. */
 export function lastAnswerIs(text: string): string | null {
   const re = /answer\s*(?:\*\*)?\s*(?:is|:|=)/gi;
@@ -162,6 +172,7 @@ export function lastMathSpan(text: string): string | null {
   const group = lastSpanGroup(text, spans);
   if (group === null) return null;
   if (numberMatches(text.slice(group.end)).length > 0) return null;
+  if (isNegated(text, group.start, group.end)) return null;
   return stripMathDelimiters(group.answer) || null;
 }
 
@@ -190,6 +201,7 @@ export function lastNumber(text: string): string | null {
   const all = numberMatches(text);
   const last = all[all.length - 1];
   if (last === undefined) return null;
+  if (isNegated(text, last.end - last.text.length, last.end)) return `not ${last.text}`;
   const words = /^[ \t]+([a-zA-Z][a-zA-Z \t'-]*)/.exec(text.slice(last.end, last.end + 200).replace(/[\u2212\u2013]/g, "-"));
   if (words === null || /%$/.test(last.text)) return last.text;
   return numberWithWords(last.text, words[1]!, "lenient") ?? `${last.text} ${words[1]!.trim()}`;
@@ -316,6 +328,8 @@ export function extractAnswer(response: string, opts: MathVerifyOptions = {}): E
         const later = answerStatementAfter(text, lastBox?.end ?? 0);
         if (later !== null) return { answer: later, mode: "answerIs" };
       }
+      // a negated last box ("the answer is not \\boxed{5}", "\\boxed{5} is wrong") is no answer
+      if (mode === "boxed" && lastBox !== undefined && isNegated(text, lastBoxedGroup(text)?.start ?? lastBox.start, lastBox.end)) return null;
       return { answer: a.trim(), mode };
     }
   }

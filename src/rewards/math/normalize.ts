@@ -226,11 +226,13 @@ function removeUnits(s: string): string {
 const MAGNITUDES: Record<string, string> = {
   dozen: "12", score: "20", hundred: "100", thousand: "1000", million: "10^{6}", billion: "10^{9}", trillion: "10^{12}",
   squared: "^{2}", cubed: "^{3}",
+  half: "/2", halve: "/2", third: "/3", quarter: "/4", fourth: "/4", fifth: "/5", sixth: "/6", seventh: "/7", eighth: "/8",
+  ninth: "/9", tenth: "/10", hundredth: "/100", thousandth: "/1000",
 };
 /** Words that change what the number before them claims (negations, comparisons, alternatives, operations). */
 const QUALIFIERS = new Set(
   ("not no never nor or but below above under over beneath less more fewer greater smaller larger least most " +
-    "plus minus times divided multiplied add added subtract subtracted off short away ish approximately roughly " +
+    "plus minus divided multiplied add added subtract subtracted off short away ish approximately roughly " +
     "about around almost nearly maybe perhaps probably possibly if unless except than to till until from between " +
     "negative positive is isn't are was were be wrong incorrect false").split(" "),
 );
@@ -271,7 +273,7 @@ export function numberWithWords(num: string, words: string, mode: "strict" | "le
   // magnitudes first: "3 hundred", "1.5 million", "2 dozen", "5 squared", "3 hundred thousand"
   while (i < ws.length && MAGNITUDES[ws[i]!.replace(/s$/, "")] !== undefined && !/^(?:tens|hundreds|thousands|millions|billions|dozens)$/.test(ws[i]!)) {
     const m = MAGNITUDES[ws[i]!.replace(/s$/, "")]!;
-    value = m.startsWith("^") ? `(${value})${m}` : `(${value})\\cdot ${m}`;
+    value = m.startsWith("^") || m.startsWith("/") ? `(${value})${m}` : `(${value})\\cdot ${m}`;
     i++;
   }
   const rest = i;
