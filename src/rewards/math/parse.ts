@@ -4,7 +4,7 @@
  * recursion depth and token count are bounded, and every failure is a {@link ParseError}.
  */
 
-import { evalExact } from "./exact.ts";
+import { evalExact, ratEq, ratToNumber, type Rational } from "./exact.ts";
 import { evalMatrixExpression } from "./matrix.ts";
 import { balanced, isLabelNode, substitute } from "./tree.ts";
 
@@ -638,6 +638,26 @@ export function parseAnswer(s: string, depth = 0): Answer {
   }
 }
 
+/**
+ * Whether the number-only members of an equation chain have one value (exactly, or a decimal literal rounding it:
+ * `\\frac13 = 0.333`). Members with variables, or that are not exact rationals, are not checked.
+ */
+function sameNumbers(sides: Answer[]): boolean {
+  const vals: { v: Rational; places: number | null }[] = [];
+  for (const s of sides) {
+    if (s.k !== "expr") continue;
+    const v = evalExact(s.node, { percentAsHundredth: true });
+    if (v === null) continue;
+    const lit = /^-?\d*\.(\d+)$/.exec(s.src.trim());
+    vals.push({ v, places: lit ? lit[1]!.length : null });
+  }
+  return vals.every((a) => vals.every((b) => {
+    if (ratEq(a.v, b.v)) return true;
+    const places = a.places ?? b.places;
+    return places !== null && Math.abs(ratToNumber(a.v) - ratToNumber(b.v)) <= 0.5 * 10 ** -places * (1 + 1e-9);
+  }));
+}
+
 function isInfinite(a: Answer): boolean {
   if (a.k !== "expr") return false;
   const n = a.node;
@@ -653,7 +673,9 @@ function asIntervalish(a: Answer): Answer {
 function parseRelation(parts: string[], seps: string[], src: string, depth: number): Answer {
   const sides = parts.map((p) => parseAnswer(p, depth + 1));
   if (seps.every((x) => x === "=")) {
-    // a chain a = b = c: the claim is its first and last member (x = 4/2 = 2)
+    // a chain a = b = c: the claim is its first and last member (x = 4/2 = 2) — if every number in it is the same
+    // (x = 3 = 4 claims nothing)
+    if (sides.length > 2 && !sameNumbers(sides)) return { k: "text", text: normalizeText(src), src };
     return { k: "eq", lhs: sides[0]!, rhs: sides[sides.length - 1]!, rel: "=", src };
   }
   // a < x < b  →  interval (x any label: 0 < f(x) < 1);  a <= |x| <= b with 0 < a  →  [-b, -a] ∪ [a, b]
