@@ -177,7 +177,7 @@ export function lastMathSpan(text: string): string | null {
 }
 
 /** Numbers outside math spans and words: integers with separators, decimals, decimal commas, a/b, \frac{a}{b}. */
-function numberMatches(text: string): string[] {
+function numberMatches(text: string): { text: string; end: number }[] {
   const t = text.replace(/[\u2212\u2013]/g, "-");
   const spans = mathSpans(t);
   const re = /(?<![\w\\.,])(?:\\[dt]?frac\{-?\d+\}\{-?\d+\}|-?\d+:\d+(?![\d:])|-?\d{1,3}(?:,\d{3})+(?:\.\d+)?|-?\d+,\d+(?![\d,])|-?\d+(?:\.\d+)?(?:\s*\/\s*\d+(?:\.\d+)?)?|-?\.\d+)(?:\s*(?:\\?%|percent\b))?(?![a-zA-Z]*\d)/g;
