@@ -129,7 +129,7 @@ function leadingGroupLength(s: string, spans: MathSpan[]): number {
 /** A negation right before an answer ("is not \\boxed{5}", "definitely not $5$", "isn't 5"). */
 const NEGATED_BEFORE = /(?:\bnot|n't|\bnever|\bno)\s*(?:\\text\{\s*\}|[$(\\[]|\\\(|\\\[)*\s*$/i;
 /** A negation right after an answer ("\\boxed{5} is not correct", "$5$ is wrong", "\\boxed{5}\\text{ is not the answer}"). */
-const NEGATED_AFTER = /^(?:[\s$).\]]|\\[)\]])*(?:\\text\{\s*)?(?:(?:is|was|are|'s)\s+(?:not|never|wrong|incorrect|false)\b|isn't\b|wasn't\b|(?:would be |is )?(?:wrong|incorrect)\b)/i;
+const NEGATED_AFTER = /^(?:[\s$).\]]|\\[)\]])*(?:\\text\{\s*)?(?:(?:is|was|'s)\s+(?:not|never)\s+(?:the\s+(?:\w+\s+)?answer|an?\s+answer|correct|right|valid|true|it)\b|(?:is|was|'s|isn't|wasn't)\s*(?:wrong|incorrect|false)\b|(?:isn't|wasn't)\s+(?:the\s+(?:\w+\s+)?answer|correct|right|it)\b|(?:would be |is )?(?:wrong|incorrect)\b)/i;
 
 /** Whether the answer written at text[start, end) is negated by the words around it. */
 export function isNegated(text: string, start: number, end: number): boolean {
@@ -199,7 +199,10 @@ function numberMatches(text: string): { text: string; end: number }[] {
  */
 export function lastNumber(text: string): string | null {
   const all = numberMatches(text);
-  const last = all[all.length - 1];
+  // "it is 12, not 13": a negated number is passed over for the one before it
+  let k = all.length - 1;
+  while (k > 0 && isNegated(text, all[k]!.end - all[k]!.text.length, all[k]!.end)) k--;
+  const last = all[k];
   if (last === undefined) return null;
   if (isNegated(text, last.end - last.text.length, last.end)) return `not ${last.text}`;
   const words = /^[ \t]+([a-zA-Z][a-zA-Z \t'-]*)/.exec(text.slice(last.end, last.end + 200).replace(/[\u2212\u2013]/g, "-"));

@@ -17,7 +17,8 @@ const UNIT_WORDS = new Set(
     "dollar dollars cent cents usd euro euros eur yen pence penny pennies " +
     "unit units degree degrees deg radian radians rad sq square cubic " +
     "people persons person students student times items item pages page points point " +
-    "apples cookies books marbles cars miles/hour km/hr"
+    "apples cookies books marbles cars miles/hour km/hr acre acres hectare hectares decade decades century centuries " +
+    "sheep children men women mice geese teeth fish deer series species o'clock am pm a.m p.m ml/min"
   ).split(/\s+/),
 );
 
@@ -202,7 +203,7 @@ function trimEndChars(s: string, chars: string): string {
 
 function removeUnits(s: string): string {
   // a number followed only by words: "5 apples", "3/4 of the class", "3 hundred"; anything else stays as written
-  const lead = /^(-?\d[\d.,/]*%?)\s+([a-zA-Z]{2,}[a-zA-Z\s.'/-]*)$/.exec(s);
+  const lead = /^(-?(?:\d[\d.,/]*|\\frac\{\d+\}\{\d+\})%?)\s+([a-zA-Z]{2,}[a-zA-Z\s.'/-]*)$/.exec(s);
   if (lead) return numberWithWords(lead[1]!, lead[2]!, "strict") ?? s;
   let t = s;
   for (let guard = 0; guard < 6; guard++) {
@@ -287,7 +288,8 @@ export function numberWithWords(num: string, words: string, mode: "strict" | "le
     if (QUALIFIERS.has(w) || MAGNITUDES[w.replace(/s$/, "")] !== undefined || NUMBER_WORDS[w] !== undefined) return null;
     if (w === "of") sawOf = true;
     if (FILLER_WORDS.has(w) || COUNT_ADJECTIVES.has(w)) continue;
-    if (isCountNoun(w) || sawOf) {
+    // a count noun; after 1 a singular one ("1 way", "1 child")
+    if (isCountNoun(w) || sawOf || (/^-?1$/.test(num) && i === rest && w.length >= 3 && !CLAUSE_WORDS.has(w))) {
       sawNoun = true;
       continue;
     }
