@@ -259,10 +259,11 @@ export function stripMathDelimiters(s: string): string {
 
 /**
  * Reasoning-block tags as chat templates of reasoning models write them, any case: `<think>` (DeepSeek-R1, Qwen3),
- * `<thinking>`, `<reasoning>`, `<seed:think>` (Seed-OSS), `◁think▷` (Kimi), `<|begin_of_thought|>` (OpenThoughts);
+ * `<thinking>`, `<reasoning>`, `<seed:think>` (Seed-OSS), `◁think▷` (Kimi), `[THINK]` (Magistral), `<|begin_of_thought|>`
+ * (OpenThoughts);
  * spaces inside the brackets tolerated. Group 1 is the `/` or `end` of a closing tag.
  */
-const THINK_TAG_RE = /<\s*(\/?)\s*(?:seed:)?(?:think|thinking|reasoning)\s*>|\u25c1\s*(\/?)\s*think\s*\u25b7|<\|(begin|end)_of_thought\|>/gi;
+const THINK_TAG_RE = /<\s*(\/?)\s*(?:seed:)?(?:think|thinking|reasoning)\s*>|(?:\u25c1|\[)\s*(\/?)\s*think\s*(?:\u25b7|\])|<\|(begin|end)_of_thought\|>/gi;
 
 /**
  * The part of a response outside its reasoning. The answer is what follows the last closing tag — text before a
@@ -271,6 +272,15 @@ const THINK_TAG_RE = /<\s*(\/?)\s*(?:seed:)?(?:think|thinking|reasoning)\s*>|\u2
  * Linear (one regex scan).
  */
 export function removeThink(text: string): string {
+  // harmony (gpt-oss): the answer is the last "final" channel message; an analysis channel without one is reasoning only
+  const harmony = /<\|channel\|>\s*(final|analysis|commentary)\s*(?:<\|constrain\|>[^<]*)?<\|message\|>/gi;
+  let final = -1;
+  let channels = 0;
+  for (let m = harmony.exec(text); m !== null; m = harmony.exec(text)) {
+    channels++;
+    if (m[1]!.toLowerCase() === "final") final = m.index + m[0].length;
+  }
+  if (channels > 0) return final < 0 ? "" : text.slice(final).split(/<\|(?:end|return|call)\|>/, 1)[0]!;
   let lastClose = -1;
   let openAfter = -1;
   THINK_TAG_RE.lastIndex = 0;

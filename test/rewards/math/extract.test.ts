@@ -60,6 +60,12 @@ test("extract: <think> blocks are ignored unless ignoreThink is false", () => {
   assert.equal(ans("<|begin_of_thought|>\\boxed{5}<|end_of_thought|> \\boxed{6}"), "6");
   assert.equal(ans("\u25c1think\u25b7\\boxed{5}\u25c1/think\u25b7 \\boxed{6}"), "6");
   assert.equal(ans("<think>a</think> \\boxed{6} <think>second thoughts \\boxed{7}"), "6");
+  assert.equal(ans("[THINK]\\boxed{5}[/THINK] \\boxed{6}"), "6");
+  assert.equal(ans("[THINK]\\boxed{5}"), null);
+  // harmony (gpt-oss): the final channel only
+  const harmony = "<|channel|>analysis<|message|>\\boxed{5}<|end|><|start|>assistant<|channel|>final<|message|>So \\boxed{6}.<|return|>";
+  assert.equal(ans(harmony), "6");
+  assert.equal(ans("<|channel|>analysis<|message|>\\boxed{5}<|end|>"), null);
 });
 
 test("extract: bare short answers and the last-number fallback (on/off)", () => {
