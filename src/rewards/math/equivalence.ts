@@ -442,13 +442,15 @@ function compareInner(a: Answer, b: Answer, ctx: CompareContext): Decision {
   if (a.k === "eq" && a.rel === "=") {
     if (isUnknown(a.lhs) || (a.rhs.k === "matrix" && a.lhs.k === "expr")) return tag(compareAnswers(a.rhs, b, ctx), "rhs of equation");
     if (isUnknown(a.rhs)) return tag(compareAnswers(a.lhs, b, ctx), "lhs of equation");
-    if (isNumericIdentity(a, ctx)) return tag(compareAnswers(a.rhs, b, ctx), "result of a numeric computation");
+    const ia = numericIdentity(a, ctx);
+    if (ia) return tag(stated(a, b, ia, ctx, (x, y) => compareAnswers(x, y, ctx)), "result of a numeric computation");
     return no("equation vs value");
   }
   if (b.k === "eq" && b.rel === "=") {
     if (isUnknown(b.lhs) || (b.rhs.k === "matrix" && b.lhs.k === "expr")) return tag(compareAnswers(a, b.rhs, ctx), "rhs of equation");
     if (isUnknown(b.rhs)) return tag(compareAnswers(a, b.lhs, ctx), "lhs of equation");
-    if (isNumericIdentity(b, ctx)) return tag(compareAnswers(a, b.rhs, ctx), "result of a numeric computation");
+    const ib = numericIdentity(b, ctx);
+    if (ib) return tag(stated(b, a, ib, ctx, (x, y) => compareAnswers(y, x, ctx)), "result of a numeric computation");
     return no("value vs equation");
   }
   switch (a.k) {
@@ -516,14 +518,29 @@ function compareInner(a: Answer, b: Answer, ctx: CompareContext): Decision {
  * `\frac{16}{4} = 4`, `\sin 60^\circ = \frac{\sqrt3}{2}`: a computation whose left side has no variable states its
  * result, the right side (as in a chain `a = b = c`, the last member is the claim).
  */
-function isNumericIdentity(e: Extract<Answer, { k: "eq" }>, ctx: CompareContext): boolean {
+/**
+ * Whether a number-only equation is true: "exact" (`2+2 = 4`, `\sin 60^\circ = \frac{\sqrt3}{2}` with trigonometry
+ * retried in degrees — the degree sign is gone by now), "rounded" (the right side is a decimal that rounds the left to
+ * its places: `\frac16 = 0.167`, `\pi \approx 3.14`), or false (`3 = 4`: it states nothing).
+ */
+function numericIdentity(e: Extract<Answer, { k: "eq" }>, ctx: CompareContext): "exact" | "rounded" | false {
   if (e.lhs.k !== "expr" || e.rhs.k !== "expr") return false;
   if (collectSyms(e.lhs.node, new Set()).size > 0 || collectSyms(e.rhs.node, new Set()).size > 0) return false;
-  // only a true equation states its right side: \boxed{3 = 4} is not 4. Trigonometry may be in degrees
-  // (\sin 60^\circ = \frac{\sqrt3}{2}: the degree sign is gone by now)
-  if (compareScalar(e.lhs.node, e.rhs.node, ctx).equal) return true;
+  if (compareScalar(e.lhs.node, e.rhs.node, ctx).equal) return "exact";
   const deg = trigInDegrees(e.lhs.node);
-  return deg !== e.lhs.node && compareScalar(deg, e.rhs.node, ctx).equal;
+  if (deg !== e.lhs.node && compareScalar(deg, e.rhs.node, ctx).equal) return "exact";
+  const lit = decimalLiteral(e.rhs.node);
+  if (lit === null) return false;
+  const r = evalExact(e.rhs.node, { percentAsHundredth: true });
+  const l = evalExact(e.lhs.node, { percentAsHundredth: true });
+  const lv = l ? ratToNumber(l) : evalConst(e.lhs.node, true, ctx)?.re;
+  return r !== null && lv !== undefined && Number.isFinite(lv) && roundsTo(ratToNumber(r), lit.decimals, lv) ? "rounded" : false;
+}
+
+/** What a true numeric equation states: its right side, or for a rounded one (`\pi = 3.14`) either side. */
+function stated(e: Extract<Answer, { k: "eq" }>, other: Answer, kind: "exact" | "rounded", _ctx: CompareContext, cmp: (x: Answer, y: Answer) => Decision): Decision {
+  const d = cmp(e.rhs, other);
+  return d.equal || kind === "exact" ? d : cmp(e.lhs, other);
 }
 
 const TRIG = new Set(["sin", "cos", "tan", "sec", "csc", "cot"]);

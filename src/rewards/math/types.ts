@@ -53,9 +53,9 @@ export interface MathVerifyOptions {
   /** Absolute tolerance, used only near zero (`\sin\pi` is 1.2e-16). Default 1e-15. */
   absTol?: number;
   /**
-   * A decimal response (e.g. `0.333`, `3.14`) matches a reference that has no finite decimal expansion (`1/3`, `\pi`)
+   * A decimal response (e.g. `0.333333`, `3.14159`) matches a reference that has no finite decimal expansion (`1/3`, `\pi`)
    * when it equals the reference rounded to the same number of decimals and has at least this many significant digits.
-   * 0 turns it off. Default 3.
+   * 0 turns it off. Default 6 (Math-Verify's precision: `0.333333` is 1/3, `0.333` is not).
    */
   roundedDecimalDigits?: number;
   /** Bare comma lists (`1, 2`) compare order-insensitively (they are "multiple answers"). Default true. */
@@ -119,7 +119,7 @@ export function resolveOptions(opts: MathVerifyOptions = {}): ResolvedMathOption
     percent: opts.percent ?? "flexible",
     relTol: opts.relTol ?? 1e-14,
     absTol: opts.absTol ?? 1e-15,
-    roundedDecimalDigits: opts.roundedDecimalDigits ?? 3,
+    roundedDecimalDigits: opts.roundedDecimalDigits ?? 6,
     unorderedLists: opts.unorderedLists ?? true,
     maxAnswerLength: opts.maxAnswerLength ?? 400,
     probePoints: opts.probePoints ?? 6,
