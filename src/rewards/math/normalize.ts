@@ -186,6 +186,8 @@ export function normalizeAnswer(s: string, stripUnits: boolean, decimalComma: De
   // a number spelled out as the whole answer
   const word = NUMBER_WORDS[t.toLowerCase()];
   if (word !== undefined) t = word;
+  // an ordinal as the whole answer: 7th, 7^{th}, 21st
+  t = t.replace(/^(\d+)\s*(?:\^\s*\{?\s*)?(?:st|nd|rd|th)\s*\}?$/, "$1");
   // a multiple-choice label before the value: "(C) 12" → "12"
   t = t.replace(/^\(([A-E])\)\s+(?=\S)/, "");
   t = t.replace(/\s*%\s*$/, "%").replace(/\s*(?:percent|pct)$/i, "%");
