@@ -44,11 +44,16 @@ const SIGNS: Record<string, string> = {
 };
 
 /** The value of a decimal digit of any script: every Unicode `Nd` run is ten (or a multiple of ten) code points from 0. */
+const DIGIT_CACHE = new Map<string, string>();
 function digitValue(ch: string): string {
+  const hit = DIGIT_CACHE.get(ch);
+  if (hit !== undefined) return hit;
   let cp = ch.codePointAt(0)!;
   const start = cp;
   while (start - cp < 60 && /\p{Nd}/u.test(String.fromCodePoint(cp - 1))) cp--;
-  return String((start - cp) % 10);
+  const v = String((start - cp) % 10);
+  if (DIGIT_CACHE.size < 1000) DIGIT_CACHE.set(ch, v);
+  return v;
 }
 
 /**
