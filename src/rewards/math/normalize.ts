@@ -17,7 +17,7 @@ const UNIT_WORDS = new Set(
     "dollar dollars cent cents usd euro euros eur yen pence penny pennies " +
     "unit units degree degrees deg radian radians rad sq square cubic " +
     "people persons person students student times items item pages page points point " +
-    "apples cookies books marbles cars miles/hour km/hr acre acres hectare hectares decade decades century centuries " +
+    "apples cookies books marbles cars miles/hour km/hr gm gms acre acres hectare hectares decade decades century centuries " +
     "sheep children men women mice geese teeth fish deer series species o'clock am pm a.m p.m ml/min"
   ).split(/\s+/),
 );
