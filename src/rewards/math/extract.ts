@@ -341,7 +341,7 @@ export function extractAnswer(response: string, opts: MathVerifyOptions = {}): E
         const later = answerStatementAfter(text, lastBox?.end ?? 0);
         if (later !== null) return { answer: later, mode: "answerIs" };
       }
-      // a negated last box ("the answer is not \\boxed{5}", "\\boxed{5} is wrong") is no answer
+      // a negated last box ("the answer is not \boxed{5}", "\boxed{5} is wrong") is no answer
       if (mode === "boxed" && lastBox !== undefined && isNegated(text, lastBoxedGroup(text)?.start ?? lastBox.start, lastBox.end)) return null;
       return { answer: a.trim(), mode };
     }
