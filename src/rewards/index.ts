@@ -22,6 +22,7 @@ export {
 export { BUILTIN_VERIFIERS, preloadMath } from "./verifiers.ts";
 export { exampleIssue, fieldPath, referenceAnswerSchema, choiceExampleSchema, formatExampleSchema, type ExampleIssue } from "./example-schema.ts";
 export { auditReward, formatAuditReport, ATTACKS, ATTACK_NAMES, isReferenceAnswer, type Attack, type AttackCategory, type AuditFinding, type AuditReport, type AuditOptions } from "./audit/index.ts";
+export { mathExampleSchema } from "./math-bridge.ts";
 export { rewardConfigSchema, resolveRewardConfig, type RewardConfig, type RewardConfigInput } from "./config.ts";
 export { compileReward, rewardMetrics, type CompiledReward, type CompileOptions, type BatchInfo, type ScoredBatch, type RewardExampleIssue } from "./compile.ts";
 export { loadRewardExport, moduleSpecifierOf, rewardExportSchema, type ModuleOptions } from "./user-module.ts";

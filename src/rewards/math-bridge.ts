@@ -4,6 +4,22 @@
  * math module (and its CAS dependency) is absent; callers get a clear error then.
  */
 
+import { z } from "zod";
+
+/**
+ * What the math verifier reads from an example: `answer`, the reference — a non-empty string (a bare answer such as
+ * `\\frac{3}{4}`, or a full MATH / GSM8K solution whose `\\boxed{}` / `#### n` is taken) or a finite number. An empty
+ * or missing reference is a data error: nothing could be graded against it.
+ */
+export const mathExampleSchema = z
+  .object({
+    answer: z.union([
+      z.string().refine((s) => s.trim().length > 0, { message: "the reference answer is empty" }),
+      z.number().finite(),
+    ], { error: "expected the reference answer as a non-empty string or a number" }),
+  })
+  .passthrough();
+
 /** The parts of the math verifier's result that the reward layer relies on. */
 export interface MathVerdictLike {
   correct: boolean;

@@ -33,7 +33,7 @@ import { verifyFormat, type FormatOptions } from "./format.ts";
 import { ifevalReferenceVerifier, ifevalVerifier } from "./ifeval/verifier.ts";
 import { runCodeSpec } from "./code/run-tests.ts";
 import { CODE_FORMATS, codeExampleSchema, codeFieldsOf, codeSpecOf, type CodeSpec } from "./code/formats.ts";
-import { loadMath, type MathModule } from "./math-bridge.ts";
+import { loadMath, mathExampleSchema, type MathModule } from "./math-bridge.ts";
 import { getVerifier, hasVerifier, registerVerifier, type Verifier } from "./registry.ts";
 import { answerSpan, normalizeAnswer } from "./text.ts";
 import type { Verdict } from "./types.ts";
@@ -120,12 +120,16 @@ export async function preloadMath(): Promise<void> {
   math ??= await loadMath();
 }
 const mathVerdict = (m: MathModule, r: string, e: Example, o: unknown): Verdict => {
+  // fail closed: a row without a reference is a data error, never graded (String(undefined) would be "undefined")
+  const ok = mathExampleSchema.safeParse(e);
+  if (!ok.success) throw new Error(`math verifier: example field "answer": ${ok.error.issues[0]?.message ?? "invalid"} (got ${JSON.stringify(e.answer) ?? "nothing"})`);
   const v = m.verifyMath(r, String(e.answer), o ?? undefined);
   return { correct: v.correct, reward: v.correct ? 1 : 0, extracted: v.extracted, reason: v.reason };
 };
 const mathVerifier: Verifier = {
   name: "math",
   description: "math answer equivalence (src/rewards/math)",
+  exampleSchema: mathExampleSchema,
   verify: (r, e, ctx) => (math ? mathVerdict(math, r, e, ctx?.options) : loadMath().then((m) => mathVerdict((math = m), r, e, ctx?.options))),
 };
 

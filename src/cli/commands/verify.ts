@@ -60,7 +60,8 @@ export async function verifyRow(kind: Kind, row: Row, opts: { timeoutMs?: number
   let options: Record<string, unknown> | undefined;
   switch (kind) {
     case "math":
-      ex.answer = need(row, "reference", kind) as string;
+      // a number is a reference too (GSM8K-style rows); the math verifier's exampleSchema rejects empty ones
+      ex.answer = typeof row.reference === "number" && Number.isFinite(row.reference) ? String(row.reference) : (need(row, "reference", kind) as string);
       options = row.options as Record<string, unknown> | undefined;
       break;
     case "choice":

@@ -60,7 +60,7 @@ const MATHJS_FN: Record<string, string> = {
   sin: "sin", cos: "cos", tan: "tan", sec: "sec", csc: "csc", cot: "cot",
   arcsin: "asin", arccos: "acos", arctan: "atan", sinh: "sinh", cosh: "cosh", tanh: "tanh",
   log: "log10", ln: "log", log10: "log10", exp: "exp", sqrt: "sqrt", abs: "abs",
-  logb: "log", root: "__root", binom: "__binom",
+  logb: "log", root: "__root", binom: "__binom", floor: "floor", ceil: "ceil", mod: "mod",
 };
 
 /** Serialise a tree to fully parenthesised mathjs syntax. Variables become `__v0`, `__v1`, ... @returns null if unsupported. */

@@ -171,7 +171,18 @@ function compareScalarOnce(a: Node, b: Node, ha: boolean, hb: boolean, ctx: Comp
       if (hasInf(a) && hasInf(b) && fa.re === fb.re && fa.im === 0 && fb.im === 0 && !Number.isNaN(fa.re)) return yes("infinity");
       return no(finA || finB ? "finite vs non-finite" : "non-finite values (overflow or undefined)");
     }
-    if (closeC(fa, fb, o)) return yes("numeric within tolerance");
+    // one exact rational against a float: when the tolerance window is not far below the rational's own resolution
+    // (1/denominator: 1 for an integer), floats cannot tell it from its neighbours (3141592654 vs 10^9 pi): undecidable
+    // (a decimal literal is left to the rounded-decimal rule below: 4.1231056256 is sqrt 17 to its places)
+    const exact = ra ?? rb;
+    if (exact !== null && (ra === null) !== (rb === null) && (ra ? la : lb) === null) {
+      const tol = o.relTol * Math.max(Math.hypot(fa.re, fa.im), Math.hypot(fb.re, fb.im));
+      if (tol > 1e-3 / Number(exact.d)) return no("undecidable: float precision cannot separate this rational from its neighbours");
+    }
+    // the absolute tolerance absorbs float noise where cancellation makes it (sin(pi), e^{i pi} + 1), not a value that is
+    // merely tiny (e^{-40} is not 0)
+    const noisy = (n: Node) => mayCancel(n);
+    if (closeC(fa, fb, noisy(a) || noisy(b) ? o : { ...o, absTol: 0 })) return yes("numeric within tolerance");
     if (o.roundedDecimalDigits > 0 && fa.im === 0 && fb.im === 0) {
       if (la && la.sig >= o.roundedDecimalDigits && !(rb && isTerminating(rb)) && roundsTo(fa.re, la.decimals, fb.re))
         return yes(`rounded decimal (${la.decimals} places)`);
@@ -207,10 +218,51 @@ function evalConst(n: Node, hundredth: boolean, ctx: CompareContext): Complex | 
   return f([]);
 }
 
+const CANCELLING_FNS = new Set(["sin", "cos", "tan", "sec", "csc", "cot", "log", "ln", "log10", "logb"]);
+
+/** Whether float evaluation of `n` can cancel to noise near zero: a sum or difference, or a trigonometric or log function. */
+function mayCancel(n: Node, depth = 0): boolean {
+  if (depth > 60) return true;
+  switch (n.k) {
+    case "op":
+      return n.op === "+" || n.op === "-" || mayCancel(n.a, depth + 1) || mayCancel(n.b, depth + 1);
+    case "fn":
+      return CANCELLING_FNS.has(n.name) || n.args.some((x) => mayCancel(x, depth + 1));
+    case "neg":
+    case "fact":
+    case "pct":
+      return mayCancel(n.a, depth + 1);
+    default:
+      return false;
+  }
+}
+
+/** Top-level percent node (`12%`, `-12%`). */
+function isPercent(n: Node): boolean {
+  return n.k === "pct" || (n.k === "neg" && n.a.k === "pct");
+}
+
+/** |value| ≤ 1 for a number-only tree (a proportion, which a percentage may express); false otherwise. */
+function isProportion(n: Node, ctx: CompareContext): boolean {
+  if (collectSyms(n, new Set()).size > 0) return false;
+  const r = evalExact(n, { percentAsHundredth: true });
+  const v = r ? ratToNumber(r) : evalConst(n, true, ctx)?.re;
+  return v !== undefined && Math.abs(v) <= 1;
+}
+
+/**
+ * `a` (the response side) against `b` (the reference side). Under `percent: "flexible"` a percentage is read one
+ * way: a response `x%` against a plain reference `r` means `x` (`12%` for 12; so `1200%` is not 12), or `x/100`
+ * only when `r` is a proportion (|r| ≤ 1: `50%` for 0.5); a reference that carries `%` says percent, and a plain
+ * response may give it either as the number of percent or as the fraction (`12` or `0.12` for `12%`).
+ */
 function compareScalar(a: Node, b: Node, ctx: CompareContext): Decision {
   let last: Decision = no("not equal");
-  for (const va of percentVariants(a, ctx.o.percent)) {
-    for (const vb of percentVariants(b, ctx.o.percent)) {
+  const mode = ctx.o.percent;
+  const onlyA = mode === "flexible" && isPercent(a) && !isPercent(b);
+  const va0 = percentVariants(a, mode).filter((v) => !onlyA || v.node !== a || isProportion(b, ctx));
+  for (const va of va0) {
+    for (const vb of percentVariants(b, mode)) {
       const d = compareScalarOnce(va.node, vb.node, va.hundredth, vb.hundredth, ctx);
       if (d.equal) return va.node !== a || vb.node !== b ? yes(d.rule + ", percent") : d;
       last = d;
@@ -390,13 +442,15 @@ function compareInner(a: Answer, b: Answer, ctx: CompareContext): Decision {
   if (a.k === "eq" && a.rel === "=") {
     if (isUnknown(a.lhs) || (a.rhs.k === "matrix" && a.lhs.k === "expr")) return tag(compareAnswers(a.rhs, b, ctx), "rhs of equation");
     if (isUnknown(a.rhs)) return tag(compareAnswers(a.lhs, b, ctx), "lhs of equation");
-    if (isNumericIdentity(a, ctx)) return tag(compareAnswers(a.rhs, b, ctx), "result of a numeric computation");
+    const ia = numericIdentity(a, ctx);
+    if (ia) return tag(stated(a, b, ia, ctx, (x, y) => compareAnswers(x, y, ctx)), "result of a numeric computation");
     return no("equation vs value");
   }
   if (b.k === "eq" && b.rel === "=") {
     if (isUnknown(b.lhs) || (b.rhs.k === "matrix" && b.lhs.k === "expr")) return tag(compareAnswers(a, b.rhs, ctx), "rhs of equation");
     if (isUnknown(b.rhs)) return tag(compareAnswers(a, b.lhs, ctx), "lhs of equation");
-    if (isNumericIdentity(b, ctx)) return tag(compareAnswers(a, b.rhs, ctx), "result of a numeric computation");
+    const ib = numericIdentity(b, ctx);
+    if (ib) return tag(stated(b, a, ib, ctx, (x, y) => compareAnswers(y, x, ctx)), "result of a numeric computation");
     return no("value vs equation");
   }
   switch (a.k) {
@@ -464,9 +518,60 @@ function compareInner(a: Answer, b: Answer, ctx: CompareContext): Decision {
  * `\frac{16}{4} = 4`, `\sin 60^\circ = \frac{\sqrt3}{2}`: a computation whose left side has no variable states its
  * result, the right side (as in a chain `a = b = c`, the last member is the claim).
  */
-function isNumericIdentity(e: Extract<Answer, { k: "eq" }>, _ctx: CompareContext): boolean {
+/**
+ * Whether a number-only equation is true: "exact" (`2+2 = 4`, `\sin 60^\circ = \frac{\sqrt3}{2}` with trigonometry
+ * retried in degrees — the degree sign is gone by now), "rounded" (the right side is a decimal that rounds the left to
+ * its places: `\frac16 = 0.167`, `\pi \approx 3.14`), or false (`3 = 4`: it states nothing).
+ */
+function numericIdentity(e: Extract<Answer, { k: "eq" }>, ctx: CompareContext): "exact" | "rounded" | false {
   if (e.lhs.k !== "expr" || e.rhs.k !== "expr") return false;
-  return collectSyms(e.lhs.node, new Set()).size === 0 && collectSyms(e.rhs.node, new Set()).size === 0;
+  if (collectSyms(e.lhs.node, new Set()).size > 0 || collectSyms(e.rhs.node, new Set()).size > 0) return false;
+  if (compareScalar(e.lhs.node, e.rhs.node, ctx).equal) return "exact";
+  const deg = trigInDegrees(e.lhs.node);
+  if (deg !== e.lhs.node && compareScalar(deg, e.rhs.node, ctx).equal) return "exact";
+  const lit = decimalLiteral(e.rhs.node);
+  if (lit === null) return false;
+  const r = evalExact(e.rhs.node, { percentAsHundredth: true });
+  const l = evalExact(e.lhs.node, { percentAsHundredth: true });
+  const lv = l ? ratToNumber(l) : evalConst(e.lhs.node, true, ctx)?.re;
+  return r !== null && lv !== undefined && Number.isFinite(lv) && roundsTo(ratToNumber(r), lit.decimals, lv) ? "rounded" : false;
+}
+
+/** What a true numeric equation states: its right side, or for a rounded one (`\pi = 3.14`) either side. */
+function stated(e: Extract<Answer, { k: "eq" }>, other: Answer, kind: "exact" | "rounded", _ctx: CompareContext, cmp: (x: Answer, y: Answer) => Decision): Decision {
+  const d = cmp(e.rhs, other);
+  return d.equal || kind === "exact" ? d : cmp(e.lhs, other);
+}
+
+const TRIG = new Set(["sin", "cos", "tan", "sec", "csc", "cot"]);
+
+/** `n` with every trigonometric argument read in degrees (x → x·π/180); `n` itself when it has none. */
+function trigInDegrees(n: Node, depth = 0): Node {
+  if (depth > 60) return n;
+  const r = (m: Node) => trigInDegrees(m, depth + 1);
+  switch (n.k) {
+    case "fn": {
+      const args = n.args.map(r);
+      if (TRIG.has(n.name) && args.length === 1) {
+        const rad: Node = { k: "op", op: "*", a: args[0]!, b: { k: "op", op: "/", a: { k: "const", name: "pi" }, b: { k: "num", s: "180" } } };
+        return { k: "fn", name: n.name, args: [rad] };
+      }
+      return args.every((a, i) => a === n.args[i]) ? n : { ...n, args };
+    }
+    case "op": {
+      const a = r(n.a);
+      const b = r(n.b);
+      return a === n.a && b === n.b ? n : { ...n, a, b };
+    }
+    case "neg":
+    case "fact":
+    case "pct": {
+      const a = r(n.a);
+      return a === n.a ? n : { ...n, a };
+    }
+    default:
+      return n;
+  }
 }
 
 /** A list whose items are all intervals (or unions of them) as one union; null otherwise. */

@@ -113,6 +113,18 @@ export function evalExact(node: Node, o: ExactOptions, depth = 0): Rational | nu
         const a = evalExact(node.args[0]!, o, depth + 1);
         return a && { n: a.n < 0n ? -a.n : a.n, d: a.d };
       }
+      if ((node.name === "floor" || node.name === "ceil") && node.args.length === 1) {
+        const a = evalExact(node.args[0]!, o, depth + 1);
+        return a && rat(node.name === "floor" ? floorDiv(a.n, a.d) : -floorDiv(-a.n, a.d));
+      }
+      if (node.name === "mod" && node.args.length === 2) {
+        // a mod b = a − b·⌊a/b⌋ (the sign of b, as in mathematics and mathjs)
+        const a = evalExact(node.args[0]!, o, depth + 1);
+        const b = evalExact(node.args[1]!, o, depth + 1);
+        if (!a || !b || b.n === 0n) return null;
+        const q = floorDiv(a.n * b.d, a.d * b.n);
+        return rat(a.n * b.d - q * b.n * a.d, a.d * b.d);
+      }
       if (node.name === "binom" && node.args.length === 2) {
         const n = evalExact(node.args[0]!, o, depth + 1);
         const k = evalExact(node.args[1]!, o, depth + 1);
@@ -154,6 +166,12 @@ export function evalExact(node: Node, o: ExactOptions, depth = 0): Rational | nu
       }
     }
   }
+}
+
+/** ⌊n/d⌋ for BigInts (d ≠ 0). */
+function floorDiv(n: bigint, d: bigint): bigint {
+  const q = n / d;
+  return (n % d !== 0n && (n < 0n) !== (d < 0n)) ? q - 1n : q;
 }
 
 /** Float value of a rational (±Infinity when out of range). */

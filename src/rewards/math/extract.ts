@@ -2,7 +2,8 @@
  * Answer extraction: find the final answer inside a model response (or a reference solution).
  * Modes and their order are configurable (see {@link ExtractionMode}); every scan is linear in the text length.
  */
-import { joinAnswers, lastBoxedGroup, mathSpans, type MathSpan } from "./spans.ts";
+import { foldUnicode, numberWithWords } from "./normalize.ts";
+import { allBoxed, joinAnswers, lastBoxedGroup, mathSpans, type MathSpan } from "./spans.ts";
 import type { ExtractedAnswer, ExtractionMode, MathVerifyOptions } from "./types.ts";
 import { resolveOptions } from "./types.ts";
 
@@ -109,6 +110,11 @@ export function statementValue(raw: string, depth = 0): string | null {
   const word = /(?<![\\a-zA-Z])(?!(?:and|or|pi|sqrt|frac|infty|i|e)\b)[a-zA-Z]{3,}/.exec(s);
   let value = word && startsWithValue ? s.slice(0, word.index) : s;
   value = value.replace(/[\s,;:]+$/, "").trim();
+  const lead = startsWithValue ? /^(-?\d[\d.,/]*%?)\s+([a-zA-Z][a-zA-Z\s'-]*)(.?)/.exec(s) : null;
+  if (lead && !/[\d$\\]/.test(lead[3]!)) {
+    // a number followed by words is read as written: "5 apples" is 5, "3 hundred" 300, "5 below zero" not 5
+    return numberWithWords(lead[1]!, lead[2]!, "strict") ?? `${lead[1]} ${lead[2]!.trim()}`;
+  }
   if (value.length === 0) value = s;
   return stripMathDelimiters(value.replace(/[.]$/, "").trim()) || null;
 }
@@ -118,6 +124,16 @@ function leadingGroupLength(s: string, spans: MathSpan[]): number {
   let k = 1;
   while (k < spans.length && /^\s*(?:,|,?\s*(?:and|or)|;)?\s*$/.test(s.slice(spans[k - 1]!.end, spans[k]!.start))) k++;
   return k;
+}
+
+/** A negation right before an answer ("is not \\boxed{5}", "definitely not $5$", "isn't 5"). */
+const NEGATED_BEFORE = /(?:\bnot|n't|\bnever|\bno)\s*(?:\\text\{\s*\}|[$(\\[]|\\\(|\\\[)*\s*$/i;
+/** A negation right after an answer ("\\boxed{5} is not correct", "$5$ is wrong", "\\boxed{5}\\text{ is not the answer}"). */
+const NEGATED_AFTER = /^(?:[\s$).\]]|\\[)\]])*(?:\\text\{\s*)?(?:(?:is|was|'s)\s+(?:not|never)\s+(?:the\s+(?:\w+\s+)?answer|an?\s+answer|correct|right|valid|true|it)\b|(?:is|was|'s|isn't|wasn't)\s*(?:wrong|incorrect|false)\b|(?:isn't|wasn't)\s+(?:the\s+(?:\w+\s+)?answer|correct|right|it)\b|(?:would be |is )?(?:wrong|incorrect)\b)/i;
+
+/** Whether the answer written at text[start, end) is negated by the words around it. */
+export function isNegated(text: string, start: number, end: number): boolean {
+  return NEGATED_BEFORE.test(text.slice(Math.max(0, start - 40), start)) || NEGATED_AFTER.test(text.slice(end, end + 60));
 }
 
 /** Text after the last "the (final) answer is" / "Answer:" (see {@link statementValue}), or null. */
@@ -156,31 +172,42 @@ export function lastMathSpan(text: string): string | null {
   const group = lastSpanGroup(text, spans);
   if (group === null) return null;
   if (numberMatches(text.slice(group.end)).length > 0) return null;
+  if (isNegated(text, group.start, group.end)) return null;
   return stripMathDelimiters(group.answer) || null;
 }
 
 /** Numbers outside math spans and words: integers with separators, decimals, decimal commas, a/b, \frac{a}{b}. */
-function numberMatches(text: string): string[] {
+function numberMatches(text: string): { text: string; end: number }[] {
   const t = text.replace(/[\u2212\u2013]/g, "-");
   const spans = mathSpans(t);
   const re = /(?<![\w\\.,])(?:\\[dt]?frac\{-?\d+\}\{-?\d+\}|-?\d+:\d+(?![\d:])|-?\d{1,3}(?:,\d{3})+(?:\.\d+)?|-?\d+,\d+(?![\d,])|-?\d+(?:\.\d+)?(?:\s*\/\s*\d+(?:\.\d+)?)?|-?\.\d+)(?:\s*(?:\\?%|percent\b))?(?![a-zA-Z]*\d)/g;
-  const out: string[] = [];
+  const out: { text: string; end: number }[] = [];
   for (let m = re.exec(t); m !== null; m = re.exec(t)) {
     const at = m.index;
     if (spans.some((s) => s.start <= at && at < s.end)) continue;
     // a digit glued to letters on the left is part of a word or a name (AZYUK2A, x2, H2O)
     if (at > 0 && /[a-zA-Z_]/.test(t[at - 1]!)) continue;
-    out.push(m[0]);
+    out.push({ text: m[0], end: at + m[0].length });
   }
   return out;
 }
 
-/** The last number outside math spans and words (integer with separators, decimal, `a/b`, `\frac{a}{b}`), or null. */
+/**
+ * The last number outside math spans and words (integer with separators, decimal, `a/b`, `\frac{a}{b}`), or null.
+ * Words right after it are read leniently ({@link numberWithWords}): a magnitude applies (`3 hundred people`), a
+ * qualifier keeps them (`5 below zero`, `12 or thirteen` are not 5 and 12).
+ */
 export function lastNumber(text: string): string | null {
   const all = numberMatches(text);
-  if (all.length > 0) return all[all.length - 1]!;
-  // a response made of one math span with a number in it only ("$5$" is handled by lastMath)
-  return null;
+  // "it is 12, not 13": a negated number is passed over for the one before it
+  let k = all.length - 1;
+  while (k > 0 && isNegated(text, all[k]!.end - all[k]!.text.length, all[k]!.end)) k--;
+  const last = all[k];
+  if (last === undefined) return null;
+  if (isNegated(text, last.end - last.text.length, last.end)) return `not ${last.text}`;
+  const words = /^[ \t]+([a-zA-Z][a-zA-Z \t'-]*)/.exec(text.slice(last.end, last.end + 200).replace(/[\u2212\u2013]/g, "-"));
+  if (words === null || /%$/.test(last.text)) return last.text;
+  return numberWithWords(last.text, words[1]!, "lenient") ?? `${last.text} ${words[1]!.trim()}`;
 }
 
 /** The whole text when it is short (≤ 120 characters, one line) and has no prose word (4+ letters outside LaTeX commands). */
@@ -230,22 +257,42 @@ export function stripMathDelimiters(s: string): string {
   return t;
 }
 
-function removeThink(text: string): string {
-  // drop every <think>...</think> block (indexOf scan: linear even for many unclosed tags)
-  const lower = text.toLowerCase();
-  let closed = "";
-  let pos = 0;
-  for (;;) {
-    const open = lower.indexOf("<think>", pos);
-    if (open < 0) break;
-    const close = lower.indexOf("</think>", open + 7);
-    if (close < 0) break;
-    closed += text.slice(pos, open) + " ";
-    pos = close + 8;
+/**
+ * Reasoning-block tags as chat templates of reasoning models write them, any case: `<think>` (DeepSeek-R1, Qwen3),
+ * `<thinking>`, `<reasoning>`, `<seed:think>` (Seed-OSS), `◁think▷` (Kimi), `[THINK]` (Magistral), `<|begin_of_thought|>`
+ * (OpenThoughts);
+ * spaces inside the brackets tolerated. Group 1 is the `/` or `end` of a closing tag.
+ */
+const THINK_TAG_RE = /<\s*(\/?)\s*(?:seed:)?(?:think|thinking|reasoning)\s*>|(?:\u25c1|\[)\s*(\/?)\s*think\s*(?:\u25b7|\])|<\|(begin|end)_of_thought\|>/gi;
+
+/**
+ * The part of a response outside its reasoning. The answer is what follows the last closing tag — text before a
+ * lone `</think>` is reasoning (templates that open `<think>` in the prompt) — and an opening tag that never
+ * closes starts reasoning that runs to the end (a box inside it is not an answer). No tag: the whole text.
+ * Linear (one regex scan).
+ */
+export function removeThink(text: string): string {
+  // harmony (gpt-oss): the answer is the last "final" channel message; an analysis channel without one is reasoning only
+  const harmony = /<\|channel\|>\s*(final|analysis|commentary)\s*(?:<\|constrain\|>[^<]*)?<\|message\|>/gi;
+  let final = -1;
+  let channels = 0;
+  for (let m = harmony.exec(text); m !== null; m = harmony.exec(text)) {
+    channels++;
+    if (m[1]!.toLowerCase() === "final") final = m.index + m[0].length;
   }
-  closed += text.slice(pos);
-  // an unclosed trailing <think> means the response never left its reasoning: keep it (extraction may still fail)
-  return closed.trim().length > 0 ? closed : text;
+  if (channels > 0) return final < 0 ? "" : text.slice(final).split(/<\|(?:end|return|call)\|>/, 1)[0]!;
+  let lastClose = -1;
+  let openAfter = -1;
+  THINK_TAG_RE.lastIndex = 0;
+  for (let m = THINK_TAG_RE.exec(text); m !== null; m = THINK_TAG_RE.exec(text)) {
+    const closing = m[1] === "/" || m[2] === "/" || m[3]?.toLowerCase() === "end";
+    if (closing) {
+      lastClose = m.index + m[0].length;
+      openAfter = -1;
+    } else if (openAfter < 0) openAfter = m.index;
+  }
+  const from = lastClose < 0 ? 0 : lastClose;
+  return text.slice(from, openAfter < 0 ? text.length : openAfter);
 }
 
 function runMode(mode: ExtractionMode, text: string): string | null {
@@ -280,13 +327,43 @@ function runMode(mode: ExtractionMode, text: string): string | null {
 export function extractAnswer(response: string, opts: MathVerifyOptions = {}): ExtractedAnswer | null {
   const o = resolveOptions(opts);
   if (typeof response !== "string" || response.length === 0) return null;
-  const text = o.ignoreThink ? removeThink(response) : response;
+  const text = foldUnicode(o.ignoreThink ? removeThink(response) : response);
+  // the last box is the model's last commitment: an empty one ("\boxed{}") is no answer, not a cue to go back
+  const boxes = allBoxed(text);
+  const lastBox = boxes[boxes.length - 1];
+  if (lastBox !== undefined && lastBox.content.replace(/\\[,;:! ]|\s|\$/g, "").length === 0) return null;
   for (const mode of o.extraction) {
     if (mode === "lastNumber" && !o.lastNumberFallback) continue;
     const a = runMode(mode, text);
-    if (a !== null && a.trim().length > 0) return { answer: a.trim(), mode };
+    if (a !== null && a.trim().length > 0) {
+      if (mode === "boxed" && o.extraction.includes("answerIs")) {
+        // a later "the answer is 4" corrects an earlier box ("a common mistake is \boxed{3}; the answer is 4")
+        const later = answerStatementAfter(text, lastBox?.end ?? 0);
+        if (later !== null) return { answer: later, mode: "answerIs" };
+      }
+      // a negated last box ("the answer is not \boxed{5}", "\boxed{5} is wrong") is no answer
+      if (mode === "boxed" && lastBox !== undefined && isNegated(text, lastBoxedGroup(text)?.start ?? lastBox.start, lastBox.end)) return null;
+      return { answer: a.trim(), mode };
+    }
   }
   return null;
+}
+
+/**
+ * A value stated by "the answer is …" / "Answer: …" after position `from`, when the statement starts with a value
+ * (a digit, a sign, `$`, `\(` or a LaTeX command) — "the answer is therefore …" or "the answer is the same" keep
+ * the box. @returns the value, or null.
+ */
+function answerStatementAfter(text: string, from: number): string | null {
+  const re = /answer\s*(?:\*\*)?\s*(?:is|:|=)/gi;
+  re.lastIndex = from;
+  let last = -1;
+  for (let m = re.exec(text); m !== null; m = re.exec(text)) last = m.index + m[0].length;
+  if (last < 0) return null;
+  const rest = text.slice(last, last + 800);
+  if (!/^[\s:*]*(?:[-+\d$]|\\[([a-zA-Z])/.test(rest)) return null;
+  const v = statementValue(rest);
+  return v !== null && v.trim().length > 0 ? v.trim() : null;
 }
 
 /**
@@ -297,7 +374,7 @@ export function extractAnswer(response: string, opts: MathVerifyOptions = {}): E
 export function extractReference(reference: string, opts: MathVerifyOptions = {}): ExtractedAnswer | null {
   const o = resolveOptions(opts);
   if (typeof reference !== "string") return null;
-  const whole = reference.trim();
+  const whole = foldUnicode(reference).trim();
   if (whole.length === 0) return null;
   if (o.extractReference) {
     // a reference written as sentences ("The answer is $5$.", "Final Answer: … $28\%$. I hope …") is read like a

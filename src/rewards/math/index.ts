@@ -12,9 +12,9 @@ import { resolveOptions, type Equivalence, type ExtractedAnswer, type MathVerdic
 export type { DecimalCommaMode, Equivalence, ExtractedAnswer, ExtractionMode, MathVerdict, MathVerifyOptions, PercentMode } from "./types.ts";
 export type { CasBackend, CompiledExpr, Complex } from "./cas.ts";
 export type { Node } from "./parse.ts";
-export { extractAnswer, extractReference } from "./extract.ts";
+export { extractAnswer, extractReference, isNegated, removeThink } from "./extract.ts";
 export { mathjsBackend } from "./cas.ts";
-export { normalizeAnswer } from "./normalize.ts";
+export { foldUnicode, normalizeAnswer, numberWithWords } from "./normalize.ts";
 
 /** Most CAS compilations one comparison may spend (lists and matrices of many items). */
 const COMPILE_BUDGET = 400;

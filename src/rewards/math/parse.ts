@@ -4,7 +4,7 @@
  * recursion depth and token count are bounded, and every failure is a {@link ParseError}.
  */
 
-import { evalExact } from "./exact.ts";
+import { evalExact, ratEq, ratToNumber, type Rational } from "./exact.ts";
 import { evalMatrixExpression } from "./matrix.ts";
 import { balanced, isLabelNode, substitute } from "./tree.ts";
 
@@ -41,7 +41,7 @@ const MAX_DEPTH = 60;
 /** Function names recognised after a backslash or as plain words. */
 const FUNCS = new Set([
   "sin", "cos", "tan", "sec", "csc", "cot", "arcsin", "arccos", "arctan", "asin", "acos", "atan",
-  "sinh", "cosh", "tanh", "log", "ln", "lg", "exp", "sqrt", "abs",
+  "sinh", "cosh", "tanh", "log", "ln", "lg", "exp", "sqrt", "abs", "floor", "ceil",
 ]);
 /** Named quantities written as LaTeX commands only, with no numeric evaluation here: they label values (`\det A = 0`). */
 const LATEX_ONLY_FUNCS = new Set(["det", "tr", "rank", "deg"]);
@@ -91,6 +91,7 @@ export function tokenize(s: string): Tok[] {
       else if (name === "cdot" || name === "times" || name === "ast") out.push({ t: "p", v: "*" });
       else if (name === "div") out.push({ t: "p", v: "/" });
       else if (name === "pm" || name === "mp") out.push({ t: "p", v: "\\pm" });
+      else if (name === "bmod" || name === "mod") out.push({ t: "p", v: "mod" });
       else if (FUNCS.has(name) || LATEX_ONLY_FUNCS.has(name)) out.push({ t: "fn", v: name });
       else if (GREEK.has(name)) out.push({ t: "sym", v: name });
       else if (name === "|") out.push({ t: "p", v: "|" });
@@ -103,7 +104,8 @@ export function tokenize(s: string): Tok[] {
       const w = m[0];
       i += w.length;
       const lw = w.toLowerCase();
-      if (FUNCS.has(lw) && w === lw) out.push({ t: "fn", v: lw });
+      if (lw === "mod" && w === lw) out.push({ t: "p", v: "mod" });
+      else if (FUNCS.has(lw) && w === lw) out.push({ t: "fn", v: lw });
       else if (lw === "pi") out.push({ t: "const", v: "pi" });
       else if (lw === "inf" || lw === "infinity" || lw === "infty") out.push({ t: "const", v: "inf" });
       else if (w.length >= 3) out.push({ t: "word", v: w });
@@ -174,7 +176,7 @@ class ExprParser {
     const t = this.peek();
     if (!t) return false;
     if (t.t === "num" || t.t === "sym" || t.t === "const" || t.t === "fn") return true;
-    if (t.t === "cmd") return t.v === "frac" || t.v === "sqrt" || t.v === "binom" || t.v === "sum" || t.v === "prod";
+    if (t.t === "cmd") return t.v === "frac" || t.v === "sqrt" || t.v === "binom" || t.v === "sum" || t.v === "prod" || t.v === "lfloor" || t.v === "lceil";
     if (t.t === "p") return t.v === "(" || t.v === "{" || t.v === "[";
     return false;
   }
@@ -188,6 +190,9 @@ class ExprParser {
       } else if (this.isP("/")) {
         this.i++;
         n = { k: "op", op: "/", a: n, b: this.unary() };
+      } else if (this.isP("mod")) {
+        this.i++;
+        n = { k: "fn", name: "mod", args: [n, this.unary()] };
       } else if (this.startsAtom()) {
         n = { k: "op", op: "*", a: n, b: this.power() };
       } else break;
@@ -304,6 +309,13 @@ class ExprParser {
           return { k: "fn", name: "binom", args: [a, b] };
         }
         if (t.v === "sum" || t.v === "prod") return this.bigOperator(t.v);
+        if (t.v === "lfloor" || t.v === "lceil") {
+          const n = this.expr();
+          const close = this.peek();
+          if (close?.t !== "cmd" || close.v !== (t.v === "lfloor" ? "rfloor" : "rceil")) throw new ParseError(`\\${t.v} without its closing bracket`);
+          this.i++;
+          return { k: "fn", name: t.v === "lfloor" ? "floor" : "ceil", args: [n] };
+        }
         if (t.v === "sqrt") {
           if (this.isP("[")) {
             const idx = this.group("[", "]");
@@ -626,6 +638,26 @@ export function parseAnswer(s: string, depth = 0): Answer {
   }
 }
 
+/**
+ * Whether the number-only members of an equation chain have one value (exactly, or a decimal literal rounding it:
+ * `\\frac13 = 0.333`). Members with variables, or that are not exact rationals, are not checked.
+ */
+function sameNumbers(sides: Answer[]): boolean {
+  const vals: { v: Rational; places: number | null }[] = [];
+  for (const s of sides) {
+    if (s.k !== "expr") continue;
+    const v = evalExact(s.node, { percentAsHundredth: true });
+    if (v === null) continue;
+    const lit = /^-?\d*\.(\d+)$/.exec(s.src.trim());
+    vals.push({ v, places: lit ? lit[1]!.length : null });
+  }
+  return vals.every((a) => vals.every((b) => {
+    if (ratEq(a.v, b.v)) return true;
+    const places = a.places ?? b.places;
+    return places !== null && Math.abs(ratToNumber(a.v) - ratToNumber(b.v)) <= 0.5 * 10 ** -places * (1 + 1e-9);
+  }));
+}
+
 function isInfinite(a: Answer): boolean {
   if (a.k !== "expr") return false;
   const n = a.node;
@@ -641,7 +673,9 @@ function asIntervalish(a: Answer): Answer {
 function parseRelation(parts: string[], seps: string[], src: string, depth: number): Answer {
   const sides = parts.map((p) => parseAnswer(p, depth + 1));
   if (seps.every((x) => x === "=")) {
-    // a chain a = b = c: the claim is its first and last member (x = 4/2 = 2)
+    // a chain a = b = c: the claim is its first and last member (x = 4/2 = 2) — if every number in it is the same
+    // (x = 3 = 4 claims nothing)
+    if (sides.length > 2 && !sameNumbers(sides)) return { k: "text", text: normalizeText(src), src };
     return { k: "eq", lhs: sides[0]!, rhs: sides[sides.length - 1]!, rel: "=", src };
   }
   // a < x < b  →  interval (x any label: 0 < f(x) < 1);  a <= |x| <= b with 0 < a  →  [-b, -a] ∪ [a, b]

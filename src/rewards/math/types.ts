@@ -44,14 +44,18 @@ export interface MathVerifyOptions {
   stripUnits?: boolean;
   /** Percent handling. Default "flexible". */
   percent?: PercentMode;
-  /** Relative tolerance for values that are not exact rationals (irrationals, floats, CAS probes). Default 1e-9. */
+  /**
+   * Relative tolerance for values that are not exact rationals (irrationals, floats): |a − b| ≤ relTol·max(|a|, |b|).
+   * Default 1e-14 (about 45 ulps: `10^{12}\pi + 1` is not `10^{12}\pi`). CAS probes of expressions with variables
+   * use at least 1e-9.
+   */
   relTol?: number;
-  /** Absolute tolerance, used near zero. Default 1e-12. */
+  /** Absolute tolerance, used only near zero (`\sin\pi` is 1.2e-16). Default 1e-15. */
   absTol?: number;
   /**
-   * A decimal response (e.g. `0.333`, `3.14`) matches a reference that has no finite decimal expansion (`1/3`, `\pi`)
+   * A decimal response (e.g. `0.333333`, `3.14159`) matches a reference that has no finite decimal expansion (`1/3`, `\pi`)
    * when it equals the reference rounded to the same number of decimals and has at least this many significant digits.
-   * 0 turns it off. Default 3.
+   * 0 turns it off. Default 6 (Math-Verify's precision: `0.333333` is 1/3, `0.333` is not).
    */
   roundedDecimalDigits?: number;
   /** Bare comma lists (`1, 2`) compare order-insensitively (they are "multiple answers"). Default true. */
@@ -113,9 +117,9 @@ export function resolveOptions(opts: MathVerifyOptions = {}): ResolvedMathOption
     extractReference: opts.extractReference ?? true,
     stripUnits: opts.stripUnits ?? true,
     percent: opts.percent ?? "flexible",
-    relTol: opts.relTol ?? 1e-9,
-    absTol: opts.absTol ?? 1e-12,
-    roundedDecimalDigits: opts.roundedDecimalDigits ?? 3,
+    relTol: opts.relTol ?? 1e-14,
+    absTol: opts.absTol ?? 1e-15,
+    roundedDecimalDigits: opts.roundedDecimalDigits ?? 6,
     unorderedLists: opts.unorderedLists ?? true,
     maxAnswerLength: opts.maxAnswerLength ?? 400,
     probePoints: opts.probePoints ?? 6,

@@ -50,8 +50,22 @@ test("extract: <think> blocks are ignored unless ignoreThink is false", () => {
   assert.equal(ans("<think>\\boxed{1}</think> so \\boxed{2}"), "2");
   assert.equal(ans("<think>maybe \\boxed{1}</think> the result is 2"), "2");
   assert.equal(ans("<think>maybe \\boxed{1}</think> the result is 2", { ignoreThink: false }), "1");
-  // a response that is only reasoning keeps its reasoning
-  assert.equal(ans("<think>it is \\boxed{6}"), "6");
+  // a box inside an unclosed <think> is reasoning, not an answer (issue 26); so is text before a lone </think>
+  assert.equal(ans("<think>it is \\boxed{6}"), null);
+  assert.equal(ans("so \\boxed{6}</think> hmm, not sure"), null);
+  assert.equal(ans("\\boxed{5}</think>\n\\boxed{6}"), "6");
+  assert.equal(ans("<THINK>\\boxed{5}</THINK> \\boxed{6}"), "6");
+  assert.equal(ans("<Thinking>\\boxed{5}</Thinking> so \\boxed{6}"), "6");
+  assert.equal(ans("<seed:think>\\boxed{5}</seed:think>\\boxed{6}"), "6");
+  assert.equal(ans("<|begin_of_thought|>\\boxed{5}<|end_of_thought|> \\boxed{6}"), "6");
+  assert.equal(ans("\u25c1think\u25b7\\boxed{5}\u25c1/think\u25b7 \\boxed{6}"), "6");
+  assert.equal(ans("<think>a</think> \\boxed{6} <think>second thoughts \\boxed{7}"), "6");
+  assert.equal(ans("[THINK]\\boxed{5}[/THINK] \\boxed{6}"), "6");
+  assert.equal(ans("[THINK]\\boxed{5}"), null);
+  // harmony (gpt-oss): the final channel only
+  const harmony = "<|channel|>analysis<|message|>\\boxed{5}<|end|><|start|>assistant<|channel|>final<|message|>So \\boxed{6}.<|return|>";
+  assert.equal(ans(harmony), "6");
+  assert.equal(ans("<|channel|>analysis<|message|>\\boxed{5}<|end|>"), null);
 });
 
 test("extract: bare short answers and the last-number fallback (on/off)", () => {

@@ -55,8 +55,11 @@ test("equivalence: units stripped only when asked", () => {
 });
 
 test("equivalence: tolerance and rounded decimals", () => {
-  assert.ok(eq("3.1416", "\\pi") && eq("0.333", "1/3"));
-  assert.ok(!eq("0.33", "1/3"), "2 significant digits are not enough by default");
+  // Math-Verify's convention (issue 26): a rounded decimal needs 6 significant digits by default
+  assert.ok(eq("3.14159", "\\pi") && eq("0.333333", "1/3") && eq("0.0833333333", "\\frac{1}{12}"));
+  assert.ok(!eq("3.1416", "\\pi") && !eq("0.333", "1/3"), "fewer than 6 significant digits are not enough by default");
+  assert.ok(eq("3.1416", "\\pi", { roundedDecimalDigits: 3 }) && eq("0.333", "1/3", { roundedDecimalDigits: 3 }));
+  assert.ok(!eq("0.33", "1/3", { roundedDecimalDigits: 3 }));
   assert.ok(eq("0.33", "1/3", { roundedDecimalDigits: 2 }));
   assert.ok(!eq("3.1416", "\\pi", { roundedDecimalDigits: 0 }));
   assert.ok(!eq("0.125", "0.13"), "a terminating reference is never rounded");
