@@ -9,14 +9,14 @@ import type { Example } from "../../src/tasks/types.ts";
 const ex = (id: string, prompt: string, answer: string, meta?: Record<string, unknown>): Example => ({ id, prompt, answer, task: "t", ...(meta ? { meta } : {}) });
 const mathRows = [ex("m1", "What is 3 + 4? Box the answer.", "7"), ex("m2", "How many legs do 3 spiders have?", "24"), ex("m3", "What is half of one?", "\\frac{1}{2}")];
 
-// The built-in verifiers with valid rows must report none. Other helpers harden math and ifeval
-// in parallel (issue 26): until their work lands these are todo (run, reported, not failing).
-const builtins: [string, Record<string, unknown>, Example[], string | undefined][] = [
-  ["math", { verifier: "math" }, mathRows, "math: words after numbers, hedged <answer> tags, an overruled box (issue 26 §4)"],
-  ["ifeval", { verifier: "ifeval" }, [ex("i1", "Write about cats in at least 40 words, without commas, and mention whiskers.", "-", { constraints: [{ type: "length_constraints:number_words", relation: "at least", num_words: 40 }, { type: "punctuation:no_comma" }, { type: "keywords:existence", keywords: ["whiskers"] }] })], "ifeval: degenerate compliance gets partial credit (issue 26 §5)"],
+// The built-in verifiers with valid rows must report none (math: words after numbers, hedged
+// <answer> tags, an overruled box; ifeval: degenerate compliance — issue 26 §4, §5).
+const builtins: [string, Record<string, unknown>, Example[]][] = [
+  ["math", { verifier: "math" }, mathRows],
+  ["ifeval", { verifier: "ifeval" }, [ex("i1", "Write about cats in at least 40 words, without commas, and mention whiskers.", "-", { constraints: [{ type: "length_constraints:number_words", relation: "at least", num_words: 40 }, { type: "punctuation:no_comma" }, { type: "keywords:existence", keywords: ["whiskers"] }] })]],
 ];
-for (const [name, rewardBlock, rows, todo] of builtins) {
-  test(`built-in ${name} with valid rows: no attack scores above 0`, { todo }, async () => {
+for (const [name, rewardBlock, rows] of builtins) {
+  test(`built-in ${name} with valid rows: no attack scores above 0`, async () => {
     const r = await auditReward(rows, rewardBlock);
     assert.equal(r.findings.length, 0, formatAuditReport(r));
   });
