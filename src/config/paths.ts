@@ -4,7 +4,9 @@
  * it is started from. `out` is the exception: a run directory is where the user runs rlvr
  * (`out: runs/x` from the repository root).
  */
+import { existsSync } from "node:fs";
 import { isAbsolute, resolve } from "node:path";
+import { MODEL_CATALOG, defaultModelDir } from "../engines/catalog.ts";
 
 /** Input paths of a run config (dotted; `[]` = each entry of a list). */
 export const CONFIG_PATH_FIELDS = ["data.train", "data.test", "model.path", "tokenizer.path", "rl.verifierPool.modules[]", "reward.module", "plugins[]"] as const; // and reward.components[].module (below)
@@ -17,10 +19,20 @@ function relativePath(v: string, moduleField: boolean): boolean {
 }
 
 /**
+ * Whether a model or tokenizer path names a catalogue model (`model.path: smollm2-135m-instruct`,
+ * set up by `rlvr setup model <name>`) rather than a folder: the name is known and no folder of
+ * that name sits beside the config.
+ */
+function catalogName(v: string, baseDir: string): boolean {
+  return Object.hasOwn(MODEL_CATALOG, v) && !existsSync(resolve(baseDir, v));
+}
+
+/**
  * A copy of the raw (unvalidated) config with every relative path in CONFIG_PATH_FIELDS made
  * absolute against `baseDir`. Module fields (`…modules[]`, `reward.module`, `plugins[]`) resolve
  * only entries that look like files (`./x`, `../x`, `x.ts`), so package names stay as they are.
- * Values of the wrong type are left for the schema to report.
+ * `model.path` / `tokenizer.path` naming a catalogue model resolve to where `rlvr setup model`
+ * puts it (src/engines/catalog.ts). Values of the wrong type are left for the schema to report.
  */
 export function resolveConfigPaths(raw: unknown, baseDir: string): unknown {
   if (raw === null || typeof raw !== "object" || Array.isArray(raw)) return raw;
@@ -34,7 +46,11 @@ export function resolveConfigPaths(raw: unknown, baseDir: string): unknown {
     if (!obj || typeof obj !== "object" || Array.isArray(obj)) continue;
     const o = obj as Record<string, unknown>;
     const key = parts[parts.length - 1]!;
-    const fix = (v: unknown) => (typeof v === "string" && relativePath(v, moduleField) ? resolve(baseDir, v) : v);
+    const fix = (v: unknown) => {
+      if (typeof v !== "string") return v;
+      if ((field === "model.path" || field === "tokenizer.path") && catalogName(v, baseDir)) return defaultModelDir(v);
+      return relativePath(v, moduleField) ? resolve(baseDir, v) : v;
+    };
     if (list) {
       if (Array.isArray(o[key])) o[key] = (o[key] as unknown[]).map(fix);
     } else if (key in o) o[key] = fix(o[key]);

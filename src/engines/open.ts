@@ -7,6 +7,8 @@
  * line), so the rest of the code only ever sees a concrete engine.
  */
 import { existsSync } from "node:fs";
+import { basename, dirname } from "node:path";
+import { MODEL_CATALOG, defaultModelDir } from "./catalog.ts";
 import type { RunConfig } from "../config/schema.ts";
 import type { Tokenizer } from "../tokenizers/types.ts";
 import type { Engine } from "./engine.ts";
@@ -16,6 +18,13 @@ import { TorchEngine } from "./torch/engine.ts";
 import type { ProbeResult, ProbeShape } from "./probe.ts";
 
 /** The `model:` block of a run config (defaults applied), or the fields of it a caller sets. */
+
+/** The one-line error for a model folder that is not there (with the setup command for a catalogue model's). */
+function missingModel(path: string): string {
+  const name = basename(path);
+  const hint = Object.hasOwn(MODEL_CATALOG, name) && defaultModelDir(name) === path ? `; run \`rlvr setup model ${name}\` first` : ` (looked in ${dirname(path)})`;
+  return `config error at model.path: directory ${path} does not exist${hint}`;
+}
 export type ModelSpec = Partial<RunConfig["model"]> & Pick<RunConfig["model"], "path" | "init">;
 
 /** What every engine needs besides the model block. */
@@ -45,7 +54,7 @@ export async function openEngine(model: ModelSpec, o: OpenEngineOptions): Promis
   const seed = o.seed ?? 0;
   const torchOpts = { python: model.python, device: model.device ?? "auto", dtype: model.dtype ?? "auto", gradientCheckpointing: model.gradientCheckpointing ?? false, tokenBudget: model.tokenBudget ?? 16384, seed, tokenizer: o.tokenizer, distributed: model.distributed, onStderr: o.torchStderr };
   if (model.path) {
-    if (!existsSync(model.path)) throw new Error(`config error at model.path: directory ${model.path} does not exist`);
+    if (!existsSync(model.path)) throw new Error(missingModel(model.path));
     if (model.engine === "torch") return TorchEngine.fromPretrained(model.path, torchOpts);
     return EmbeddedEngine.fromPretrained(model.path, { tokenizer: o.tokenizer, seed, inferenceOnly: o.inferenceOnly });
   }
@@ -63,7 +72,7 @@ export async function openEngine(model: ModelSpec, o: OpenEngineOptions): Promis
 async function openAuto(model: ModelSpec, o: OpenEngineOptions): Promise<Engine> {
   const log = o.log ?? ((line: string) => process.stderr.write(line + "\n"));
   const { chooseEngine } = await import("./probe.ts");
-  if (model.path && !existsSync(model.path)) throw new Error(`config error at model.path: directory ${model.path} does not exist`);
+  if (model.path && !existsSync(model.path)) throw new Error(missingModel(model.path));
   const choice = await chooseEngine(model, { tokenizer: o.tokenizer, seed: o.seed, shape: o.probeShape, probe: o.engineProbe });
   log(choice.reason);
   if (choice.engine === "embedded") return openEngine({ ...model, engine: "embedded" }, o);

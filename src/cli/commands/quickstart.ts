@@ -17,9 +17,14 @@ import { parseRunConfig, type RunConfigInput } from "../../config/schema.ts";
 import { paddedAdditionTask, generateExamples, writeExamplesJsonl } from "../../tasks/index.ts";
 import { train } from "../../trainer/run.ts";
 import { progressHooks } from "../progress.ts";
+import { REAL_EVAL, runRealRecipe } from "../../recipes/real.ts";
 
 export interface QuickstartOptions {
   out: string;
+  /** A pretrained model (catalogue name or Hugging Face directory): run the real-model recipe instead (src/recipes/real.ts). */
+  model?: string;
+  /** Engine of the real-model recipe. */
+  engine?: "torch" | "embedded";
   digits: number;
   sftSteps: number;
   rlSteps: number;
@@ -139,7 +144,32 @@ export function register(program: Command): void {
     .option("--sft-steps <n>", "SFT warm-up steps at most (it stops earlier at 30% check-set accuracy)", (v) => parseInt(v, 10), 300)
     .option("--rl-steps <n>", "GRPO steps", (v) => parseInt(v, 10), 300)
     .option("--seed <s>", "seed", (v) => parseInt(v, 10), 1)
-    .action(async (o: QuickstartOptions) => {
-      await runQuickstart(o);
+    .option("--model <name|dir>", "train a pretrained chat model instead: smollm2-135m-instruct (set up on first use) or a Hugging Face directory (GRPO on word problems; --rl-steps defaults to 40)")
+    .option("--engine <name>", "with --model: torch (default) or embedded")
+    .action(async (o: QuickstartOptions, cmd: Command) => {
+      if (o.model) await runRealQuickstart(o, cmd.getOptionValueSource("rlSteps") === "cli" ? o.rlSteps : 40);
+      else await runQuickstart(o);
     });
+}
+
+/** `rlvr quickstart --model <m>`: the real-model recipe, with progress and a before/after table. */
+async function runRealQuickstart(o: QuickstartOptions, steps: number): Promise<void> {
+  const out = o.out === "runs/quickstart" ? "runs/quickstart-real" : o.out;
+  if (o.engine !== undefined && o.engine !== "torch" && o.engine !== "embedded") throw new Error(`rlvr quickstart: --engine must be torch or embedded, got "${o.engine}"`);
+  const hooks = progressHooks();
+  const r = await runRealRecipe(o.model!, { out, steps, seed: o.seed, engine: o.engine }, hooks);
+  hooks.stop();
+  const pct = (x: number) => `${(x * 100).toFixed(1)}%`;
+  const gain = (a: number, b: number) => `${b >= a ? "+" : ""}${((b - a) * 100).toFixed(1)} points`;
+  process.stdout.write(
+    [
+      "",
+      `rlvr quickstart --model ${o.model} — GRPO on word problems (${REAL_EVAL.prompts} held-out prompts, chat template)`,
+      "                                   before      after GRPO",
+      `  pass@1, temperature 1 (${REAL_EVAL.samples} samples): ${pct(r.accuracyBefore).padStart(8)}    ${pct(r.accuracyAfter).padStart(6)}  (${gain(r.accuracyBefore, r.accuracyAfter)})`,
+      `  greedy accuracy:                ${pct(r.greedyBefore).padStart(8)}    ${pct(r.greedyAfter).padStart(6)}  (${gain(r.greedyBefore, r.greedyAfter)})`,
+      `  time: ${r.seconds.toFixed(0)} s; run directory: ${resolve(out)}`,
+      "",
+    ].join("\n"),
+  );
 }

