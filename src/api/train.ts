@@ -47,7 +47,7 @@ export async function resolveConfig(config: TrainConfig, baseDir = process.cwd()
  *   src/trainer/events.ts); `resume`, `signal`, `quiet` and `progress` as for the CLI
  * @returns the run summary: run directory, held-out EvalResult per phase ("init"/"sft" before RL,
  *   "rl" after), seconds, the final checkpoint's directory
- * @throws ConfigError for an invalid config; RunInterrupted, NonFiniteError, ResumeError as the trainer
+ * @throws ConfigError for an invalid config; RunInterrupted, NonFiniteError, ResumeError, RunDirError (`out` holds an earlier run; pass `overwrite: true`) as the trainer
  */
 export async function train(config: TrainConfig, opts: TrainOptions = {}): Promise<RunSummary> {
   const { baseDir, ...rest } = opts;

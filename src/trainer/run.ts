@@ -26,6 +26,7 @@ import { ioError } from "../util/errors.ts";
 export { NonFiniteError, RunInterrupted } from "./faults.ts";
 export { ResumeError } from "./resume.ts";
 export { RunLockError } from "./lock.ts";
+export { RunDirError } from "./rundir.ts";
 
 export interface RunHooks {
   /** Called after every optimizer step of every stage. */
@@ -42,6 +43,12 @@ export interface TrainOptions extends RunHooks {
    * replaced by it). @throws ResumeError when there is none or the config changed incompatibly.
    */
   resume?: string;
+  /**
+   * A fresh start into an `out` that already holds a run (config.yaml, metrics.jsonl,
+   * samples.jsonl, eval.jsonl, report.md, checkpoints/) deletes those files first (printing one
+   * line naming them) instead of throwing RunDirError. Other files there are kept. Ignored with `resume`.
+   */
+  overwrite?: boolean;
   /**
    * When aborted, the run finishes the current step, writes a checkpoint and throws
    * RunInterrupted (`rlvr train` aborts it on SIGINT).
@@ -90,7 +97,8 @@ export async function evalHeldOut(ctx: RunContext, dir: string, label: string, s
  * @throws RunLockError when another live process holds the run directory;
  *         RunInterrupted after writing a checkpoint when `opts.signal` fired;
  *         NonFiniteError after `faults.maxConsecutiveSkips` skipped steps in a row;
- *         ResumeError when `opts.resume` has no usable checkpoint.
+ *         ResumeError when `opts.resume` has no usable checkpoint;
+ *         RunDirError when a fresh start's `out` holds an earlier run and `opts.overwrite` is not set.
  */
 export async function train(cfg: RunConfig, opts: TrainOptions = {}): Promise<RunSummary> {
   const dir = opts.resume ?? cfg.out;

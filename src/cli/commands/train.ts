@@ -17,13 +17,15 @@ export function register(program: Command): void {
     .option("--out <dir>", "run directory (overrides the config's out)")
     .option("--seed <n>", "seed (overrides the config's seed)", (v) => parseInt(v, 10))
     .option("--resume <run-dir>", "resume this run directory from its newest complete checkpoint")
+    .option("--overwrite", "delete the run files already in the run directory (config.yaml, metrics.jsonl, samples.jsonl, eval.jsonl, report.md, checkpoints/) before a fresh start")
     .option("--engine <kind>", "engine: embedded, torch or auto (overrides model.engine; auto: torch where a cached probe finds it faster)")
-    .action(async (file: string | undefined, opts: { out?: string; seed?: number; resume?: string; engine?: string }) => {
+    .action(async (file: string | undefined, opts: { out?: string; seed?: number; resume?: string; engine?: string; overwrite?: boolean }) => {
       const fail = (msg: string, code: number): never => {
         process.stderr.write(msg + "\n");
         process.exit(code);
       };
       if (!file && !opts.resume) fail("error: missing config (rlvr train <config.yaml>, or rlvr train --resume <run-dir>)", 2);
+      if (opts.resume && opts.overwrite) fail("error: --overwrite starts a fresh run and --resume continues one; pass one of them", 2);
       if (opts.resume && opts.out && opts.out !== opts.resume) fail(`error: --out ${opts.out} and --resume ${opts.resume} name different run directories`, 2);
       let cfg;
       try {
@@ -54,7 +56,7 @@ export function register(program: Command): void {
       };
       process.on("SIGINT", onSigint);
       try {
-        const s = await train(cfg, { ...hooks, resume: opts.resume, signal: ac.signal, engineAdvice: (line) => process.stderr.write(line + "\n") });
+        const s = await train(cfg, { ...hooks, resume: opts.resume, overwrite: opts.overwrite, signal: ac.signal, engineAdvice: (line) => process.stderr.write(line + "\n") });
         hooks.stop();
         for (const [k, v] of Object.entries(s.evals)) process.stdout.write(`held-out after ${k}: ${heldOutLine(v)}\n`);
         process.stdout.write(`run directory: ${s.dir} (${s.seconds.toFixed(0)} s)\n`);
