@@ -6,7 +6,9 @@
  * What a response gets (scoreBatch): a Verdict whose `reward` is the weighted, gated, shaped
  * total, whose `components` hold each component's value by name (after gating), and whose
  * `correct`/`extracted`/`reason` come from the primary component's verifier (`reward.correct`, by
- * default the first component that is not a format check). Failures never stop a run:
+ * default the first component that is not a format check). A verdict that does not say `correct`
+ * itself (a reward function's bare number, `{reward}` alone, a group verifier's number) is correct
+ * when its reward is at least `reward.correctAt` (default 1): partial credit never counts as accuracy. Failures never stop a run:
  *   - a verifier that throws, returns a wrong shape or a non-finite reward → the component's
  *     fallback (default 0) and the event `reward/errors/<component>`;
  *   - one that runs past its time limit → the fallback and `reward/timeouts/<component>`
@@ -88,6 +90,8 @@ interface Part {
   timeoutMs: number | undefined;
   fallback: number | null;
   at: string;
+  /** reward.correctAt: the reward at which a verdict without its own `correct` counts as correct. */
+  correctAt: number;
 }
 
 /** Component names that would collide with the step's other reward/… metrics. */
@@ -103,16 +107,19 @@ function stashSet(stash: Stash, g: RewardGroup<Example>, name: string, i: number
   a[i] = v;
 }
 
-/** A verifier's verdict, checked: a wrong shape or a non-finite reward (other than NaN = skip) throws. */
-function checked(v: unknown, who: string): Verdict {
-  if (v && typeof v === "object" && typeof (v as Verdict).reward === "number") {
+/**
+ * A verifier's verdict, checked: a wrong shape or a non-finite reward (other than NaN = skip)
+ * throws; one without a boolean `correct` gets reward ≥ `correctAt`.
+ */
+function checked(v: unknown, who: string, correctAt: number): Verdict {
+  if (v && typeof v === "object" && typeof (v as Verdict).reward === "number" && typeof (v as Verdict).correct === "boolean") {
     const r = (v as Verdict).reward;
     if (Number.isNaN(r) || Number.isFinite(r)) return v as Verdict;
   }
-  return toVerdict(v, who);
+  return toVerdict(v, who, correctAt);
 }
 
-async function resolvePart(c: RewardComponentConfig, at: string, o: CompileOptions): Promise<Part> {
+async function resolvePart(c: RewardComponentConfig, at: string, o: CompileOptions & { correctAt: number }): Promise<Part> {
   // User functions get a limit by default; built-in verifiers bound their own work (the code
   // sandbox's per-run limits) and get one only when set (or from the pool's default).
   const timeoutMs = c.timeoutMs ?? o.timeoutMs;
@@ -125,13 +132,13 @@ async function resolvePart(c: RewardComponentConfig, at: string, o: CompileOptio
     } catch (e) {
       throw new Error(`config error at ${at}.module: ${(e as Error).message}`);
     }
-    return { name: c.name ?? exp, vname: "module", verifier: findVerifier("module")!, options: { module: spec, export: exp, options: c.options }, weight: c.weight, gate: c.gate, timeoutMs: timeoutMs ?? 10_000, fallback, at };
+    return { name: c.name ?? exp, vname: "module", verifier: findVerifier("module")!, options: { module: spec, export: exp, options: c.options }, weight: c.weight, gate: c.gate, timeoutMs: timeoutMs ?? 10_000, fallback, at, correctAt: o.correctAt };
   }
   const v = findVerifier(c.verifier!);
   if (!v) throw new Error(`config error at ${at}.verifier: unknown verifier "${c.verifier}"; registered: ${verifierNames().join(", ")} (a plugin module can add more with registerVerifier/defineReward)`);
   v.checkOptions?.(c.options, `${at}.options`);
   if (c.verifier === "math") await preloadMath().catch(() => undefined);
-  return { name: c.name ?? c.verifier!, vname: c.verifier!, verifier: v, options: c.options, weight: c.weight, gate: c.gate, timeoutMs, fallback, at };
+  return { name: c.name ?? c.verifier!, vname: c.verifier!, verifier: v, options: c.options, weight: c.weight, gate: c.gate, timeoutMs, fallback, at, correctAt: o.correctAt };
 }
 
 function inProcess(p: Part, stash: Stash): RewardComponent<Example> {
@@ -143,11 +150,11 @@ function inProcess(p: Part, stash: Stash): RewardComponent<Example> {
       ...base,
       group: async (g) => {
         const exs = g.group.examples ?? g.group.responses.map(() => g.group.example);
-        const vals = await group(g.group.responses, exs, { step: g.group.step, options: p.options, lengths: g.lengths, truncated: g.group.responses.map((_, i) => g.group.truncated?.[i] ?? false) });
+        const vals = await group(g.group.responses, exs, { step: g.group.step, options: p.options, correctAt: p.correctAt, lengths: g.lengths, truncated: g.group.responses.map((_, i) => g.group.truncated?.[i] ?? false) });
         if (!Array.isArray(vals)) throw new Error(`${who}.group returned ${typeof vals}; expected one value per response`);
         return vals.map((x, i) => {
           if (x === null || typeof x === "number") return x;
-          const v = checked(x, who);
+          const v = checked(x, who, p.correctAt);
           stashSet(stash, g.group, p.name, i, v);
           return Number.isNaN(v.reward) ? null : v.reward;
         });
@@ -157,7 +164,7 @@ function inProcess(p: Part, stash: Stash): RewardComponent<Example> {
   return {
     ...base,
     sample: async (s) => {
-      const v = checked(await p.verifier.verify(s.response, s.example, { step: s.step, options: p.options }), who);
+      const v = checked(await p.verifier.verify(s.response, s.example, { step: s.step, options: p.options, correctAt: p.correctAt }), who, p.correctAt);
       stashSet(stash, s.group, p.name, s.index, v);
       return Number.isNaN(v.reward) ? null : v.reward;
     },
@@ -172,13 +179,13 @@ function inPool(p: Part, stash: Stash, pool: () => VerifierPool): RewardComponen
     gate: p.gate,
     onError: p.fallback,
     sample: async (s) => {
-      const o = await pool().run(p.vname, [s.response, s.example, { step: s.step, options: p.options }], { timeoutMs: p.timeoutMs });
+      const o = await pool().run(p.vname, [s.response, s.example, { step: s.step, options: p.options, correctAt: p.correctAt }], { timeoutMs: p.timeoutMs });
       if (!o.ok) {
         s.emit(o.kind === "timeout" ? "verifier/timeouts" : o.kind === "crash" ? "verifier/crashes" : "verifier/errors", o.message);
         s.emit(o.kind === "timeout" ? `reward/timeouts/${p.name}` : `reward/errors/${p.name}`, o.message);
         return p.fallback;
       }
-      const v = checked(o.value, `verifier "${p.vname}"`); // throws → reward/errors/<name>, fallback
+      const v = checked(o.value, `verifier "${p.vname}"`, p.correctAt); // throws → reward/errors/<name>, fallback
       stashSet(stash, s.group, p.name, s.index, v);
       return Number.isNaN(v.reward) ? null : v.reward;
     },
@@ -199,7 +206,8 @@ export async function compileReward(reward: RewardConfig, o: CompileOptions = {}
   const comps: RewardComponentConfig[] = single
     ? [{ verifier: reward.verifier, module: reward.module, export: reward.export, options: reward.options, weight: 1, timeoutMs: reward.timeoutMs, fallback: reward.fallback }]
     : reward.components!;
-  const defaults = { ...o, timeoutMs: reward.timeoutMs ?? o.timeoutMs, fallback: reward.fallback !== undefined ? reward.fallback : o.fallback };
+  const correctAt = reward.correctAt ?? 1;
+  const defaults = { ...o, timeoutMs: reward.timeoutMs ?? o.timeoutMs, fallback: reward.fallback !== undefined ? reward.fallback : o.fallback, correctAt };
   const parts: Part[] = [];
   for (let i = 0; i < comps.length; i++) parts.push(await resolvePart(comps[i]!, single ? at : `${at}.components[${i}]`, defaults));
   const names = parts.map((p) => p.name);
@@ -238,12 +246,12 @@ export async function compileReward(reward: RewardConfig, o: CompileOptions = {}
           lengths.map((len, k) => {
             const v = vals[from]![k];
             if (v === null || v === undefined) return null;
-            const correct = stash.get(group)?.get(from)?.[k]?.correct ?? v > 0;
+            const correct = stash.get(group)?.get(from)?.[k]?.correct ?? v >= correctAt;
             return cosineLengthReward(correct, len, { ...sh, maxLength }, group.truncated?.[k] ?? false);
           }),
       });
     } else {
-      components.push(grpoLambdaComponent({ ...sh, correctness: correctness(sh.correctness, i) }));
+      components.push(grpoLambdaComponent({ ...sh, correctness: correctness(sh.correctness, i), correctAt }));
     }
   });
   let fn: RewardFn<Example>;
@@ -258,9 +266,9 @@ export async function compileReward(reward: RewardConfig, o: CompileOptions = {}
   const verifyOne = (response: string, example: Example): Verdict | Promise<Verdict> => {
     const fail = (e: unknown): Verdict => ({ correct: false, reward: primaryPart.fallback ?? NaN, extracted: null, reason: `error: ${(e as Error)?.message ?? String(e)}` });
     try {
-      const v = primaryPart.verifier.verify(response, example, { options: primaryPart.options });
-      if (v && typeof (v as Promise<Verdict>).then === "function") return (v as Promise<Verdict>).then((x) => checked(x, primaryPart.vname), fail);
-      return checked(v, primaryPart.vname);
+      const v = primaryPart.verifier.verify(response, example, { options: primaryPart.options, correctAt });
+      if (v && typeof (v as Promise<Verdict>).then === "function") return (v as Promise<Verdict>).then((x) => checked(x, primaryPart.vname, correctAt), fail);
+      return checked(v, primaryPart.vname, correctAt);
     } catch (e) {
       return fail(e);
     }
@@ -299,7 +307,7 @@ export async function compileReward(reward: RewardConfig, o: CompileOptions = {}
         const failed = out.events.find((e) => e.index === k && e.name.endsWith(`/${primary}`));
         if (total === null || total === undefined) events["reward/skipped"] = (events["reward/skipped"] ?? 0) + 1;
         verdicts[i] = {
-          correct: pv ? pv.correct : raw !== null && raw !== undefined && raw > 0 && !failed,
+          correct: pv ? pv.correct : raw !== null && raw !== undefined && raw >= correctAt && !failed,
           reward: total ?? NaN,
           extracted: pv?.extracted ?? null,
           reason: pv?.reason ?? (failed ? `${failed.name}: ${failed.message ?? ""}` : total === null ? "skipped" : "no verdict"),

@@ -98,6 +98,12 @@ export const rewardConfigSchema = z
     shaping: z.array(rewardShapingSchema).default([]),
     /** The component whose verdict gives `correct` (accuracy, eval); default the first that is not a format check. */
     correct: z.string().min(1).optional(),
+    /**
+     * A verdict that does not say `correct` itself (a reward function returning a number, or
+     * `{reward}` without `correct`) counts as correct when its reward is at least this (default 1:
+     * full credit only; partial credit is reward, not accuracy).
+     */
+    correctAt: z.number().finite().default(1),
   })
   .refine((r) => [r.verifier, r.module, r.components].filter((x) => x !== undefined).length === 1, {
     message: "set exactly one of verifier (a registered name), module (a file with your reward function) or components (a list)",
