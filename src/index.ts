@@ -13,7 +13,7 @@
 
 // Training: a run from a config, typed progress events, the config schema and plugins.
 export { train, resolveConfig, type TrainConfig, type TrainOptions } from "./api/train.ts";
-export { NonFiniteError, ResumeError, RunDirError, RunInterrupted, type RunSummary, type RunHooks } from "./trainer/run.ts";
+export { NonFiniteError, ResumeError, RewardError, RunDirError, RunInterrupted, type RunSummary, type RunHooks } from "./trainer/run.ts";
 export type { Progress } from "./trainer/sft.ts";
 export type { RunContext } from "./trainer/context.ts";
 export type { RlStageHooks } from "./trainer/hooks.ts";

@@ -28,7 +28,8 @@ import { cosineLengthReward } from "./shaping/cosine.ts";
 import { grpoLambdaComponent } from "./shaping/grpo-lambda.ts";
 import { loadRewardExport, moduleSpecifierOf } from "./user-module.ts";
 import type { VerifierPool } from "./pool/pool.ts";
-import type { RewardGroup, Verdict } from "./types.ts";
+import type { RewardEvent, RewardGroup, Verdict } from "./types.ts";
+import { UserError } from "../util/errors.ts";
 
 export interface CompileOptions {
   /** Config path of the block, for messages (default "reward"). */
@@ -43,6 +44,17 @@ export interface CompileOptions {
   timeoutMs?: number;
   /** Default fallback reward (default 0). */
   fallback?: number | null;
+  /** Receives the one-line warning at the first component failure (default: stderr). */
+  warn?: (line: string) => void;
+}
+
+/**
+ * A reward component failed (threw, returned a wrong shape, timed out, crashed its worker) on
+ * more than `reward.maxErrorRate` of a batch's samples: the run stops with this one line
+ * naming the component and its first error.
+ */
+export class RewardError extends UserError {
+  override name = "RewardError";
 }
 
 /** What the trainer's reward stage passes besides responses and examples. */
@@ -59,7 +71,10 @@ export interface BatchInfo {
 
 export interface ScoredBatch {
   verdicts: Verdict[];
-  /** Event counts: reward/errors/<c>, reward/timeouts/<c>, reward/skipped, verifier/*. */
+  /**
+   * Event counts: reward/errors/<c>, reward/timeouts/<c>, reward/skipped, verifier/*;
+   * `verifier/errors` is every error of every component (in-process or in the pool).
+   */
   events: Record<string, number>;
 }
 
@@ -74,7 +89,11 @@ export interface CompiledReward {
   fn: RewardFn<Example>;
   /** Score one response with the primary component's verifier and options (eval, hints). Never throws. */
   verifyOne(response: string, example: Example): Verdict | Promise<Verdict>;
-  /** Score a batch of responses (the RL step's reward stage). Never throws for what a response or verifier does. */
+  /**
+   * Score a batch of responses (the RL step's reward stage). A failing sample gets its component's
+   * fallback and is counted; the first failure is warned about once.
+   * @throws RewardError when one component fails on more than `reward.maxErrorRate` of the samples
+   */
   scoreBatch(responses: readonly string[], examples: readonly Example[], info?: BatchInfo): Promise<ScoredBatch>;
 }
 
@@ -192,6 +211,58 @@ function inPool(p: Part, stash: Stash, pool: () => VerifierPool): RewardComponen
   };
 }
 
+/** A component as messages name it: `"name"`, with its verifier or module when that differs. */
+function describePart(p: Part | undefined, name: string): string {
+  if (!p) return `reward component "${name}"`;
+  if (p.vname === "module") {
+    const m = p.options as { module: string; export: string };
+    return `reward component "${name}" (${m.module.split("/").pop()}#${m.export})`;
+  }
+  return `reward component "${name}"${p.vname !== name ? ` (verifier ${p.vname})` : ""}`;
+}
+
+/** First line of an error message, at most 200 characters. */
+const firstLine = (m: string) => {
+  const l = m.split("\n")[0]!;
+  return l.length > 200 ? l.slice(0, 199) + "…" : l;
+};
+
+/**
+ * Reward failures made loud: one warning at the first failure of any component, and a
+ * RewardError when one component fails (errors + timeouts) on more than `maxErrorRate` of a batch.
+ */
+function errorWatch(maxErrorRate: number, warn: (line: string) => void, describe: (name: string) => string) {
+  let warned = false;
+  const warnOnce = (name: string, message: string, step: number | undefined) => {
+    if (warned) return;
+    warned = true;
+    warn(
+      `reward warning: ${describe(name)} failed${step !== undefined ? ` at RL step ${step + 1}` : ""}: ${firstLine(message)} ` +
+        `(the sample gets the fallback reward; counted as reward/errors/${name}; the run stops when more than ${maxErrorRate} of a step's samples fail)`,
+    );
+  };
+  const check = (events: readonly RewardEvent[], n: number, step: number | undefined) => {
+    const failed = new Map<string, { count: number; first: string }>();
+    for (const e of events) {
+      const m = /^reward\/(errors|timeouts)\/(.+)$/.exec(e.name);
+      if (!m) continue;
+      const f = failed.get(m[2]!) ?? { count: 0, first: `${m[1] === "timeouts" ? "timeout: " : ""}${e.message ?? "(no message)"}` };
+      f.count++;
+      failed.set(m[2]!, f);
+    }
+    for (const [name, f] of failed) {
+      warnOnce(name, f.first, step);
+      if (n > 0 && f.count / n > maxErrorRate) {
+        throw new RewardError(
+          `reward error: ${describe(name)} failed on ${f.count} of ${n} samples${step !== undefined ? ` of RL step ${step + 1}` : ""} ` +
+            `(more than reward.maxErrorRate ${maxErrorRate}); first error: ${firstLine(f.first)}`,
+        );
+      }
+    }
+  };
+  return { warnOnce, check };
+}
+
 /**
  * Compile a reward block.
  * @param reward the validated block (rewardConfigSchema)
@@ -261,10 +332,14 @@ export async function compileReward(reward: RewardConfig, o: CompileOptions = {}
     throw new Error(`config error at ${(e as Error).message.replace(/^reward\b/, at)}`);
   }
   const allNames = components.map((c) => c.name);
+  const watch = errorWatch(reward.maxErrorRate ?? 0.5, o.warn ?? ((l) => process.stderr.write(l + "\n")), (n) => describePart(parts.find((p) => p.name === n), n));
   const primaryPart = parts.find((p) => p.name === primary)!;
 
   const verifyOne = (response: string, example: Example): Verdict | Promise<Verdict> => {
-    const fail = (e: unknown): Verdict => ({ correct: false, reward: primaryPart.fallback ?? NaN, extracted: null, reason: `error: ${(e as Error)?.message ?? String(e)}` });
+    const fail = (e: unknown): Verdict => {
+      watch.warnOnce(primary, (e as Error)?.message ?? String(e), undefined);
+      return { correct: false, reward: primaryPart.fallback ?? NaN, extracted: null, reason: `error: ${(e as Error)?.message ?? String(e)}` };
+    };
     try {
       const v = primaryPart.verifier.verify(response, example, { options: primaryPart.options, correctAt });
       if (v && typeof (v as Promise<Verdict>).then === "function") return (v as Promise<Verdict>).then((x) => checked(x, primaryPart.vname, correctAt), fail);
@@ -293,6 +368,7 @@ export async function compileReward(reward: RewardConfig, o: CompileOptions = {}
       step: info.step,
     }));
     const outs = await fn.batch(groups);
+    watch.check(outs.flatMap((o) => o.events), responses.length, info.step);
     const verdicts = new Array<Verdict>(responses.length);
     const events: Record<string, number> = {};
     outs.forEach((out, gi) => {
@@ -315,6 +391,8 @@ export async function compileReward(reward: RewardConfig, o: CompileOptions = {}
         };
       });
     });
+    const errors = Object.entries(events).reduce((a, [k, n]) => (k.startsWith("reward/errors/") ? a + n : a), 0);
+    if (errors > 0) events["verifier/errors"] = errors;
     return { verdicts, events };
   };
 

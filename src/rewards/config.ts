@@ -104,6 +104,12 @@ export const rewardConfigSchema = z
      * full credit only; partial credit is reward, not accuracy).
      */
     correctAt: z.number().finite().default(1),
+    /**
+     * The run stops (one line naming the component and its first error) when one component fails
+     * — throws, returns a wrong shape, times out, crashes its worker — on more than this fraction
+     * of a step's samples (default 0.5; 1 = never stop). The first failure is always warned about.
+     */
+    maxErrorRate: z.number().min(0).max(1).default(0.5),
   })
   .refine((r) => [r.verifier, r.module, r.components].filter((x) => x !== undefined).length === 1, {
     message: "set exactly one of verifier (a registered name), module (a file with your reward function) or components (a list)",

@@ -22,11 +22,13 @@ import { evalBefore, finish, runRl, runSft } from "./stages.ts";
 import { acquireRunLock } from "./lock.ts";
 import { loadVerifierModules } from "../rewards/pool/modules.ts";
 import { ioError } from "../util/errors.ts";
+import { RewardError } from "../rewards/compile.ts";
 
 export { NonFiniteError, RunInterrupted } from "./faults.ts";
 export { ResumeError } from "./resume.ts";
 export { RunLockError } from "./lock.ts";
 export { RunDirError } from "./rundir.ts";
+export { RewardError } from "../rewards/compile.ts";
 
 export interface RunHooks {
   /** Called after every optimizer step of every stage. */
@@ -98,7 +100,8 @@ export async function evalHeldOut(ctx: RunContext, dir: string, label: string, s
  *         RunInterrupted after writing a checkpoint when `opts.signal` fired;
  *         NonFiniteError after `faults.maxConsecutiveSkips` skipped steps in a row;
  *         ResumeError when `opts.resume` has no usable checkpoint;
- *         RunDirError when a fresh start's `out` holds an earlier run and `opts.overwrite` is not set.
+ *         RunDirError when a fresh start's `out` holds an earlier run and `opts.overwrite` is not set;
+ *         RewardError when a reward component fails on more than `reward.maxErrorRate` of a step's samples.
  */
 export async function train(cfg: RunConfig, opts: TrainOptions = {}): Promise<RunSummary> {
   const dir = opts.resume ?? cfg.out;
@@ -130,8 +133,15 @@ function savedNote(dir: string): string {
 async function trainLocked(cfg: RunConfig, opts: TrainOptions): Promise<RunSummary> {
   const t0 = performance.now();
   const s = await openSession(cfg, opts);
-  await runSft(s);
-  await evalBefore(s);
-  await runRl(s);
+  try {
+    await runSft(s);
+    await evalBefore(s);
+    await runRl(s);
+  } catch (e) {
+    // A failing reward stops the run mid-step: free the engine and the verifier pool (every log line
+    // and checkpoint already written stays).
+    if (e instanceof RewardError) await s.ctx.close().catch(() => undefined);
+    throw e;
+  }
   return finish(s, () => (performance.now() - t0) / 1000);
 }

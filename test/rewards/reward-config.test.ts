@@ -97,8 +97,9 @@ test("user module: sync and async functions by path (relative to the config fold
 
 test("user module failures are counted events with the fallback reward; null skips the sample", async () => {
   const e = ex("a");
+  // maxErrorRate 1: count every failure without stopping (the default stops past half a batch, below).
   const run = async (exp: string, extra: Record<string, unknown> = {}) => {
-    const r = await compile({ components: [{ name: "mine", module: "./user-rewards.ts", export: exp, timeoutMs: 200, ...extra }, { verifier: "exact", weight: 0 }] });
+    const r = await compile({ components: [{ name: "mine", module: "./user-rewards.ts", export: exp, timeoutMs: 200, ...extra }, { verifier: "exact", weight: 0 }], maxErrorRate: 1 });
     return r.scoreBatch(["a", "bb", "ccc"], [e, e, e]);
   };
   const skip = await run("skipOdd");
@@ -109,7 +110,10 @@ test("user module failures are counted events with the fallback reward; null ski
     const out = await run(exp);
     assert.deepEqual(out.verdicts.map((v) => v.reward), [0, 0, 0], exp);
     assert.equal(out.events[event], 3, `${exp}: ${JSON.stringify(out.events)}`);
+    if (event === "reward/errors/mine") assert.equal(out.events["verifier/errors"], 3, "verifier/errors counts in-process errors too");
   }
+  const strict = await compile({ components: [{ name: "mine", module: "./user-rewards.ts", export: "throws" }] });
+  await assert.rejects(strict.scoreBatch(["a", "bb", "ccc"], [e, e, e]), /^RewardError: reward error: reward component "mine" \(user-rewards\.ts#throws\) failed on 3 of 3 samples \(more than reward\.maxErrorRate 0\.5\); first error: /);
   const fb = await run("throws", { fallback: -1 });
   assert.deepEqual(fb.verdicts.map((v) => v.reward), [-1, -1, -1]);
   const fbNull = await run("throws", { fallback: null });
@@ -164,7 +168,7 @@ after(() => pool?.close());
 
 test("in the verifier pool: a user function that spins is stopped (timeout event named by component), the module loads in the worker", { timeout: 120_000 }, async () => {
   pool = createVerifierPool({ size: 1, timeoutMs: 10_000, preloadMath: false });
-  const r = await compile({ components: [{ name: "mine", module: "./user-rewards.ts", export: "spins", timeoutMs: 1500 }, { verifier: "exact" }] }, { pool: () => pool! });
+  const r = await compile({ components: [{ name: "mine", module: "./user-rewards.ts", export: "spins", timeoutMs: 1500 }, { verifier: "exact" }], maxErrorRate: 1 }, { pool: () => pool! });
   const e = ex("a");
   const out = await r.scoreBatch(["a"], [e]);
   assert.equal(out.verdicts[0]!.reward, 1); // fallback 0 + exact 1
