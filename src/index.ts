@@ -19,7 +19,7 @@ export type { RunContext } from "./trainer/context.ts";
 export type { RlStageHooks } from "./trainer/hooks.ts";
 export type { TrainEvent, TrainEventHandler, StageEvent, MetricsEvent, SamplesEvent, EvalEvent } from "./trainer/events.ts";
 export { ConfigError, loadRunConfig, parseRunConfig, runConfigSchema, type RunConfig, type RunConfigInput } from "./config/schema.ts";
-export { loadPlugins, loadRunConfigFile } from "./config/plugins.ts";
+export { loadPlugins, loadRunConfigFile, loadCommandPlugins, runConfigPath } from "./config/plugins.ts";
 
 // Tasks: defineTask (built-in tasks register on import), datasets, prompts.
 export { defineTask, type TaskSpec, type ExampleDraft, type TaskScore } from "./tasks/define.ts";

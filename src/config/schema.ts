@@ -17,6 +17,7 @@ import { rolloutSelectionFields } from "../rollout/config.ts";
 import { applyRolloutDefaults, rolloutEngineSchema } from "../rollout/samplers/config.ts";
 import { rolloutStrategyFields } from "../rollout/strategy-config.ts";
 import { checkRewardConfig, rewardConfigSchema } from "../rewards/config.ts";
+import { closest } from "../util/suggest.ts";
 
 const posInt = z.number().int().positive();
 
@@ -279,25 +280,7 @@ function knownKeys(path: readonly PropertyKey[]): string[] {
   return s?.shape ? Object.keys(s.shape) : [];
 }
 
-/** Levenshtein distance (small strings only). */
-function editDistance(a: string, b: string): number {
-  const d = Array.from({ length: a.length + 1 }, (_, i) => [i, ...new Array<number>(b.length).fill(0)]);
-  for (let j = 1; j <= b.length; j++) d[0]![j] = j;
-  for (let i = 1; i <= a.length; i++)
-    for (let j = 1; j <= b.length; j++)
-      d[i]![j] = Math.min(d[i - 1]![j]! + 1, d[i]![j - 1]! + 1, d[i - 1]![j - 1]! + (a[i - 1]!.toLowerCase() === b[j - 1]!.toLowerCase() ? 0 : 1));
-  return d[a.length]![b.length]!;
-}
-
-function suggest(key: string, known: string[]): string | null {
-  let best: string | null = null;
-  let bestD = Infinity;
-  for (const k of known) {
-    const dist = editDistance(key, k);
-    if (dist < bestD) (bestD = dist), (best = k);
-  }
-  return best !== null && bestD <= Math.max(2, Math.floor(key.length / 3)) ? best : null;
-}
+const suggest = closest;
 
 const TOKENIZER_HINT = 'expected {type: char, alphabet: "..."} or {type: hf, path: <dir with tokenizer.json>}';
 

@@ -30,6 +30,7 @@ import { loadRewardExport, moduleSpecifierOf } from "./user-module.ts";
 import type { VerifierPool } from "./pool/pool.ts";
 import type { RewardEvent, RewardGroup, Verdict } from "./types.ts";
 import { UserError } from "../util/errors.ts";
+import { didYouMean } from "../util/suggest.ts";
 
 export interface CompileOptions {
   /** Config path of the block, for messages (default "reward"). */
@@ -154,7 +155,7 @@ async function resolvePart(c: RewardComponentConfig, at: string, o: CompileOptio
     return { name: c.name ?? exp, vname: "module", verifier: findVerifier("module")!, options: { module: spec, export: exp, options: c.options }, weight: c.weight, gate: c.gate, timeoutMs: timeoutMs ?? 10_000, fallback, at, correctAt: o.correctAt };
   }
   const v = findVerifier(c.verifier!);
-  if (!v) throw new Error(`config error at ${at}.verifier: unknown verifier "${c.verifier}"; registered: ${verifierNames().join(", ")} (a plugin module can add more with registerVerifier/defineReward)`);
+  if (!v) throw new Error(`config error at ${at}.verifier: unknown verifier "${c.verifier}"; ${didYouMean(c.verifier!, verifierNames())}registered: ${verifierNames().join(", ")} (a plugin module can add more with registerVerifier/defineReward)`);
   v.checkOptions?.(c.options, `${at}.options`);
   if (c.verifier === "math") await preloadMath().catch(() => undefined);
   return { name: c.name ?? c.verifier!, vname: c.verifier!, verifier: v, options: c.options, weight: c.weight, gate: c.gate, timeoutMs, fallback, at, correctAt: o.correctAt };

@@ -10,6 +10,7 @@
  */
 import type { Example } from "../tasks/types.ts";
 import type { Verdict } from "./types.ts";
+import { didYouMean } from "../util/suggest.ts";
 
 export type { Verdict } from "./types.ts";
 
@@ -83,7 +84,7 @@ export function registerVerifier<E = Example>(name: string, verifier: Verifier<E
  */
 export function getVerifier(name: string): Verifier<any> {
   const v = verifiers.get(name);
-  if (!v) throw new Error(`unknown verifier "${name}"; registered verifiers: ${verifierNames().join(", ")}`);
+  if (!v) throw new Error(`unknown verifier "${name}"; ${didYouMean(name, verifierNames())}registered verifiers: ${verifierNames().join(", ")} (a plugin can add more: plugins: in a config, or --plugin <file>)`);
   return v;
 }
 

@@ -3,7 +3,8 @@
  * holds a run (finished, interrupted or failed) would append its logs to the old ones and
  * overwrite its config and checkpoints, mixing two runs. So a fresh start is refused unless the
  * caller asks for `overwrite`, which deletes exactly the files a run writes (RUN_FILES) and
- * nothing else in the directory. A live run is refused earlier, by the run lock (./lock.ts).
+ * nothing else in the directory. A directory holding only the config.yaml of a start that failed in
+ * its setup is reused. A live run is refused earlier, by the run lock (./lock.ts).
  */
 import { existsSync, rmSync } from "node:fs";
 import { join } from "node:path";
@@ -11,6 +12,11 @@ import { UserError } from "../util/errors.ts";
 
 /** What a run writes into its directory (docs/runs.md); `overwrite` deletes these and only these. */
 export const RUN_FILES = ["config.yaml", "metrics.jsonl", "samples.jsonl", "eval.jsonl", "report.md", "checkpoints"] as const;
+/**
+ * What shows that a run got past its setup. A directory with only a config.yaml holds a start
+ * that failed before its first log line (a config or data error): a fresh start may reuse it.
+ */
+const STARTED = RUN_FILES.filter((f) => f !== "config.yaml");
 
 /** A fresh start into a directory that holds a run. */
 export class RunDirError extends UserError {
@@ -31,7 +37,7 @@ export function runFilesIn(dir: string): string[] {
  */
 export function prepareFreshRunDir(dir: string, overwrite: boolean, notice: (line: string) => void): void {
   const found = runFilesIn(dir);
-  if (found.length === 0) return;
+  if (!STARTED.some((f) => existsSync(join(dir, f)))) return; // empty, or only a failed start's config.yaml (rewritten next)
   if (!overwrite) {
     throw new RunDirError(
       `run directory ${dir} already holds a run (${found.join(", ")}); continue it with --resume ${dir}, set a new out (--out), or pass --overwrite (overwrite: true in train()) to delete those files`,

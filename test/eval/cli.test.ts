@@ -87,9 +87,13 @@ test("rlvr eval (command line): --json, --k, and clear errors", async () => {
     assert.equal(fitted.status, 0, fitted.stderr);
     assert.match(fitted.stderr, /--max-new-tokens 32 lowered to 2[0-9] \(the model's context is 32 tokens, the longest prompt [0-9]+\)/);
     assert.ok(JSON.parse(fitted.stdout).maxLength <= 32);
+    // Without --task/--data: the run's own held-out set, so the run's config must be a run config.
     const missing = run(a);
     assert.equal(missing.status, 1);
-    assert.match(missing.stderr, /error: rlvr eval: give --task <name\[,name\.\.\.\]> or --data <file>/);
+    assert.match(missing.stderr, /config error in .*run1\/config\.yaml at model: missing/);
+    const noRun = run(join(a, "checkpoints", "final", "..", "..", ".."));
+    assert.equal(noRun.status, 1);
+    assert.match(noRun.stderr, /error: rlvr eval: .* is not a run directory \(no config\.yaml beside it or above it\); give --task <name\[,name\.\.\.\]> or --data <file>/);
     assert.throws(() => resolveCheckpoint(root), /no checkpoint at .*: expected config.json there or in .*checkpoints\/final/);
   } finally {
     rmSync(root, { recursive: true, force: true });

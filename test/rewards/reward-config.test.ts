@@ -145,7 +145,7 @@ test("defineReward registers a function a config can name", async () => {
 });
 
 test("config errors name the field: unknown verifier, bad options, a custom dataset without a verifier", async () => {
-  await assert.rejects(compile({ verifier: "exactt" }), /config error at reward\.verifier: unknown verifier "exactt"; registered: .*exact/);
+  await assert.rejects(compile({ verifier: "exactt" }), /config error at reward\.verifier: unknown verifier "exactt"; did you mean "exact"\? registered: .*exact/);
   await assert.rejects(compile({ verifier: "f1", options: { treshold: 1 } }), /config error at reward\.options\.treshold: unknown option; options: extract, threshold/);
   await assert.rejects(compile({ components: [{ verifier: "exact" }, { verifier: "exact" }] }), /two components are named "exact"/);
   await assert.rejects(compile({ components: [{ name: "mean", verifier: "exact" }] }), /components\[0\]: the component name "mean" is taken by a metric \(reward\/mean\)/);

@@ -1,8 +1,10 @@
 /**
- * `rlvr eval <run-dir|checkpoint> [--compare <run-dir|checkpoint>] --task ... | --data ...`:
+ * `rlvr eval <run-dir|checkpoint> [--compare <run-dir|checkpoint>] [--task ... | --data ...]`:
  * held-out accuracy, greedy accuracy, mean@n, pass@k, maj@k, lengths and truncation with
  * bootstrap intervals, per task and per difficulty; with --compare, a base-vs-trained table with
  * paired intervals and a pass@k curve. --out writes everything as JSON (see docs/evaluation.md).
+ * Without --task and --data, a run's own held-out set, reward, prompt template and response budget
+ * (its config.yaml). The run's `plugins` and any `--plugin` modules load first.
  */
 import { appendFileSync, existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
@@ -16,9 +18,12 @@ import { evaluate, type EvalResult } from "../../eval/accuracy.ts";
 import { compareResults, passAtKCurve } from "../../eval/compare.ts";
 import { asciiCurve, formatComparison, formatReport } from "../../eval/report.ts";
 import { buildVerifier, syncVerifier } from "../../trainer/context.ts";
-import { loadRunConfig } from "../../config/schema.ts";
+import { loadCommandPlugins, loadRunConfigFile, runConfigPath } from "../../config/plugins.ts";
+import type { RunConfig } from "../../config/schema.ts";
+import { buildData } from "../../trainer/context.ts";
 import { compileReward } from "../../rewards/compile.ts";
 import { rewardConfigSchema, BUILTIN_VERIFIER_NAMES } from "../../rewards/config.ts";
+import { withPluginOption } from "../plugins.ts";
 
 /** A run directory's final checkpoint, or the directory itself when it holds config.json. */
 export function resolveCheckpoint(path: string): string {
@@ -61,7 +66,12 @@ export interface EvalCommandOptions {
   endpoint?: string;
   /** Model id at --endpoint (default: the server's first). */
   model?: string;
+  /** Modules to import first (`--plugin`), besides the run's own `plugins`. */
+  plugin?: string[];
 }
+
+/** What `runEval` accepts: without --task and --data, the template and budget default to the run's. */
+export type EvalCommandInput = Omit<EvalCommandOptions, "template" | "maxNewTokens"> & Partial<Pick<EvalCommandOptions, "template" | "maxNewTokens">>;
 
 function intList(v: string | undefined, what: string): number[] | undefined {
   if (v === undefined) return undefined;
@@ -88,16 +98,29 @@ export async function evalExamples(o: EvalCommandOptions): Promise<Example[]> {
  * `runDir` or above its checkpoint).
  * @throws Error when --data rows have no verifier (no --verifier, no run config)
  */
-export async function evalVerifier(o: Pick<EvalCommandOptions, "verifier" | "data">, runDir: string): Promise<(r: string, e: Example) => Verdict | Promise<Verdict>> {
-  if (!o.data) return (await compileReward(rewardConfigSchema.parse({ verifier: "task" }))).verifyOne;
+export async function evalVerifier(o: Pick<EvalCommandOptions, "verifier" | "data" | "task">, runDir: string): Promise<(r: string, e: Example) => Verdict | Promise<Verdict>> {
+  if (!o.data && o.task) return (await compileReward(rewardConfigSchema.parse({ verifier: "task" }))).verifyOne;
   if (o.verifier) return (await compileReward(rewardConfigSchema.parse({ verifier: o.verifier }), { at: "--verifier" })).verifyOne;
-  const abs = resolve(runDir);
-  const configs = [join(abs, "config.yaml"), join(abs, "..", "config.yaml"), join(abs, "..", "..", "config.yaml")];
-  const found = configs.find((c) => existsSync(c));
+  const found = runConfigPath(runDir);
   if (!found) {
     throw new Error(`rlvr eval: --data rows need a verifier; pass --verifier <name> (${BUILTIN_VERIFIER_NAMES.join(", ")}, or a task's name) or evaluate a run directory whose config.yaml names one`);
   }
-  return buildVerifier(loadRunConfig(found));
+  return buildVerifier(await loadRunConfigFile(found));
+}
+
+/**
+ * Without --task and --data: the run's own held-out examples (the first --n of them) and its
+ * prompt template and response budget, unless given.
+ * @throws Error when `path` belongs to no run (no config.yaml) or the run has no held-out set
+ */
+export async function runDefaults(path: string, o: EvalCommandInput): Promise<{ examples: Example[]; options: EvalCommandOptions; config: string }> {
+  const found = runConfigPath(path);
+  if (!found) throw new Error(`rlvr eval: ${path} is not a run directory (no config.yaml beside it or above it); give --task <name[,name...]> or --data <file>`);
+  const cfg: RunConfig = await loadRunConfigFile(found);
+  const { test } = await buildData(cfg);
+  if (test.length === 0) throw new Error(`rlvr eval: the run ${found} has no held-out set (set data.test there), so give --task or --data`);
+  const maxNewTokens = o.maxNewTokens ?? cfg.eval.maxNewTokens ?? cfg.rl?.maxNewTokens ?? 32;
+  return { examples: test.slice(0, o.n), options: { ...o, template: o.template ?? cfg.data.template, maxNewTokens }, config: found };
 }
 
 /** Evaluate one checkpoint directory on `examples`. */
@@ -135,14 +158,17 @@ export async function evalCheckpoint(dir: string, examples: Example[], o: EvalCo
 }
 
 /** Run the command: evaluate, print tables (or JSON), write --out and --record. */
-export async function runEval(path: string, o: EvalCommandOptions, write: (s: string) => void = (s) => process.stdout.write(s)): Promise<Record<string, unknown>> {
-  if (!o.task && !o.data) throw new Error("rlvr eval: give --task <name[,name...]> or --data <file>");
+export async function runEval(path: string, input: EvalCommandInput, write: (s: string) => void = (s) => process.stdout.write(s)): Promise<Record<string, unknown>> {
+  await loadCommandPlugins(input.plugin ?? [], path);
+  if (input.compare) await loadCommandPlugins([], input.compare);
+  const fromRun = input.task || input.data ? null : await runDefaults(path, input);
+  const o: EvalCommandOptions = fromRun?.options ?? { ...input, template: input.template ?? "plain", maxNewTokens: input.maxNewTokens ?? 32 };
   if (!Number.isInteger(o.samples) || o.samples < 1) throw new Error(`rlvr eval: --samples must be an integer >= 1, got ${o.samples}`);
   if (o.samples > 1 && o.temperature === 0) process.stderr.write("rlvr eval: note: --samples > 1 at --temperature 0 repeats the same greedy response; pass@k needs --temperature > 0\n");
   const dirA = resolveCheckpoint(path);
-  const examples = await evalExamples(o);
+  const examples = fromRun?.examples ?? (await evalExamples(o));
   if (examples.length === 0) throw new Error("rlvr eval: no examples to evaluate");
-  const settings = { task: o.task, difficulty: o.difficulty, data: o.data, prompts: examples.length, samples: o.samples, temperature: o.temperature, topP: o.topP, maxNewTokens: o.maxNewTokens, seed: o.seed, template: o.template, bootstrap: o.bootstrap, level: o.level };
+  const settings = { ...(fromRun ? { run: fromRun.config } : {}), task: o.task, difficulty: o.difficulty, data: o.data, prompts: examples.length, samples: o.samples, temperature: o.temperature, topP: o.topP, maxNewTokens: o.maxNewTokens, seed: o.seed, template: o.template, bootstrap: o.bootstrap, level: o.level };
   const resA = await evalCheckpoint(dirA, examples, o);
   const given = o.labels?.split(",").map((s) => s.trim());
   const labelA = given?.[0] || checkpointLabel(path, dirA);
@@ -183,13 +209,13 @@ export async function runEval(path: string, o: EvalCommandOptions, write: (s: st
 }
 
 export function register(program: Command): void {
-  program
-    .command("eval")
+  withPluginOption(program
+    .command("eval"))
     .description("evaluate a checkpoint on held-out data (pass@k, maj@k, intervals); --compare for base vs trained")
     .argument("<path>", "run directory or checkpoint directory (A, e.g. the base model)")
     .option("--compare <path>", "a second run or checkpoint (B, e.g. the trained model) evaluated on the same prompts")
     .option("--labels <a,b>", "names for A and B in tables and curves")
-    .option("--task <names>", "procedural task(s) to generate held-out prompts from, comma-separated")
+    .option("--task <names>", "procedural task(s) to generate held-out prompts from, comma-separated (default: the run's own held-out set and reward)")
     .option("--difficulty <d>", "task difficulty or comma-separated difficulties (n prompts each)")
     .option("--data <file>", "JSONL/Parquet file of examples instead of a task")
     .option("--verifier <name>", "verifier for --data rows (exact, f1, choice, math, format, ifeval, code, a task's name; default: the run's reward block)")
@@ -199,9 +225,9 @@ export function register(program: Command): void {
     .option("--temperature <t>", "sampling temperature (0 = greedy)", parseFloat, 0)
     .option("--top-p <p>", "nucleus sampling", parseFloat, 1)
     .option("--greedy", "with --temperature > 0, also sample one greedy response per prompt (greedy accuracy)")
-    .option("--max-new-tokens <n>", "response budget", (v) => parseInt(v, 10), 32)
+    .option("--max-new-tokens <n>", "response budget (default: the run's eval budget without --task/--data, else 32)", (v) => parseInt(v, 10))
     .option("--seed <s>", "seed of prompts, sampling and bootstrap", (v) => parseInt(v, 10), 1)
-    .option("--template <name>", "prompt template: plain, r1, boxed", "plain")
+    .option("--template <name>", "prompt template: plain, r1, boxed (default: the run's without --task/--data, else plain)")
     .option("--bootstrap <B>", "bootstrap resamples for confidence intervals (0 = none)", (v) => parseInt(v, 10), 1000)
     .option("--level <p>", "confidence level of the intervals", parseFloat, 0.95)
     .option("--out <file>", "write the full results (every sample included) as JSON")
@@ -209,7 +235,7 @@ export function register(program: Command): void {
     .option("--endpoint <url>", "sample from an OpenAI-compatible server (e.g. rlvr serve, vLLM) at this base URL; <path> gives the tokenizer")
     .option("--model <id>", "model id at --endpoint (default: the server's first)")
     .option("--record [run-dir]", "append the summary to a run directory's eval.jsonl (default: <path>) for the dashboard")
-    .action(async (path: string, o: EvalCommandOptions) => {
+    .action(async (path: string, o: EvalCommandInput) => {
       await runEval(path, o);
     });
 }

@@ -4,6 +4,7 @@
  */
 import type { Command } from "commander";
 import { serve } from "../../serve/server.ts";
+import { loadCommandPlugins, withPluginOption } from "../plugins.ts";
 
 export interface ServeCommandOptions {
   port: number;
@@ -14,11 +15,12 @@ export interface ServeCommandOptions {
   capture?: boolean;
   weightSync?: boolean;
   seed: number;
+  plugin: string[];
 }
 
 export function register(program: Command): void {
-  program
-    .command("serve")
+  withPluginOption(program
+    .command("serve"))
     .description("serve a checkpoint over an OpenAI-compatible HTTP API (/v1/chat/completions, /v1/completions, /v1/models)")
     .argument("<path>", "checkpoint directory, or run directory (serves its checkpoints/final)")
     .option("--port <n>", "port (0 = a free one)", (v) => parseInt(v, 10), 8000)
@@ -32,6 +34,7 @@ export function register(program: Command): void {
     .action(async (path: string, o: ServeCommandOptions) => {
       if (!Number.isInteger(o.port) || o.port < 0 || o.port > 65535) throw new Error(`rlvr serve: --port must be an integer in [0, 65535], got ${o.port}`);
       if (o.engine !== "embedded" && o.engine !== "torch") throw new Error(`rlvr serve: --engine must be embedded or torch, got "${o.engine}"`);
+      await loadCommandPlugins(o.plugin, path); // the run's plugins and --plugin modules
       const s = await serve({ checkpoint: path, port: o.port, host: o.host, engineKind: o.engine, modelName: o.name, batchWindowMs: o.batchWindow, capture: !!o.capture, weightSync: !!o.weightSync, seed: o.seed });
       process.stdout.write(`rlvr serve: ${s.url} (model "${s.ctx.modelName}")\n`);
       const stop = () => {
