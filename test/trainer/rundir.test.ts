@@ -5,10 +5,11 @@
  */
 import { test, after } from "node:test";
 import assert from "node:assert/strict";
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { train, RunDirError } from "../../src/index.ts";
+import { prepareFreshRunDir } from "../../src/trainer/rundir.ts";
 import type { RunConfigInput } from "../../src/config/schema.ts";
 
 const root = mkdtempSync(join(tmpdir(), "rlvr-rundir-"));
@@ -53,4 +54,15 @@ test("a finished run's directory is refused for a fresh start; overwrite deletes
   assert.equal(readFileSync(join(out, "metrics.jsonl"), "utf8").split("\n").length, metrics.split("\n").length);
   assert.equal(readFileSync(join(out, "notes.txt"), "utf8"), "mine\n", "other files stay");
   assert.ok(existsSync(join(out, "checkpoints", "final", "config.json")));
+});
+
+test("a directory with only a failed start's config.yaml is reused; other files are refused", () => {
+  const dir = join(root, "failed-start");
+  rmSync(dir, { recursive: true, force: true });
+  mkdirSync(dir);
+  writeFileSync(join(dir, "config.yaml"), "seed: 1\n");
+  writeFileSync(join(dir, "notes.txt"), "mine\n");
+  prepareFreshRunDir(dir, false, () => assert.fail("nothing to delete"));
+  writeFileSync(join(dir, "metrics.jsonl"), "");
+  assert.throws(() => prepareFreshRunDir(dir, false, () => {}), /already holds a run \(config\.yaml, metrics\.jsonl\)/);
 });
