@@ -17,7 +17,7 @@ export { NonFiniteError, ResumeError, RewardError, RunDirError, RunInterrupted, 
 export type { Progress } from "./trainer/sft.ts";
 export type { RunContext } from "./trainer/context.ts";
 export type { RlStageHooks } from "./trainer/hooks.ts";
-export type { TrainEvent, TrainEventHandler, StageEvent, MetricsEvent, SamplesEvent, EvalEvent } from "./trainer/events.ts";
+export type { TrainEvent, TrainEventHandler, StageEvent, MetricsEvent, SamplesEvent, EvalEvent, RunStage, MetricsStage, SftMetrics, RlMetrics } from "./trainer/events.ts";
 export { ConfigError, loadRunConfig, parseRunConfig, runConfigSchema, type RunConfig, type RunConfigInput } from "./config/schema.ts";
 export { loadPlugins, loadRunConfigFile, loadCommandPlugins, runConfigPath } from "./config/plugins.ts";
 

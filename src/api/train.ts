@@ -9,9 +9,15 @@
 import { loadPlugins, loadRunConfigFile, withResolvedPlugins } from "../config/plugins.ts";
 import { parseRunConfig, type RunConfig, type RunConfigInput } from "../config/schema.ts";
 import { train as runStages, type RunSummary, type TrainOptions as StageOptions } from "../trainer/run.ts";
+import type { RunStage } from "../trainer/events.ts";
 
-/** What `train` accepts: a YAML file's path, a config object as a YAML file would hold it, or a parsed RunConfig. */
-export type TrainConfig = string | RunConfigInput | RunConfig;
+/**
+ * What `train` accepts: a YAML file's path, or a config object as a YAML file would hold it
+ * (zod's input type: every field with a default is optional). A parsed RunConfig is such an object
+ * too. The union deliberately leaves RunConfig (the output type, with every default filled in)
+ * out: with it, one misplaced field made tsc report the output type's "missing" defaults as well.
+ */
+export type TrainConfig = string | RunConfigInput;
 
 export interface TrainOptions extends StageOptions {
   /** Folder that a config object's relative `plugins` paths start from (default: the working directory). */
@@ -23,7 +29,7 @@ export interface TrainOptions extends StageOptions {
  * algorithm, a key an input object cannot have. Anything else is (re)validated, which leaves a
  * parsed config unchanged.
  */
-function isParsed(c: RunConfigInput | RunConfig): c is RunConfig {
+function isParsed(c: RunConfigInput): c is RunConfig {
   return Object.prototype.hasOwnProperty.call(c, "algorithm");
 }
 
@@ -54,7 +60,7 @@ export async function train(config: TrainConfig, opts: TrainOptions = {}): Promi
   const cfg = await resolveConfig(config, baseDir);
   const onEvent = rest.onEvent;
   const stage = onEvent
-    ? (name: string, detail?: string) => {
+    ? (name: RunStage, detail?: string) => {
         rest.stage?.(name, detail);
         onEvent({ type: "stage", stage: name, ...(detail !== undefined ? { detail } : {}) });
       }

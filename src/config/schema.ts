@@ -18,20 +18,9 @@ import { applyRolloutDefaults, rolloutEngineSchema } from "../rollout/samplers/c
 import { rolloutStrategyFields } from "../rollout/strategy-config.ts";
 import { checkRewardConfig, rewardConfigSchema } from "../rewards/config.ts";
 import { closest } from "../util/suggest.ts";
+import { modelInitSchema } from "../engines/init.ts"; // model.init: a random Llama-style model's shape
 
 const posInt = z.number().int().positive();
-
-/** A randomly initialised Llama-style model; the vocabulary comes from the tokenizer. */
-const modelInitSchema = z.strictObject({
-  hiddenSize: posInt.max(65536).default(128),
-  numLayers: posInt.max(1024).default(2),
-  numHeads: posInt.max(1024).default(4),
-  numKvHeads: posInt.max(1024).optional(),
-  intermediateSize: posInt.max(1 << 20).optional(),
-  maxPositionEmbeddings: posInt.max(1 << 20).default(64),
-  tieWordEmbeddings: z.boolean().default(true),
-  ropeTheta: z.number().positive().default(10000),
-});
 
 const modelSchema = z
   .strictObject({

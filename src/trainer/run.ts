@@ -15,7 +15,7 @@ import type { RunConfig } from "../config/schema.ts";
 import { evaluate, type EvalResult } from "../eval/accuracy.ts";
 import { scanCheckpoints } from "./checkpoints.ts";
 import type { RunContext } from "./context.ts";
-import type { TrainEventHandler } from "./events.ts";
+import type { RunStage, TrainEventHandler } from "./events.ts";
 import type { Progress } from "./sft.ts";
 import { openSession } from "./session.ts";
 import { evalBefore, finish, runRl, runSft } from "./stages.ts";
@@ -34,7 +34,7 @@ export interface RunHooks {
   /** Called after every optimizer step of every stage. */
   progress?: Progress;
   /** Called when a stage starts ("setup", "resume", "eval", "sft", "rl", "checkpoint", "save"). */
-  stage?: (name: string, detail?: string) => void;
+  stage?: (name: RunStage, detail?: string) => void;
   /** Suppress console lines from the logger. */
   quiet?: boolean;
 }
