@@ -10,6 +10,7 @@ import { loadPlugins, loadRunConfigFile, withResolvedPlugins } from "../config/p
 import { parseRunConfig, type RunConfig, type RunConfigInput } from "../config/schema.ts";
 import { train as runStages, type RunSummary, type TrainOptions as StageOptions } from "../trainer/run.ts";
 import type { RunStage } from "../trainer/events.ts";
+import { progressHooks } from "../cli/progress.ts";
 
 /**
  * What `train` accepts: a YAML file's path, or a config object as a YAML file would hold it
@@ -50,14 +51,27 @@ export async function resolveConfig(config: TrainConfig, baseDir = process.cwd()
  * eval.jsonl, checkpoints/, report.md).
  * @param config a YAML path, a config object (validated here), or a RunConfig
  * @param opts `onEvent` receives typed events (stage, metrics per step, samples, evals; see
- *   src/trainer/events.ts); `resume`, `signal`, `quiet` and `progress` as for the CLI
+ *   src/trainer/events.ts); `resume`, `overwrite`, `signal`, `quiet` and `progress` as for the CLI.
+ *   On a terminal (stderr a TTY) it draws a progress bar per stage unless `quiet` or own
+ *   `progress`/`stage` hooks are given.
  * @returns the run summary: run directory, held-out EvalResult per phase ("init"/"sft" before RL,
  *   "rl" after), seconds, the final checkpoint's directory
  * @throws ConfigError for an invalid config; RunInterrupted, NonFiniteError, ResumeError, RunDirError (`out` holds an earlier run; pass `overwrite: true`) as the trainer
  */
 export async function train(config: TrainConfig, opts: TrainOptions = {}): Promise<RunSummary> {
-  const { baseDir, ...rest } = opts;
+  const { baseDir, ...given } = opts;
   const cfg = await resolveConfig(config, baseDir);
+  // On a terminal, unless quiet or given hooks of its own: a progress bar per stage, as `rlvr train`.
+  const bars = !given.quiet && !given.progress && !given.stage && process.stderr.isTTY ? progressHooks() : null;
+  const rest: StageOptions = bars ? { ...given, progress: bars.progress, stage: bars.stage } : given;
+  try {
+    return await trainWith(cfg, rest);
+  } finally {
+    bars?.stop();
+  }
+}
+
+async function trainWith(cfg: RunConfig, rest: StageOptions): Promise<RunSummary> {
   const onEvent = rest.onEvent;
   const stage = onEvent
     ? (name: RunStage, detail?: string) => {

@@ -70,6 +70,10 @@ export interface RunSummary {
   dir: string;
   /** Held-out evaluation after each phase: "init" (before any training), "sft", "rl". */
   evals: Record<string, EvalResult>;
+  /** The held-out evaluation before RL: `evals.sft` after an SFT warm-up, else `evals.init`. */
+  before: EvalResult;
+  /** The last held-out evaluation: `evals.rl` after RL, else `before`. */
+  after: EvalResult;
   seconds: number;
   checkpoint: string;
   /** The checkpoint the run resumed from, when it did. */
