@@ -75,3 +75,8 @@ export type { Interval } from "./eval/bootstrap.ts";
 export { passAtK, kValues } from "./eval/passk.ts";
 export { plotRuns, renderLineChart, readMetricSeries, readPassAtK, type PlotRunsOptions, type PlotSeries } from "./eval/plot.ts";
 export { majAtK, majorityIndex, type Vote } from "./eval/majority.ts";
+export { summarize, breakdown, type SummaryOptions } from "./eval/summary.ts";
+export { compareResults, passAtKCurve, type Comparison, type PassAtKCurve } from "./eval/compare.ts";
+export { formatReport, formatComparison, asciiCurve } from "./eval/report.ts";
+// Tools of the multi-turn agent loop (rl.agent.tools names them).
+export { registerTool, type Tool } from "./rollout/tools/registry.ts";
