@@ -17,7 +17,7 @@ const files = ["README.md", ...readdirSync(join(root, "docs")).filter((f) => f.e
 /** `import {a, type B, c as d} from "x"` statements of the ts/js code blocks of a markdown file. */
 function imports(md: string): { names: string[]; from: string; line: string }[] {
   const out: { names: string[]; from: string; line: string }[] = [];
-  for (const block of md.matchAll(/```(?:ts|typescript|js|javascript|mjs|mts)\n([\s\S]*?)```/g)) {
+  for (const block of md.matchAll(/^```(?:ts|typescript|js|javascript|mjs|mts)\n([\s\S]*?)^```/gm)) {
     for (const m of block[1]!.matchAll(/^import\s+(?:type\s+)?([\s\S]*?)\s+from\s+["']([^"']+)["']/gm)) {
       const braced = /\{([\s\S]*)\}/.exec(m[1]!);
       const names = braced ? braced[1]!.split(",").map((s) => s.trim()).filter((s) => s && !s.startsWith("type ")).map((s) => s.split(/\s+as\s+/)[0]!) : [];
