@@ -27,7 +27,7 @@ function newest(dir) {
 function mapPackageName(root, ext) {
   const at = (p) => new URL(`../${root}/${p}${ext}`, import.meta.url).href;
   const map = { rlvr: at("index") };
-  for (const sub of ["algorithms", "rewards", "engines", "tasks"]) map[`rlvr/${sub}`] = at(`api/${sub}`);
+  for (const sub of ["algorithms", "rewards", "engines", "tasks", "math"]) map[`rlvr/${sub}`] = at(`api/${sub}`);
   const hooks = `const map = ${JSON.stringify(map)};
 export async function resolve(specifier, context, next) {
   return next(Object.hasOwn(map, specifier) ? map[specifier] : specifier, context);

@@ -13,13 +13,13 @@
 
 // Training: a run from a config, typed progress events, the config schema and plugins.
 export { train, resolveConfig, type TrainConfig, type TrainOptions } from "./api/train.ts";
-export { NonFiniteError, ResumeError, RunInterrupted, type RunSummary, type RunHooks } from "./trainer/run.ts";
+export { NonFiniteError, ResumeError, RewardError, RunDirError, RunInterrupted, type RunSummary, type RunHooks } from "./trainer/run.ts";
 export type { Progress } from "./trainer/sft.ts";
 export type { RunContext } from "./trainer/context.ts";
 export type { RlStageHooks } from "./trainer/hooks.ts";
-export type { TrainEvent, TrainEventHandler, StageEvent, MetricsEvent, SamplesEvent, EvalEvent } from "./trainer/events.ts";
+export type { TrainEvent, TrainEventHandler, StageEvent, MetricsEvent, SamplesEvent, EvalEvent, RunStage, MetricsStage, SftMetrics, RlMetrics } from "./trainer/events.ts";
 export { ConfigError, loadRunConfig, parseRunConfig, runConfigSchema, type RunConfig, type RunConfigInput } from "./config/schema.ts";
-export { loadPlugins, loadRunConfigFile } from "./config/plugins.ts";
+export { loadPlugins, loadRunConfigFile, loadCommandPlugins, runConfigPath } from "./config/plugins.ts";
 
 // Tasks: defineTask (built-in tasks register on import), datasets, prompts.
 export { defineTask, type TaskSpec, type ExampleDraft, type TaskScore } from "./tasks/define.ts";
@@ -76,3 +76,8 @@ export type { Interval } from "./eval/bootstrap.ts";
 export { passAtK, kValues } from "./eval/passk.ts";
 export { plotRuns, renderLineChart, readMetricSeries, readPassAtK, type PlotRunsOptions, type PlotSeries } from "./eval/plot.ts";
 export { majAtK, majorityIndex, type Vote } from "./eval/majority.ts";
+export { summarize, breakdown, type SummaryOptions } from "./eval/summary.ts";
+export { compareResults, passAtKCurve, type Comparison, type PassAtKCurve } from "./eval/compare.ts";
+export { formatReport, formatComparison, asciiCurve } from "./eval/report.ts";
+// Tools of the multi-turn agent loop (rl.agent.tools names them).
+export { registerTool, type Tool } from "./rollout/tools/registry.ts";

@@ -42,4 +42,4 @@ const run = await train(
   },
 );
 const pct = (x) => `${(100 * x).toFixed(1)}%`;
-console.log(`held-out accuracy: ${pct(run.evals.init.accuracy)} before, ${pct(run.evals.rl.accuracy)} after GRPO (${run.seconds.toFixed(0)} s)`);
+console.log(`held-out accuracy: ${pct(run.before.accuracy)} before, ${pct(run.after.accuracy)} after GRPO (${run.seconds.toFixed(0)} s)`);

@@ -19,6 +19,7 @@ export type {
   Sampler,
 } from "../engines/engine.ts";
 export { openEngine, initModelConfig, type ModelSpec, type OpenEngineOptions } from "../engines/open.ts";
+export { parseModelInit, modelInitSchema, type ModelInit, type ModelInitInput } from "../engines/init.ts";
 export { probeEngines, chooseEngine, probeShapeOf, engineAdvice, torchSetUp, probeCacheFile, type ProbeResult, type ProbeMeasurement, type ProbeUnavailable, type ProbeShape, type ProbeOptions, type EngineChoice } from "../engines/probe.ts";
 export { EmbeddedEngine, type EmbeddedEngineOptions } from "../engines/embedded/engine.ts";
 export { TorchEngine, type TorchEngineOptions } from "../engines/torch/engine.ts";

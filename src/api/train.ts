@@ -9,9 +9,16 @@
 import { loadPlugins, loadRunConfigFile, withResolvedPlugins } from "../config/plugins.ts";
 import { parseRunConfig, type RunConfig, type RunConfigInput } from "../config/schema.ts";
 import { train as runStages, type RunSummary, type TrainOptions as StageOptions } from "../trainer/run.ts";
+import type { RunStage } from "../trainer/events.ts";
+import { progressHooks } from "../cli/progress.ts";
 
-/** What `train` accepts: a YAML file's path, a config object as a YAML file would hold it, or a parsed RunConfig. */
-export type TrainConfig = string | RunConfigInput | RunConfig;
+/**
+ * What `train` accepts: a YAML file's path, or a config object as a YAML file would hold it
+ * (zod's input type: every field with a default is optional). A parsed RunConfig is such an object
+ * too. The union deliberately leaves RunConfig (the output type, with every default filled in)
+ * out: with it, one misplaced field made tsc report the output type's "missing" defaults as well.
+ */
+export type TrainConfig = string | RunConfigInput;
 
 export interface TrainOptions extends StageOptions {
   /** Folder that a config object's relative `plugins` paths start from (default: the working directory). */
@@ -23,7 +30,7 @@ export interface TrainOptions extends StageOptions {
  * algorithm, a key an input object cannot have. Anything else is (re)validated, which leaves a
  * parsed config unchanged.
  */
-function isParsed(c: RunConfigInput | RunConfig): c is RunConfig {
+function isParsed(c: RunConfigInput): c is RunConfig {
   return Object.prototype.hasOwnProperty.call(c, "algorithm");
 }
 
@@ -44,17 +51,30 @@ export async function resolveConfig(config: TrainConfig, baseDir = process.cwd()
  * eval.jsonl, checkpoints/, report.md).
  * @param config a YAML path, a config object (validated here), or a RunConfig
  * @param opts `onEvent` receives typed events (stage, metrics per step, samples, evals; see
- *   src/trainer/events.ts); `resume`, `signal`, `quiet` and `progress` as for the CLI
+ *   src/trainer/events.ts); `resume`, `overwrite`, `signal`, `quiet` and `progress` as for the CLI.
+ *   On a terminal (stderr a TTY) it draws a progress bar per stage unless `quiet` or own
+ *   `progress`/`stage` hooks are given.
  * @returns the run summary: run directory, held-out EvalResult per phase ("init"/"sft" before RL,
  *   "rl" after), seconds, the final checkpoint's directory
- * @throws ConfigError for an invalid config; RunInterrupted, NonFiniteError, ResumeError as the trainer
+ * @throws ConfigError for an invalid config; RunInterrupted, NonFiniteError, ResumeError, RunDirError (`out` holds an earlier run; pass `overwrite: true`) as the trainer
  */
 export async function train(config: TrainConfig, opts: TrainOptions = {}): Promise<RunSummary> {
-  const { baseDir, ...rest } = opts;
+  const { baseDir, ...given } = opts;
   const cfg = await resolveConfig(config, baseDir);
+  // On a terminal, unless quiet or given hooks of its own: a progress bar per stage, as `rlvr train`.
+  const bars = !given.quiet && !given.progress && !given.stage && process.stderr.isTTY ? progressHooks() : null;
+  const rest: StageOptions = bars ? { ...given, progress: bars.progress, stage: bars.stage } : given;
+  try {
+    return await trainWith(cfg, rest);
+  } finally {
+    bars?.stop();
+  }
+}
+
+async function trainWith(cfg: RunConfig, rest: StageOptions): Promise<RunSummary> {
   const onEvent = rest.onEvent;
   const stage = onEvent
-    ? (name: string, detail?: string) => {
+    ? (name: RunStage, detail?: string) => {
         rest.stage?.(name, detail);
         onEvent({ type: "stage", stage: name, ...(detail !== undefined ? { detail } : {}) });
       }

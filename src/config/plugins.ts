@@ -60,7 +60,7 @@ function inModulePackage(file: string): boolean {
  */
 export async function loadPlugins(specs: readonly string[], baseDir: string, where = "config"): Promise<void> {
   for (const [i, spec] of specs.entries()) {
-    const at = `config error in ${where} at plugins[${i}]`;
+    const at = where === "--plugin" ? `error: --plugin ${spec}` : `config error in ${where} at plugins[${i}]`;
     if (typeof spec !== "string" || spec.length === 0) throw new ConfigError(`${at}: expected a module path or package name, got ${JSON.stringify(spec)}`);
     let target = spec;
     if (isPath(spec)) {
@@ -115,4 +115,37 @@ export function withResolvedPlugins(cfg: RunConfig, baseDir: string): RunConfig 
   const list = (cfg as { plugins?: string[] }).plugins;
   if (!list?.length) return cfg;
   return { ...cfg, plugins: list.map((p) => resolvePluginPath(p, baseDir)) } as RunConfig;
+}
+
+/**
+ * The run config (`config.yaml`) of a run directory, or of a checkpoint inside one
+ * (`<run>/checkpoints/<name>`); null when there is none.
+ */
+export function runConfigPath(path: string): string | null {
+  const abs = resolve(path);
+  return [join(abs, "config.yaml"), join(abs, "..", "config.yaml"), join(abs, "..", "..", "config.yaml")].find((c) => existsSync(c)) ?? null;
+}
+
+/**
+ * Import what a command needs before it resolves a name (a task, a verifier or reward, a loss):
+ * the `plugins` of the run config that `runPath` belongs to (a run directory or a checkpoint in
+ * one; absolute in a run's config.yaml, else relative to its folder), then each `extra` module
+ * (`--plugin <file>`: paths relative to the working directory, or package names). Every command
+ * that resolves names calls this: train, eval, data gen, verify, verify-audit, serve.
+ * @returns the run config's path, or null when `runPath` is absent or has none
+ * @throws ConfigError naming the config (or "--plugin") and the entry, as loadPlugins
+ */
+export async function loadCommandPlugins(extra: readonly string[] = [], runPath?: string): Promise<string | null> {
+  const cfgPath = runPath === undefined ? null : runConfigPath(runPath);
+  if (cfgPath) {
+    let plugins: unknown;
+    try {
+      plugins = (parseYaml(readFileSync(cfgPath, "utf8")) as { plugins?: unknown } | null)?.plugins;
+    } catch {
+      plugins = undefined; // an unreadable config is reported by whoever loads it
+    }
+    if (Array.isArray(plugins)) await loadPlugins(plugins as string[], dirname(cfgPath), cfgPath);
+  }
+  await loadPlugins(extra, process.cwd(), "--plugin");
+  return cfgPath;
 }

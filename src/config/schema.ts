@@ -17,20 +17,10 @@ import { rolloutSelectionFields } from "../rollout/config.ts";
 import { applyRolloutDefaults, rolloutEngineSchema } from "../rollout/samplers/config.ts";
 import { rolloutStrategyFields } from "../rollout/strategy-config.ts";
 import { checkRewardConfig, rewardConfigSchema } from "../rewards/config.ts";
+import { closest } from "../util/suggest.ts";
+import { modelInitSchema } from "../engines/init.ts"; // model.init: a random Llama-style model's shape
 
 const posInt = z.number().int().positive();
-
-/** A randomly initialised Llama-style model; the vocabulary comes from the tokenizer. */
-const modelInitSchema = z.strictObject({
-  hiddenSize: posInt.max(65536).default(128),
-  numLayers: posInt.max(1024).default(2),
-  numHeads: posInt.max(1024).default(4),
-  numKvHeads: posInt.max(1024).optional(),
-  intermediateSize: posInt.max(1 << 20).optional(),
-  maxPositionEmbeddings: posInt.max(1 << 20).default(64),
-  tieWordEmbeddings: z.boolean().default(true),
-  ropeTheta: z.number().positive().default(10000),
-});
 
 const modelSchema = z
   .strictObject({
@@ -284,25 +274,7 @@ function knownKeys(path: readonly PropertyKey[]): string[] {
   return s?.shape ? Object.keys(s.shape) : [];
 }
 
-/** Levenshtein distance (small strings only). */
-function editDistance(a: string, b: string): number {
-  const d = Array.from({ length: a.length + 1 }, (_, i) => [i, ...new Array<number>(b.length).fill(0)]);
-  for (let j = 1; j <= b.length; j++) d[0]![j] = j;
-  for (let i = 1; i <= a.length; i++)
-    for (let j = 1; j <= b.length; j++)
-      d[i]![j] = Math.min(d[i - 1]![j]! + 1, d[i]![j - 1]! + 1, d[i - 1]![j - 1]! + (a[i - 1]!.toLowerCase() === b[j - 1]!.toLowerCase() ? 0 : 1));
-  return d[a.length]![b.length]!;
-}
-
-function suggest(key: string, known: string[]): string | null {
-  let best: string | null = null;
-  let bestD = Infinity;
-  for (const k of known) {
-    const dist = editDistance(key, k);
-    if (dist < bestD) (bestD = dist), (best = k);
-  }
-  return best !== null && bestD <= Math.max(2, Math.floor(key.length / 3)) ? best : null;
-}
+const suggest = closest;
 
 const TOKENIZER_HINT = 'expected {type: char, alphabet: "..."} or {type: hf, path: <dir with tokenizer.json>}';
 

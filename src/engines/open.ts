@@ -15,9 +15,8 @@ import type { Engine } from "./engine.ts";
 import { EmbeddedEngine } from "./embedded/engine.ts";
 import type { ModelConfig } from "./embedded/hf-config.ts";
 import { TorchEngine } from "./torch/engine.ts";
+import { parseModelInit, type ModelInit, type ModelInitInput } from "./init.ts";
 import type { ProbeResult, ProbeShape } from "./probe.ts";
-
-/** The `model:` block of a run config (defaults applied), or the fields of it a caller sets. */
 
 /** The one-line error for a model folder that is not there (with the setup command for a catalogue model's). */
 function missingModel(path: string): string {
@@ -25,7 +24,12 @@ function missingModel(path: string): string {
   const hint = Object.hasOwn(MODEL_CATALOG, name) && defaultModelDir(name) === path ? `; run \`rlvr setup model ${name}\` first` : ` (looked in ${dirname(path)})`;
   return `config error at model.path: directory ${path} does not exist${hint}`;
 }
-export type ModelSpec = Partial<RunConfig["model"]> & Pick<RunConfig["model"], "path" | "init">;
+
+/**
+ * The `model:` block of a run config, or the fields of it a caller sets: `path`, or `init` as a
+ * config writes it (missing fields take their defaults; checked at open).
+ */
+export type ModelSpec = Omit<Partial<RunConfig["model"]>, "init"> & { path?: string; init?: ModelInitInput };
 
 /** What every engine needs besides the model block. */
 export interface OpenEngineOptions {
@@ -47,7 +51,8 @@ export interface OpenEngineOptions {
 /**
  * Open an engine for `model`.
  * @throws Error "config error at model.path: …" when the checkpoint directory is missing, or
- *         "config error at model.init.…" when the shape is inconsistent (heads not dividing hidden).
+ *         "config error at model.init.…" when the init block has a wrong or unknown field or an
+ *         inconsistent shape (heads not dividing hidden).
  */
 export async function openEngine(model: ModelSpec, o: OpenEngineOptions): Promise<Engine> {
   if (model.engine === "auto") return openAuto(model, o);
@@ -59,7 +64,7 @@ export async function openEngine(model: ModelSpec, o: OpenEngineOptions): Promis
     return EmbeddedEngine.fromPretrained(model.path, { tokenizer: o.tokenizer, seed, inferenceOnly: o.inferenceOnly });
   }
   if (!model.init) throw new Error("config error at model: set model.path (a checkpoint directory) or model.init (a random model's size)");
-  const mc = initModelConfig(model.init, o.tokenizer);
+  const mc = initModelConfig(parseModelInit(model.init), o.tokenizer);
   if (model.engine === "torch") return TorchEngine.create(mc, torchOpts);
   return EmbeddedEngine.create(mc, { seed, tokenizer: o.tokenizer, modelId: `random-init(${mc.hiddenSize}x${mc.numLayers})` });
 }
@@ -85,7 +90,7 @@ async function openAuto(model: ModelSpec, o: OpenEngineOptions): Promise<Engine>
 }
 
 /** The Llama-style model config of a `model.init` block; the vocabulary comes from the tokenizer. */
-export function initModelConfig(init: NonNullable<RunConfig["model"]["init"]>, tokenizer: Tokenizer): ModelConfig {
+export function initModelConfig(init: ModelInit, tokenizer: Tokenizer): ModelConfig {
   const kv = init.numKvHeads ?? init.numHeads;
   if (init.hiddenSize % init.numHeads !== 0) throw new Error(`config error at model.init.hiddenSize: ${init.hiddenSize} is not divisible by numHeads ${init.numHeads}`);
   if (init.numHeads % kv !== 0) throw new Error(`config error at model.init.numKvHeads: numHeads ${init.numHeads} is not divisible by numKvHeads ${kv}`);

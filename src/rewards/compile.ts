@@ -6,7 +6,9 @@
  * What a response gets (scoreBatch): a Verdict whose `reward` is the weighted, gated, shaped
  * total, whose `components` hold each component's value by name (after gating), and whose
  * `correct`/`extracted`/`reason` come from the primary component's verifier (`reward.correct`, by
- * default the first component that is not a format check). Failures never stop a run:
+ * default the first component that is not a format check). A verdict that does not say `correct`
+ * itself (a reward function's bare number, `{reward}` alone, a group verifier's number) is correct
+ * when its reward is at least `reward.correctAt` (default 1): partial credit never counts as accuracy. Failures never stop a run:
  *   - a verifier that throws, returns a wrong shape or a non-finite reward → the component's
  *     fallback (default 0) and the event `reward/errors/<component>`;
  *   - one that runs past its time limit → the fallback and `reward/timeouts/<component>`
@@ -28,7 +30,9 @@ import { loadRewardExport, moduleSpecifierOf, rewardExportSchema } from "./user-
 import { exampleIssue, type ExampleIssue } from "./example-schema.ts";
 import type { ZodType } from "zod";
 import type { VerifierPool } from "./pool/pool.ts";
-import type { RewardGroup, Verdict } from "./types.ts";
+import type { RewardEvent, RewardGroup, Verdict } from "./types.ts";
+import { UserError } from "../util/errors.ts";
+import { didYouMean } from "../util/suggest.ts";
 
 export interface CompileOptions {
   /** Config path of the block, for messages (default "reward"). */
@@ -43,6 +47,17 @@ export interface CompileOptions {
   timeoutMs?: number;
   /** Default fallback reward (default 0). */
   fallback?: number | null;
+  /** Receives the one-line warning at the first component failure (default: stderr). */
+  warn?: (line: string) => void;
+}
+
+/**
+ * A reward component failed (threw, returned a wrong shape, timed out, crashed its worker) on
+ * more than `reward.maxErrorRate` of a batch's samples: the run stops with this one line
+ * naming the component and its first error.
+ */
+export class RewardError extends UserError {
+  override name = "RewardError";
 }
 
 /** What the trainer's reward stage passes besides responses and examples. */
@@ -59,7 +74,10 @@ export interface BatchInfo {
 
 export interface ScoredBatch {
   verdicts: Verdict[];
-  /** Event counts: reward/errors/<c>, reward/timeouts/<c>, reward/skipped, verifier/*. */
+  /**
+   * Event counts: reward/errors/<c>, reward/timeouts/<c>, reward/skipped, verifier/*;
+   * `verifier/errors` is every error of every component (in-process or in the pool).
+   */
   events: Record<string, number>;
 }
 
@@ -89,7 +107,11 @@ export interface CompiledReward {
    * @returns null when every schema matches; else the first issue, with component and verifier
    */
   checkExample(example: Example): RewardExampleIssue | null;
-  /** Score a batch of responses (the RL step's reward stage). Never throws for what a response or verifier does. */
+  /**
+   * Score a batch of responses (the RL step's reward stage). A failing sample gets its component's
+   * fallback and is counted; the first failure is warned about once.
+   * @throws RewardError when one component fails on more than `reward.maxErrorRate` of the samples
+   */
   scoreBatch(responses: readonly string[], examples: readonly Example[], info?: BatchInfo): Promise<ScoredBatch>;
 }
 
@@ -107,6 +129,8 @@ interface Part {
   at: string;
   /** The example schema of the verifier (a module's export's), when it declares one. */
   schema?: ZodType;
+  /** reward.correctAt: the reward at which a verdict without its own `correct` counts as correct. */
+  correctAt: number;
 }
 
 /** Component names that would collide with the step's other reward/… metrics. */
@@ -122,16 +146,19 @@ function stashSet(stash: Stash, g: RewardGroup<Example>, name: string, i: number
   a[i] = v;
 }
 
-/** A verifier's verdict, checked: a wrong shape or a non-finite reward (other than NaN = skip) throws. */
-function checked(v: unknown, who: string): Verdict {
-  if (v && typeof v === "object" && typeof (v as Verdict).reward === "number") {
+/**
+ * A verifier's verdict, checked: a wrong shape or a non-finite reward (other than NaN = skip)
+ * throws; one without a boolean `correct` gets reward ≥ `correctAt`.
+ */
+function checked(v: unknown, who: string, correctAt: number): Verdict {
+  if (v && typeof v === "object" && typeof (v as Verdict).reward === "number" && typeof (v as Verdict).correct === "boolean") {
     const r = (v as Verdict).reward;
     if (Number.isNaN(r) || Number.isFinite(r)) return v as Verdict;
   }
-  return toVerdict(v, who);
+  return toVerdict(v, who, correctAt);
 }
 
-async function resolvePart(c: RewardComponentConfig, at: string, o: CompileOptions): Promise<Part> {
+async function resolvePart(c: RewardComponentConfig, at: string, o: CompileOptions & { correctAt: number }): Promise<Part> {
   // User functions get a limit by default; built-in verifiers bound their own work (the code
   // sandbox's per-run limits) and get one only when set (or from the pool's default).
   const timeoutMs = c.timeoutMs ?? o.timeoutMs;
@@ -144,13 +171,13 @@ async function resolvePart(c: RewardComponentConfig, at: string, o: CompileOptio
     } catch (e) {
       throw new Error(`config error at ${at}.module: ${(e as Error).message}`);
     }
-    return { name: c.name ?? exp, vname: "module", verifier: findVerifier("module")!, options: { module: spec, export: exp, options: c.options }, weight: c.weight, gate: c.gate, timeoutMs: timeoutMs ?? 10_000, fallback, at, schema: rewardExportSchema(spec, exp) };
+    return { name: c.name ?? exp, vname: "module", verifier: findVerifier("module")!, options: { module: spec, export: exp, options: c.options }, weight: c.weight, gate: c.gate, timeoutMs: timeoutMs ?? 10_000, fallback, at, schema: rewardExportSchema(spec, exp), correctAt: o.correctAt };
   }
   const v = findVerifier(c.verifier!);
-  if (!v) throw new Error(`config error at ${at}.verifier: unknown verifier "${c.verifier}"; registered: ${verifierNames().join(", ")} (a plugin module can add more with registerVerifier/defineReward)`);
+  if (!v) throw new Error(`config error at ${at}.verifier: unknown verifier "${c.verifier}"; ${didYouMean(c.verifier!, verifierNames())}registered: ${verifierNames().join(", ")} (a plugin module can add more with registerVerifier/defineReward)`);
   v.checkOptions?.(c.options, `${at}.options`);
   if (c.verifier === "math") await preloadMath().catch(() => undefined);
-  return { name: c.name ?? c.verifier!, vname: c.verifier!, verifier: v, options: c.options, weight: c.weight, gate: c.gate, timeoutMs, fallback, at, schema: v.exampleSchema };
+  return { name: c.name ?? c.verifier!, vname: c.verifier!, verifier: v, options: c.options, weight: c.weight, gate: c.gate, timeoutMs, fallback, at, schema: v.exampleSchema, correctAt: o.correctAt };
 }
 
 /** The first schema issue of `example` over the parts' verifiers (see CompiledReward.checkExample). */
@@ -175,11 +202,11 @@ function inProcess(p: Part, stash: Stash): RewardComponent<Example> {
       ...base,
       group: async (g) => {
         const exs = g.group.examples ?? g.group.responses.map(() => g.group.example);
-        const vals = await group(g.group.responses, exs, { step: g.group.step, options: p.options, lengths: g.lengths, truncated: g.group.responses.map((_, i) => g.group.truncated?.[i] ?? false) });
+        const vals = await group(g.group.responses, exs, { step: g.group.step, options: p.options, correctAt: p.correctAt, lengths: g.lengths, truncated: g.group.responses.map((_, i) => g.group.truncated?.[i] ?? false) });
         if (!Array.isArray(vals)) throw new Error(`${who}.group returned ${typeof vals}; expected one value per response`);
         return vals.map((x, i) => {
           if (x === null || typeof x === "number") return x;
-          const v = checked(x, who);
+          const v = checked(x, who, p.correctAt);
           stashSet(stash, g.group, p.name, i, v);
           return Number.isNaN(v.reward) ? null : v.reward;
         });
@@ -189,7 +216,7 @@ function inProcess(p: Part, stash: Stash): RewardComponent<Example> {
   return {
     ...base,
     sample: async (s) => {
-      const v = checked(await p.verifier.verify(s.response, s.example, { step: s.step, options: p.options }), who);
+      const v = checked(await p.verifier.verify(s.response, s.example, { step: s.step, options: p.options, correctAt: p.correctAt }), who, p.correctAt);
       stashSet(stash, s.group, p.name, s.index, v);
       return Number.isNaN(v.reward) ? null : v.reward;
     },
@@ -204,17 +231,69 @@ function inPool(p: Part, stash: Stash, pool: () => VerifierPool): RewardComponen
     gate: p.gate,
     onError: p.fallback,
     sample: async (s) => {
-      const o = await pool().run(p.vname, [s.response, s.example, { step: s.step, options: p.options }], { timeoutMs: p.timeoutMs });
+      const o = await pool().run(p.vname, [s.response, s.example, { step: s.step, options: p.options, correctAt: p.correctAt }], { timeoutMs: p.timeoutMs });
       if (!o.ok) {
         s.emit(o.kind === "timeout" ? "verifier/timeouts" : o.kind === "crash" ? "verifier/crashes" : "verifier/errors", o.message);
         s.emit(o.kind === "timeout" ? `reward/timeouts/${p.name}` : `reward/errors/${p.name}`, o.message);
         return p.fallback;
       }
-      const v = checked(o.value, `verifier "${p.vname}"`); // throws → reward/errors/<name>, fallback
+      const v = checked(o.value, `verifier "${p.vname}"`, p.correctAt); // throws → reward/errors/<name>, fallback
       stashSet(stash, s.group, p.name, s.index, v);
       return Number.isNaN(v.reward) ? null : v.reward;
     },
   };
+}
+
+/** A component as messages name it: `"name"`, with its verifier or module when that differs. */
+function describePart(p: Part | undefined, name: string): string {
+  if (!p) return `reward component "${name}"`;
+  if (p.vname === "module") {
+    const m = p.options as { module: string; export: string };
+    return `reward component "${name}" (${m.module.split("/").pop()}#${m.export})`;
+  }
+  return `reward component "${name}"${p.vname !== name ? ` (verifier ${p.vname})` : ""}`;
+}
+
+/** First line of an error message, at most 200 characters. */
+const firstLine = (m: string) => {
+  const l = m.split("\n")[0]!;
+  return l.length > 200 ? l.slice(0, 199) + "…" : l;
+};
+
+/**
+ * Reward failures made loud: one warning at the first failure of any component, and a
+ * RewardError when one component fails (errors + timeouts) on more than `maxErrorRate` of a batch.
+ */
+function errorWatch(maxErrorRate: number, warn: (line: string) => void, describe: (name: string) => string) {
+  let warned = false;
+  const warnOnce = (name: string, message: string, step: number | undefined) => {
+    if (warned) return;
+    warned = true;
+    warn(
+      `reward warning: ${describe(name)} failed${step !== undefined ? ` at RL step ${step + 1}` : ""}: ${firstLine(message)} ` +
+        `(the sample gets the fallback reward; counted as reward/errors/${name}; the run stops when more than ${maxErrorRate} of a step's samples fail)`,
+    );
+  };
+  const check = (events: readonly RewardEvent[], n: number, step: number | undefined) => {
+    const failed = new Map<string, { count: number; first: string }>();
+    for (const e of events) {
+      const m = /^reward\/(errors|timeouts)\/(.+)$/.exec(e.name);
+      if (!m) continue;
+      const f = failed.get(m[2]!) ?? { count: 0, first: `${m[1] === "timeouts" ? "timeout: " : ""}${e.message ?? "(no message)"}` };
+      f.count++;
+      failed.set(m[2]!, f);
+    }
+    for (const [name, f] of failed) {
+      warnOnce(name, f.first, step);
+      if (n > 0 && f.count / n > maxErrorRate) {
+        throw new RewardError(
+          `reward error: ${describe(name)} failed on ${f.count} of ${n} samples${step !== undefined ? ` of RL step ${step + 1}` : ""} ` +
+            `(more than reward.maxErrorRate ${maxErrorRate}); first error: ${firstLine(f.first)}`,
+        );
+      }
+    }
+  };
+  return { warnOnce, check };
 }
 
 /**
@@ -231,7 +310,8 @@ export async function compileReward(reward: RewardConfig, o: CompileOptions = {}
   const comps: RewardComponentConfig[] = single
     ? [{ verifier: reward.verifier, module: reward.module, export: reward.export, options: reward.options, weight: 1, timeoutMs: reward.timeoutMs, fallback: reward.fallback }]
     : reward.components!;
-  const defaults = { ...o, timeoutMs: reward.timeoutMs ?? o.timeoutMs, fallback: reward.fallback !== undefined ? reward.fallback : o.fallback };
+  const correctAt = reward.correctAt ?? 1;
+  const defaults = { ...o, timeoutMs: reward.timeoutMs ?? o.timeoutMs, fallback: reward.fallback !== undefined ? reward.fallback : o.fallback, correctAt };
   const parts: Part[] = [];
   for (let i = 0; i < comps.length; i++) parts.push(await resolvePart(comps[i]!, single ? at : `${at}.components[${i}]`, defaults));
   const names = parts.map((p) => p.name);
@@ -270,12 +350,12 @@ export async function compileReward(reward: RewardConfig, o: CompileOptions = {}
           lengths.map((len, k) => {
             const v = vals[from]![k];
             if (v === null || v === undefined) return null;
-            const correct = stash.get(group)?.get(from)?.[k]?.correct ?? v > 0;
+            const correct = stash.get(group)?.get(from)?.[k]?.correct ?? v >= correctAt;
             return cosineLengthReward(correct, len, { ...sh, maxLength }, group.truncated?.[k] ?? false);
           }),
       });
     } else {
-      components.push(grpoLambdaComponent({ ...sh, correctness: correctness(sh.correctness, i) }));
+      components.push(grpoLambdaComponent({ ...sh, correctness: correctness(sh.correctness, i), correctAt }));
     }
   });
   let fn: RewardFn<Example>;
@@ -285,14 +365,18 @@ export async function compileReward(reward: RewardConfig, o: CompileOptions = {}
     throw new Error(`config error at ${(e as Error).message.replace(/^reward\b/, at)}`);
   }
   const allNames = components.map((c) => c.name);
+  const watch = errorWatch(reward.maxErrorRate ?? 0.5, o.warn ?? ((l) => process.stderr.write(l + "\n")), (n) => describePart(parts.find((p) => p.name === n), n));
   const primaryPart = parts.find((p) => p.name === primary)!;
 
   const verifyOne = (response: string, example: Example): Verdict | Promise<Verdict> => {
-    const fail = (e: unknown): Verdict => ({ correct: false, reward: primaryPart.fallback ?? NaN, extracted: null, reason: `error: ${(e as Error)?.message ?? String(e)}` });
+    const fail = (e: unknown): Verdict => {
+      watch.warnOnce(primary, (e as Error)?.message ?? String(e), undefined);
+      return { correct: false, reward: primaryPart.fallback ?? NaN, extracted: null, reason: `error: ${(e as Error)?.message ?? String(e)}` };
+    };
     try {
-      const v = primaryPart.verifier.verify(response, example, { options: primaryPart.options });
-      if (v && typeof (v as Promise<Verdict>).then === "function") return (v as Promise<Verdict>).then((x) => checked(x, primaryPart.vname), fail);
-      return checked(v, primaryPart.vname);
+      const v = primaryPart.verifier.verify(response, example, { options: primaryPart.options, correctAt });
+      if (v && typeof (v as Promise<Verdict>).then === "function") return (v as Promise<Verdict>).then((x) => checked(x, primaryPart.vname, correctAt), fail);
+      return checked(v, primaryPart.vname, correctAt);
     } catch (e) {
       return fail(e);
     }
@@ -317,6 +401,7 @@ export async function compileReward(reward: RewardConfig, o: CompileOptions = {}
       step: info.step,
     }));
     const outs = await fn.batch(groups);
+    watch.check(outs.flatMap((o) => o.events), responses.length, info.step);
     const verdicts = new Array<Verdict>(responses.length);
     const events: Record<string, number> = {};
     outs.forEach((out, gi) => {
@@ -331,7 +416,7 @@ export async function compileReward(reward: RewardConfig, o: CompileOptions = {}
         const failed = out.events.find((e) => e.index === k && e.name.endsWith(`/${primary}`));
         if (total === null || total === undefined) events["reward/skipped"] = (events["reward/skipped"] ?? 0) + 1;
         verdicts[i] = {
-          correct: pv ? pv.correct : raw !== null && raw !== undefined && raw > 0 && !failed,
+          correct: pv ? pv.correct : raw !== null && raw !== undefined && raw >= correctAt && !failed,
           reward: total ?? NaN,
           extracted: pv?.extracted ?? null,
           reason: pv?.reason ?? (failed ? `${failed.name}: ${failed.message ?? ""}` : total === null ? "skipped" : "no verdict"),
@@ -339,6 +424,8 @@ export async function compileReward(reward: RewardConfig, o: CompileOptions = {}
         };
       });
     });
+    const errors = Object.entries(events).reduce((a, [k, n]) => (k.startsWith("reward/errors/") ? a + n : a), 0);
+    if (errors > 0) events["verifier/errors"] = errors;
     return { verdicts, events };
   };
 

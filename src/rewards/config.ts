@@ -98,6 +98,18 @@ export const rewardConfigSchema = z
     shaping: z.array(rewardShapingSchema).default([]),
     /** The component whose verdict gives `correct` (accuracy, eval); default the first that is not a format check. */
     correct: z.string().min(1).optional(),
+    /**
+     * A verdict that does not say `correct` itself (a reward function returning a number, or
+     * `{reward}` without `correct`) counts as correct when its reward is at least this (default 1:
+     * full credit only; partial credit is reward, not accuracy).
+     */
+    correctAt: z.number().finite().default(1),
+    /**
+     * The run stops (one line naming the component and its first error) when one component fails
+     * — throws, returns a wrong shape, times out, crashes its worker — on more than this fraction
+     * of a step's samples (default 0.5; 1 = never stop). The first failure is always warned about.
+     */
+    maxErrorRate: z.number().min(0).max(1).default(0.5),
   })
   .refine((r) => [r.verifier, r.module, r.components].filter((x) => x !== undefined).length === 1, {
     message: "set exactly one of verifier (a registered name), module (a file with your reward function) or components (a list)",

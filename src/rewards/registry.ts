@@ -11,6 +11,7 @@
 import type { ZodType } from "zod";
 import type { Example } from "../tasks/types.ts";
 import type { Verdict } from "./types.ts";
+import { didYouMean } from "../util/suggest.ts";
 
 export type { Verdict } from "./types.ts";
 
@@ -20,6 +21,12 @@ export interface VerifyContext {
   step?: number;
   /** The verifier's options from the config (`reward.options`, `components[i].options`). */
   options?: unknown;
+  /**
+   * The reward at or above which a verdict that does not say `correct` itself counts as correct
+   * (`reward.correctAt`, default 1): a reward function returning a bare number, or `{reward}`
+   * without `correct`. Partial credit below it is reward, never accuracy.
+   */
+  correctAt?: number;
 }
 
 /** What a group-aware verifier is told: the context plus each response's length in tokens. */
@@ -87,7 +94,7 @@ export function registerVerifier<E = Example>(name: string, verifier: Verifier<E
  */
 export function getVerifier(name: string): Verifier<any> {
   const v = verifiers.get(name);
-  if (!v) throw new Error(`unknown verifier "${name}"; registered verifiers: ${verifierNames().join(", ")}`);
+  if (!v) throw new Error(`unknown verifier "${name}"; ${didYouMean(name, verifierNames())}registered verifiers: ${verifierNames().join(", ")} (a plugin can add more: plugins: in a config, or --plugin <file>)`);
   return v;
 }
 
@@ -111,19 +118,19 @@ export type RewardReturn = number | boolean | null | undefined | (Partial<Verdic
 
 /**
  * Turn what a user reward function returned into a Verdict.
- * - a finite number → reward (correct when > 0); a boolean → 1/0;
+ * - a finite number → reward (correct when ≥ `correctAt`, default 1); a boolean → 1/0;
  * - an object with a finite numeric `reward` (other Verdict fields optional; `correct` defaults
- *   to reward > 0), or with only a boolean `correct` (reward 1/0);
+ *   to reward ≥ `correctAt`), or with only a boolean `correct` (reward 1/0);
  * - null / undefined → the sample is skipped: reward NaN, reason "skipped".
  * @throws Error describing the value for anything else (NaN/±Infinity, strings, arrays, objects
  *   without reward/correct); the reward stage counts it as `reward/errors/<component>`.
  */
-export function toVerdict(value: RewardReturn | unknown, who = "reward function"): Verdict {
+export function toVerdict(value: RewardReturn | unknown, who = "reward function", correctAt = 1): Verdict {
   if (value === null || value === undefined) return { correct: false, reward: NaN, extracted: null, reason: "skipped" };
   if (typeof value === "boolean") return { correct: value, reward: value ? 1 : 0, extracted: null, reason: value ? "true" : "false" };
   if (typeof value === "number") {
     if (!Number.isFinite(value)) throw new Error(`${who} returned ${value}; expected a finite number`);
-    return { correct: value > 0, reward: value, extracted: null, reason: `reward ${value}` };
+    return { correct: value >= correctAt, reward: value, extracted: null, reason: `reward ${value}` };
   }
   if (typeof value === "object" && !Array.isArray(value)) {
     const o = value as Record<string, unknown>;
@@ -132,7 +139,7 @@ export function toVerdict(value: RewardReturn | unknown, who = "reward function"
       const reward = o.reward;
       return {
         ...o,
-        correct: typeof o.correct === "boolean" ? o.correct : reward > 0,
+        correct: typeof o.correct === "boolean" ? o.correct : reward >= correctAt,
         reward,
         extracted: typeof o.extracted === "string" ? o.extracted : null,
         reason: typeof o.reason === "string" ? o.reason : `reward ${reward}`,
@@ -185,7 +192,8 @@ export function defineReward<E = Example>(def: {
     verify: (response, example, ctx = {}) => {
       const who = `reward "${def.name}"`;
       const value = def.score(response, example, ctx);
-      return value && typeof (value as PromiseLike<unknown>).then === "function" ? Promise.resolve(value).then((v) => toVerdict(v, who)) : toVerdict(value, who);
+      const at = ctx.correctAt ?? 1;
+      return value && typeof (value as PromiseLike<unknown>).then === "function" ? Promise.resolve(value).then((v) => toVerdict(v, who, at)) : toVerdict(value, who, at);
     },
     ...(def.group ? { group: def.group } : {}),
     ...(def.checkOptions ? { checkOptions: def.checkOptions } : {}),

@@ -6,6 +6,9 @@
 /**
  * What every verifier returns, and what the reward stage hands the trainer for each response.
  * - `correct`: the response passes (graded verifiers: reward at or above their pass threshold).
+ *   Accuracy, pass@k, `sft.stopAt`, eval, reports and the dashboard count this, never the reward.
+ *   A reward function that returns only a number gets correct = reward ≥ `reward.correctAt`
+ *   (default 1), see toVerdict.
  * - `reward`: the reward. A single verifier gives [0, 1] (1 = correct; partial credit such as the
  *   fraction of tests passed, token F1); a composed `reward:` block gives the weighted, gated,
  *   shaped total, which may leave [0, 1]. NaN = unscorable: the sample is skipped (advantage 0).

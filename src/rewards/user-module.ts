@@ -104,7 +104,8 @@ export const moduleVerifier: Verifier = {
     const who = `${o.module.split("/").pop()}#${o.export ?? "default"}`;
     const call = (fn: Loaded): Verdict | Promise<Verdict> => {
       const value = fn(response, example, { step: ctx.step, options: o.options });
-      return isThenable(value) ? Promise.resolve(value).then((v) => toVerdict(v, who)) : toVerdict(value, who);
+      const at = ctx.correctAt ?? 1;
+      return isThenable(value) ? Promise.resolve(value).then((v) => toVerdict(v, who, at)) : toVerdict(value, who, at);
     };
     const fn = ready.get(`${o.module}#${o.export ?? "default"}`);
     return fn ? call(fn) : loadRewardExport(o.module, o.export).then(call);

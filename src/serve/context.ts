@@ -18,4 +18,10 @@ export interface ServeContext {
   policyVersion: number;
   /** Whether POST /v1/rlvr/weights may load a checkpoint from disk (off by default). */
   weightSync: boolean;
+  /** Capture-training updates so far (the learning-rate warm-up's position; saved and restored). */
+  captureUpdates: number;
+  /** Capture mode: save weights + optimizer + counters to `dir` every `every` updates and on close (./state.ts). */
+  autosave: { dir: string; every: number } | null;
+  /** `captureUpdates` at the last save. */
+  savedAt: number;
 }

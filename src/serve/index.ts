@@ -2,4 +2,5 @@
 export { serve, resolveServedCheckpoint, type ServeOptions, type Server } from "./server.ts";
 export { EpisodeStore, type Episode, type Turn } from "./capture.ts";
 export { trainServed, episodesToSequences, type CaptureTrainOptions, type CaptureStepReport } from "./train.ts";
+export { saveServed, readCaptureState, CAPTURE_STATE, type CaptureState } from "./state.ts";
 export { parseToolCalls, renderToolCalls, type ToolCall } from "./tools.ts";

@@ -11,6 +11,7 @@ import { loadTokenizer } from "../tokenizers/index.ts";
 import type { Tokenizer } from "../tokenizers/types.ts";
 import { Batcher } from "./batcher.ts";
 import { EpisodeStore } from "./capture.ts";
+import { readCaptureState, saveServed } from "./state.ts";
 import type { ServeContext } from "./context.ts";
 import { ApiError, toApiError } from "./errors.ts";
 import { chatRoutes } from "./routes/chat.ts";
@@ -44,6 +45,14 @@ export interface ServeOptions {
   weightSync?: boolean;
   /** Largest request body in bytes (default 4 MiB). */
   bodyLimit?: number;
+  /**
+   * Capture mode: save the trained model (weights, optimizer state, counters; ./state.ts) to this
+   * directory every `saveEvery` updates and when the server closes; `serve({checkpoint: saveTo,
+   * capture: true})` continues from it. Default: none.
+   */
+  saveTo?: string;
+  /** With `saveTo`: save after every this many capture updates (default 0: only on close). */
+  saveEvery?: number;
 }
 
 /** A running server. */
@@ -80,6 +89,19 @@ function defaultName(dir: string): string {
 }
 
 /**
+ * Capture mode from a checkpoint that capture training saved (capture.json beside it): the
+ * engines load the optimizer's moments saved beside the weights when they open it; the counters
+ * (policy version, the warm-up's position) come from capture.json. Training then continues
+ * instead of restarting Adam, whose first steps from fresh moments move every weight by about lr.
+ */
+async function restoreCapture(ctx: ServeContext, dir: string): Promise<void> {
+  const st = readCaptureState(dir);
+  if (!st) return;
+  ctx.policyVersion = st.policyVersion;
+  ctx.captureUpdates = ctx.savedAt = st.updates;
+}
+
+/**
  * Start an OpenAI-compatible server.
  * @throws Error when neither `checkpoint` nor `engine` + `tokenizer` is given, the checkpoint is
  *   missing, or the port is taken.
@@ -89,9 +111,11 @@ export async function serve(o: ServeOptions): Promise<Server> {
   let tokenizer = o.tokenizer;
   let owned = false;
   let name = o.modelName;
+  let served: string | null = null;
   if (!engine) {
     if (!o.checkpoint) throw new Error("serve: give a checkpoint (or run) directory, or an engine and its tokenizer");
     const dir = resolveServedCheckpoint(o.checkpoint);
+    served = dir;
     tokenizer ??= await loadTokenizer(dir);
     engine = await openEngine({ path: dir, engine: o.engineKind ?? "embedded" }, { tokenizer, seed: o.seed ?? 0 });
     owned = true;
@@ -100,7 +124,21 @@ export async function serve(o: ServeOptions): Promise<Server> {
   if (!tokenizer) throw new Error("serve: an engine needs its tokenizer (serve({engine, tokenizer}))");
   const eng = engine;
   const batcher = new Batcher((req) => eng.sample(req), () => ctx.policyVersion, { windowMs: o.batchWindowMs, maxRows: o.maxBatchRows, stopTokens: [tokenizer.eosId], seed: o.seed });
-  const ctx: ServeContext = { engine: eng, tokenizer, modelName: name ?? "rlvr", batcher, episodes: o.capture ? new EpisodeStore() : null, created: Math.floor(Date.now() / 1000), policyVersion: 0, weightSync: o.weightSync ?? false };
+  if (o.saveTo !== undefined && !o.capture) throw new Error("serve: saveTo (--save-to) saves what capture training learns; start with capture: true (--capture)");
+  const ctx: ServeContext = {
+    engine: eng,
+    tokenizer,
+    modelName: name ?? "rlvr",
+    batcher,
+    episodes: o.capture ? new EpisodeStore() : null,
+    created: Math.floor(Date.now() / 1000),
+    policyVersion: 0,
+    weightSync: o.weightSync ?? false,
+    captureUpdates: 0,
+    autosave: o.saveTo !== undefined ? { dir: o.saveTo, every: o.saveEvery ?? 0 } : null,
+    savedAt: 0,
+  };
+  if (o.capture && served) await restoreCapture(ctx, served);
 
   const app = Fastify({ logger: false, bodyLimit: o.bodyLimit ?? 4 * 1024 * 1024 });
   app.setErrorHandler((err, _req, reply) => {
@@ -135,6 +173,8 @@ export async function serve(o: ServeOptions): Promise<Server> {
     },
     async close() {
       await app.close();
+      // Capture training since the last save is not lost on shutdown.
+      if (ctx.autosave && ctx.captureUpdates > ctx.savedAt) await saveServed(ctx, ctx.autosave.dir);
       if (owned) await eng.close();
     },
   };

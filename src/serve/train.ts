@@ -20,12 +20,20 @@ import { optimize } from "../pipeline/optimize.ts";
 import type { Episode } from "./capture.ts";
 import type { ServeContext } from "./context.ts";
 import type { Server } from "./server.ts";
+import { saveServed } from "./state.ts";
 
 export interface CaptureTrainOptions {
   /** Algorithm (preset name or block); default GRPO advantages, PPO-clip loss, TIS mismatch correction, no KL. */
   algorithm?: string | AlgorithmConfigInput;
-  /** Learning rate (default 1e-3: tiny models). */
+  /** Peak learning rate (default 1e-3: tiny models; a trained model wants less, docs/serve.md). */
   lr?: number;
+  /**
+   * Linear warm-up over the first this many capture updates (default 10; 0 = none): update k
+   * (0-based, counted across calls and restarts) uses lr · min(1, (k + 1) / warmupUpdates).
+   * Adam's first steps from fresh moments move every weight by about lr; the warm-up keeps
+   * them small.
+   */
+  warmupUpdates?: number;
   /** Global gradient-norm clip (default 1). */
   maxGradNorm?: number;
   /** PPO epochs over the batch (default 1). */
@@ -98,7 +106,9 @@ export async function trainServed(target: Server | ServeContext, o: CaptureTrain
   const adv = computeAdvantages(name, { rewards, groupIds, lengths, strata: new Int32Array(eps.length) }, options);
   seqs.forEach((q, k) => (q.advantage = adv[episodeOf[k]!]!));
   const maxLength = Math.max(1, ...seqs.map((q) => q.response.length));
-  return server.batcher.exclusive(async () => {
+  const warmup = o.warmupUpdates ?? 10;
+  const lr = (o.lr ?? 1e-3) * (warmup > 0 ? Math.min(1, (server.captureUpdates + 1) / warmup) : 1);
+  const report = await server.batcher.exclusive(async () => {
     const old = await scoreResponses(server, seqs, "policy");
     seqs.forEach((q, k) => (q.oldLogprobs = old[k]!));
     if (alg.kl.coef > 0) {
@@ -115,11 +125,12 @@ export async function trainServed(target: Server | ServeContext, o: CaptureTrain
       padId: server.tokenizer.padId,
       maxLength,
       loss: (counts) => makePolicyLoss(alg, counts, { klCoef: alg.kl.coef, entropyCoef: alg.entropy.coef }),
-      optim: { lr: o.lr ?? 1e-3, maxGradNorm: o.maxGradNorm ?? 1 },
+      optim: { lr, maxGradNorm: o.maxGradNorm ?? 1 },
       skipEmptyUpdates: true,
       entropy: alg.entropy.coef !== 0,
     });
     if (rep.updates > rep.skippedUpdates) server.policyVersion++;
+    server.captureUpdates++;
     const v = server.policyVersion;
     return {
       episodes: eps.length,
@@ -127,9 +138,12 @@ export async function trainServed(target: Server | ServeContext, o: CaptureTrain
       reward: rewards.reduce((s, x) => s + x, 0) / eps.length,
       policyVersion: v,
       maxStaleness: Math.max(0, ...seqs.map((q) => v - 1 - (q.policyVersion ?? v - 1))),
-      metrics: { ...combineMetrics(rep.lossParts), loss: rep.loss, grad_norm: rep.gradNorm },
+      metrics: { ...combineMetrics(rep.lossParts), loss: rep.loss, grad_norm: rep.gradNorm, lr },
     };
   });
+  const a = server.autosave;
+  if (a && a.every > 0 && server.captureUpdates % a.every === 0) await saveServed(server, a.dir);
+  return report;
 }
 
 /** Servers whose engine already froze its reference (KL needs one). */

@@ -88,15 +88,9 @@ export function defineTask(spec: TaskSpec): Task {
       const id = draft.id ?? `${name}-${opts.split}-d${opts.difficulty}-${String(opts.index).padStart(6, "0")}`;
       return { ...draft, id, task: draft.task ?? name, difficulty: draft.difficulty ?? opts.difficulty };
     },
-    verify(response, example) {
-      let value: unknown;
-      try {
-        value = spec.verify(response, example);
-      } catch (e) {
-        return { correct: false, reward: 0, extracted: null, reason: `verify threw: ${(e as Error).message ?? String(e)}` };
-      }
-      return toTaskVerdict(value, name, example);
-    },
+    // A verify that throws is a reward error (counted, warned about, and fatal past
+    // reward.maxErrorRate; src/rewards/compile.ts), never a silent 0.
+    verify: (response, example) => toTaskVerdict(spec.verify(response, example), name, example),
   };
   registerTask(task, { replace: spec.replace });
   return task;

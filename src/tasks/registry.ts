@@ -7,6 +7,7 @@
 import { registerVerifier } from "../rewards/registry.ts";
 import { BUILTIN_VERIFIER_NAMES } from "../rewards/config.ts";
 import type { Task } from "./types.ts";
+import { didYouMean } from "../util/suggest.ts";
 
 const tasks = new Map<string, Task>();
 
@@ -36,7 +37,7 @@ export function registerTask(task: Task, opts: { name?: string; replace?: boolea
 export function getTask(name: string): Task {
   const t = tasks.get(name);
   if (t === undefined) {
-    throw new Error(`unknown task "${name}"; known tasks: ${listTasks().join(", ")}`);
+    throw new Error(`unknown task "${name}"; ${didYouMean(name, listTasks())}known tasks: ${listTasks().join(", ")} (a plugin can add more: plugins: in a config, or --plugin <file>)`);
   }
   return t;
 }

@@ -11,23 +11,44 @@
 import type { EvalResult } from "../eval/accuracy.ts";
 import { RunLogger } from "./logger.ts";
 
-/** A stage started: "setup", "resume", "eval", "sft", "rl", "checkpoint", "save". */
+/** The stages a run announces, in the order they can come (`RunHooks.stage`, StageEvent). */
+export type RunStage = "setup" | "resume" | "eval" | "sft" | "rl" | "checkpoint" | "save";
+
+/** A stage started. */
 export interface StageEvent {
   type: "stage";
-  stage: string;
+  stage: RunStage;
   /** e.g. "200 steps", "before RL", "stopped at step 165: …". */
   detail?: string;
 }
 
-/** One metrics.jsonl record: the step's numbers (loss, reward/mean, kl, entropy, time/step, …). */
-export interface MetricsEvent {
-  type: "metrics";
-  /** "sft", "rl", or a method's own stage (e.g. "relift-sft"). */
-  stage: string;
-  step: number;
-  /** The record's numeric fields, by metric name (docs/runs.md lists them). */
-  metrics: Record<string, number>;
-}
+/**
+ * An SFT step's numbers (docs/runs.md): every optimizer step has the step fields; a `sft.stopAt`
+ * check record has only `check/accuracy` and `check/stopped`. Other numeric keys may follow.
+ */
+export type SftMetrics = Partial<Record<"loss" | "nll" | "lr" | "grad_norm" | "skipped" | "tokens" | "step_time" | "check/accuracy" | "check/stopped", number>> & Record<string, number>;
+
+/**
+ * An RL step's numbers (docs/runs.md lists them all): the ones every step logs are typed; per-component
+ * (`reward/<name>`), per-method and per-stage keys are there by name too.
+ */
+export type RlMetrics = Record<
+  | "reward/mean" | "reward/verifier" | "accuracy" | "entropy" | "kl" | "kl_coef" | "loss/policy" | "clipfrac_low" | "clipfrac_high"
+  | "grad_norm" | "updates" | "response/length_mean" | "response/length_max" | "response/truncated_frac" | "groups/zero_std_frac"
+  | "verifier/errors" | "verifier/timeouts" | "verifier/crashes" | "time/step",
+  number
+> &
+  Record<string, number>;
+
+/** One metrics.jsonl record (one per optimizer step of each stage, plus checks), by its stage. */
+export type MetricsEvent =
+  | { type: "metrics"; stage: "sft"; step: number; metrics: SftMetrics }
+  | { type: "metrics"; stage: "rl"; step: number; metrics: RlMetrics }
+  /** ReLIFT's SFT steps between RL steps (src/methods/relift.ts); `step` is the RL step. */
+  | { type: "metrics"; stage: "relift-sft"; step: number; metrics: Record<string, number> };
+
+/** Stages whose records metrics.jsonl holds. */
+export type MetricsStage = MetricsEvent["stage"];
 
 /** A few rollouts of a step, as written to samples.jsonl (prompt, response, reward, …). */
 export interface SamplesEvent {
@@ -58,7 +79,7 @@ export class EventLogger extends RunLogger {
     if (!this.onEvent) return;
     const metrics: Record<string, number> = {};
     for (const [k, v] of Object.entries(record)) if (typeof v === "number" && k !== "step") metrics[k] = v;
-    this.onEvent({ type: "metrics", stage: String(record["stage"] ?? ""), step: Number(record["step"] ?? 0), metrics });
+    this.onEvent({ type: "metrics", stage: String(record["stage"] ?? "") as MetricsStage, step: Number(record["step"] ?? 0), metrics } as MetricsEvent);
   }
 
   override samples(records: Record<string, unknown>[]): void {

@@ -15,23 +15,26 @@ import type { RunConfig } from "../config/schema.ts";
 import { evaluate, type EvalResult } from "../eval/accuracy.ts";
 import { scanCheckpoints } from "./checkpoints.ts";
 import type { RunContext } from "./context.ts";
-import type { TrainEventHandler } from "./events.ts";
+import type { RunStage, TrainEventHandler } from "./events.ts";
 import type { Progress } from "./sft.ts";
 import { openSession } from "./session.ts";
 import { evalBefore, finish, runRl, runSft } from "./stages.ts";
 import { acquireRunLock } from "./lock.ts";
 import { loadVerifierModules } from "../rewards/pool/modules.ts";
 import { ioError } from "../util/errors.ts";
+import { RewardError } from "../rewards/compile.ts";
 
 export { NonFiniteError, RunInterrupted } from "./faults.ts";
 export { ResumeError } from "./resume.ts";
 export { RunLockError } from "./lock.ts";
+export { RunDirError } from "./rundir.ts";
+export { RewardError } from "../rewards/compile.ts";
 
 export interface RunHooks {
   /** Called after every optimizer step of every stage. */
   progress?: Progress;
   /** Called when a stage starts ("setup", "resume", "eval", "sft", "rl", "checkpoint", "save"). */
-  stage?: (name: string, detail?: string) => void;
+  stage?: (name: RunStage, detail?: string) => void;
   /** Suppress console lines from the logger. */
   quiet?: boolean;
 }
@@ -42,6 +45,12 @@ export interface TrainOptions extends RunHooks {
    * replaced by it). @throws ResumeError when there is none or the config changed incompatibly.
    */
   resume?: string;
+  /**
+   * A fresh start into an `out` that already holds a run (config.yaml, metrics.jsonl,
+   * samples.jsonl, eval.jsonl, report.md, checkpoints/) deletes those files first (printing one
+   * line naming them) instead of throwing RunDirError. Other files there are kept. Ignored with `resume`.
+   */
+  overwrite?: boolean;
   /**
    * When aborted, the run finishes the current step, writes a checkpoint and throws
    * RunInterrupted (`rlvr train` aborts it on SIGINT).
@@ -61,6 +70,10 @@ export interface RunSummary {
   dir: string;
   /** Held-out evaluation after each phase: "init" (before any training), "sft", "rl". */
   evals: Record<string, EvalResult>;
+  /** The held-out evaluation before RL: `evals.sft` after an SFT warm-up, else `evals.init`. */
+  before: EvalResult;
+  /** The last held-out evaluation: `evals.rl` after RL, else `before`. */
+  after: EvalResult;
   seconds: number;
   checkpoint: string;
   /** The checkpoint the run resumed from, when it did. */
@@ -90,7 +103,9 @@ export async function evalHeldOut(ctx: RunContext, dir: string, label: string, s
  * @throws RunLockError when another live process holds the run directory;
  *         RunInterrupted after writing a checkpoint when `opts.signal` fired;
  *         NonFiniteError after `faults.maxConsecutiveSkips` skipped steps in a row;
- *         ResumeError when `opts.resume` has no usable checkpoint.
+ *         ResumeError when `opts.resume` has no usable checkpoint;
+ *         RunDirError when a fresh start's `out` holds an earlier run and `opts.overwrite` is not set;
+ *         RewardError when a reward component fails on more than `reward.maxErrorRate` of a step's samples.
  */
 export async function train(cfg: RunConfig, opts: TrainOptions = {}): Promise<RunSummary> {
   const dir = opts.resume ?? cfg.out;
@@ -122,8 +137,15 @@ function savedNote(dir: string): string {
 async function trainLocked(cfg: RunConfig, opts: TrainOptions): Promise<RunSummary> {
   const t0 = performance.now();
   const s = await openSession(cfg, opts);
-  await runSft(s);
-  await evalBefore(s);
-  await runRl(s);
+  try {
+    await runSft(s);
+    await evalBefore(s);
+    await runRl(s);
+  } catch (e) {
+    // A failing reward stops the run mid-step: free the engine and the verifier pool (every log line
+    // and checkpoint already written stays).
+    if (e instanceof RewardError) await s.ctx.close().catch(() => undefined);
+    throw e;
+  }
   return finish(s, () => (performance.now() - t0) / 1000);
 }

@@ -10,7 +10,7 @@ import { stringify } from "yaml";
 import type { AlgorithmConfig } from "../algorithms/index.ts";
 import type { RunConfig } from "../config/schema.ts";
 import type { EvalResult } from "../eval/accuracy.ts";
-import { checkpointsDir, linkTree, publishDir, removeCheckpointsAfter, scanCheckpoints, tempDirFor, writeCheckpoint, writeManifest } from "./checkpoints.ts";
+import { checkpointsDir, linkTree, publishDir, removeCheckpointsAfter, tempDirFor, writeCheckpoint, writeManifest } from "./checkpoints.ts";
 import { buildContext, type RunContext } from "./context.ts";
 import { EventLogger } from "./events.ts";
 import { RunInterrupted, SkipCounter } from "./faults.ts";
@@ -20,6 +20,7 @@ import { dataFingerprint, findResumePoint, logSizes, plainConfig, ResumeError, t
 import { restoreRlState, saveRlState, type RlState } from "./rl.ts";
 import { initSftState, type SftState } from "./sft.ts";
 import type { TrainOptions } from "./run.ts";
+import { prepareFreshRunDir } from "./rundir.ts";
 
 /** A run in progress. */
 export class RunSession {
@@ -145,19 +146,18 @@ export class RunSession {
 }
 
 /**
- * Prepare the run directory and build the run: refuse a fresh start over checkpoints, write
+ * Prepare the run directory and build the run: refuse a fresh start over an earlier run (or
+ * delete its files with `overwrite`, ./rundir.ts), write
  * config.yaml, build the context, and on resume load the checkpoint, cut the logs back to it and
  * restore the stage states.
- * @throws ResumeError when resuming is impossible or a fresh start would overwrite checkpoints.
+ * @throws ResumeError when resuming is impossible; RunDirError when a fresh start meets an earlier
+ *   run's files and `opts.overwrite` is not set.
  */
 export async function openSession(cfg: RunConfig, opts: TrainOptions): Promise<RunSession> {
   if (opts.resume) cfg = { ...cfg, out: opts.resume };
   const dir = cfg.out;
   const resume: ResumePoint | null = opts.resume ? findResumePoint(dir, cfg) : null;
-  if (!resume) {
-    const old = scanCheckpoints(dir, { hashes: false });
-    if (old.length) throw new ResumeError(`run directory ${dir} already holds checkpoints (${old.map((c) => c.name).join(", ")}); resume it with --resume ${dir}, or set a new out (or --out)`);
-  }
+  if (!resume) prepareFreshRunDir(dir, opts.overwrite ?? false, (m) => process.stderr.write(m + "\n"));
   mkdirSync(dir, { recursive: true });
   writeFileSync(join(dir, "config.yaml"), stringify(plainConfig(cfg)));
   const log: RunLogger = new EventLogger(dir, opts.quiet, opts.onEvent);

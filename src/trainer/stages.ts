@@ -119,5 +119,6 @@ export async function finish(s: RunSession, seconds: () => number): Promise<RunS
   lines.push("", "| phase | accuracy | mean length | truncated |", "|---|---|---|---|");
   for (const [k, v] of Object.entries(s.evals)) lines.push(`| ${k} | ${(v.accuracy * 100).toFixed(1)}% | ${v.meanLength.toFixed(2)} | ${(v.truncated * 100).toFixed(1)}% |`);
   writeFileSync(join(s.dir, "report.md"), lines.join("\n") + "\n");
-  return { dir: s.dir, evals: s.evals, seconds: secs, checkpoint: final, ...(s.resume ? { resumedFrom: s.resume.checkpoint.dir } : {}) };
+  const before = s.evals["sft"] ?? s.evals["init"]!;
+  return { dir: s.dir, evals: s.evals, before, after: s.evals["rl"] ?? before, seconds: secs, checkpoint: final, ...(s.resume ? { resumedFrom: s.resume.checkpoint.dir } : {}) };
 }

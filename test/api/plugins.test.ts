@@ -109,7 +109,7 @@ test("train() takes a config object and reports typed events: stages, a metrics 
     { quiet: true, onEvent: (e) => events.push(e) },
   );
   const stages = events.flatMap((e) => (e.type === "stage" ? [e.stage] : []));
-  for (const st of ["setup", "eval", "rl", "save"]) assert.ok(stages.includes(st), `stage ${st} in ${stages.join(",")}`);
+  for (const st of ["setup", "eval", "rl", "save"] as const) assert.ok(stages.includes(st), `stage ${st} in ${stages.join(",")}`);
   const rl = events.flatMap((e) => (e.type === "metrics" && e.stage === "rl" ? [e] : []));
   assert.deepEqual(rl.map((e) => e.step), [1, 2, 3]);
   assert.ok(rl.every((e) => Number.isFinite(e.metrics["loss/policy"]) && Number.isFinite(e.metrics["reward/mean"])));

@@ -25,6 +25,17 @@ test("README's TypeScript example is short and imports the package by name", () 
   assert.ok(lines <= 25, `the example has ${lines} lines`);
 });
 
+test("README's example is plain JavaScript too (the README says it needs no TypeScript loader)", () => {
+  const dir = mkdtempSync(join(tmpdir(), "rlvr-readme-js-"));
+  try {
+    writeFileSync(join(dir, "example.mjs"), readmeExample(readme));
+    const r = spawnSync(process.execPath, ["--check", join(dir, "example.mjs")], { encoding: "utf8" });
+    assert.equal(r.status, 0, `not valid JavaScript (a TypeScript-only construct such as \`x!\` or a type annotation?):\n${r.stderr}`);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
 test("README's TypeScript example trains and raises held-out accuracy", { timeout: 600_000 }, () => {
   const src = new URL("../../src/index.ts", import.meta.url).href;
   const code = readmeExample(readme).replace('from "rlvr";', `from ${JSON.stringify(src)};`);

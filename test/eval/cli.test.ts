@@ -99,9 +99,10 @@ test("rlvr eval (command line): --json, --k, and clear errors", async () => {
       assert.deepEqual(JSON.parse(viaTorch.stdout).passAtK, JSON.parse(run(a, ...args).stdout).passAtK);
     }
     rmSync(join(a, "config.yaml"));
+    // Without --task/--data and without a run config: not a run directory.
     const missing = run(a);
     assert.equal(missing.status, 1);
-    assert.match(missing.stderr, /error: rlvr eval: give --task <name\[,name\.\.\.\]> or --data <file>, or evaluate a run directory/);
+    assert.match(missing.stderr, /error: rlvr eval: .* is not a run directory \(no config\.yaml beside it or above it\); give --task <name\[,name\.\.\.\]> or --data <file>/);
     assert.throws(() => resolveCheckpoint(root), /no checkpoint at .*: expected config.json there or in .*checkpoints\/final/);
   } finally {
     rmSync(root, { recursive: true, force: true });

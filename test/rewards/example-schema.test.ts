@@ -100,7 +100,7 @@ test("a reward module's export declares its schema", async () => {
 test("rlvr eval --data rows are checked too", async () => {
   const r = await reward({ verifier: "fixture-all-keywords" });
   await withRows([good, { ...good, meta: {} }], async (path) => {
-    await assert.rejects(evalExamples({ data: path, n: 10 } as EvalCommandOptions, undefined, r.checkExample), /line 2: field "meta\.keywords"/);
+    await assert.rejects(evalExamples({ data: path, n: 10 } as EvalCommandOptions, r.checkExample), /line 2: field "meta\.keywords"/);
   });
 });
 

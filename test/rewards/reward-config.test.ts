@@ -97,8 +97,9 @@ test("user module: sync and async functions by path (relative to the config fold
 
 test("user module failures are counted events with the fallback reward; null skips the sample", async () => {
   const e = ex("a");
+  // maxErrorRate 1: count every failure without stopping (the default stops past half a batch, below).
   const run = async (exp: string, extra: Record<string, unknown> = {}) => {
-    const r = await compile({ components: [{ name: "mine", module: "./user-rewards.ts", export: exp, timeoutMs: 200, ...extra }, { verifier: "exact", weight: 0 }] });
+    const r = await compile({ components: [{ name: "mine", module: "./user-rewards.ts", export: exp, timeoutMs: 200, ...extra }, { verifier: "exact", weight: 0 }], maxErrorRate: 1 });
     return r.scoreBatch(["a", "bb", "ccc"], [e, e, e]);
   };
   const skip = await run("skipOdd");
@@ -109,7 +110,10 @@ test("user module failures are counted events with the fallback reward; null ski
     const out = await run(exp);
     assert.deepEqual(out.verdicts.map((v) => v.reward), [0, 0, 0], exp);
     assert.equal(out.events[event], 3, `${exp}: ${JSON.stringify(out.events)}`);
+    if (event === "reward/errors/mine") assert.equal(out.events["verifier/errors"], 3, "verifier/errors counts in-process errors too");
   }
+  const strict = await compile({ components: [{ name: "mine", module: "./user-rewards.ts", export: "throws" }] });
+  await assert.rejects(strict.scoreBatch(["a", "bb", "ccc"], [e, e, e]), /^RewardError: reward error: reward component "mine" \(user-rewards\.ts#throws\) failed on 3 of 3 samples \(more than reward\.maxErrorRate 0\.5\); first error: /);
   const fb = await run("throws", { fallback: -1 });
   assert.deepEqual(fb.verdicts.map((v) => v.reward), [-1, -1, -1]);
   const fbNull = await run("throws", { fallback: null });
@@ -141,7 +145,7 @@ test("defineReward registers a function a config can name", async () => {
 });
 
 test("config errors name the field: unknown verifier, bad options, a custom dataset without a verifier", async () => {
-  await assert.rejects(compile({ verifier: "exactt" }), /config error at reward\.verifier: unknown verifier "exactt"; registered: .*exact/);
+  await assert.rejects(compile({ verifier: "exactt" }), /config error at reward\.verifier: unknown verifier "exactt"; did you mean "exact"\? registered: .*exact/);
   await assert.rejects(compile({ verifier: "f1", options: { treshold: 1 } }), /config error at reward\.options\.treshold: unknown option; options: extract, threshold/);
   await assert.rejects(compile({ components: [{ verifier: "exact" }, { verifier: "exact" }] }), /two components are named "exact"/);
   await assert.rejects(compile({ components: [{ name: "mean", verifier: "exact" }] }), /components\[0\]: the component name "mean" is taken by a metric \(reward\/mean\)/);
@@ -164,7 +168,7 @@ after(() => pool?.close());
 
 test("in the verifier pool: a user function that spins is stopped (timeout event named by component), the module loads in the worker", { timeout: 120_000 }, async () => {
   pool = createVerifierPool({ size: 1, timeoutMs: 10_000, preloadMath: false });
-  const r = await compile({ components: [{ name: "mine", module: "./user-rewards.ts", export: "spins", timeoutMs: 1500 }, { verifier: "exact" }] }, { pool: () => pool! });
+  const r = await compile({ components: [{ name: "mine", module: "./user-rewards.ts", export: "spins", timeoutMs: 1500 }, { verifier: "exact" }], maxErrorRate: 1 }, { pool: () => pool! });
   const e = ex("a");
   const out = await r.scoreBatch(["a"], [e]);
   assert.equal(out.verdicts[0]!.reward, 1); // fallback 0 + exact 1

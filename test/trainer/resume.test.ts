@@ -120,6 +120,7 @@ describe("resume", () => {
     assert.equal(r1.code, 1);
     assert.match(r1.stderr, /resume error: the config differs from the one that wrote .*step-12 at seed \(3 → 4\); resume with the run's own config/);
     assert.equal(r2.code, 1);
-    assert.match(r2.stderr, /already holds checkpoints \(step-12, step-10, step-8, step-6\); resume it with --resume/);
+    assert.match(r2.stderr, /^error: run directory .* already holds a run \(config\.yaml, metrics\.jsonl, samples\.jsonl, eval\.jsonl, report\.md, checkpoints\/\); continue it with --resume .*, or pass --overwrite/);
+    assert.equal(r2.stderr.trim().split("\n").length, 1, r2.stderr);
   });
 });

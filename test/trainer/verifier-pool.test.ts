@@ -15,8 +15,9 @@ import "./fixtures/hanging-task.ts";
 const hangingModule = fileURLToPath(new URL("./fixtures/hanging-task.ts", import.meta.url));
 const poolOnlyModule = fileURLToPath(new URL("./fixtures/pool-only-task.ts", import.meta.url));
 
-function config(dir: string, task: string, pool: Record<string, unknown>) {
+function config(dir: string, task: string, pool: Record<string, unknown>, reward?: Record<string, unknown>) {
   return parseRunConfig({
+    ...(reward ? { reward } : {}),
     seed: 5,
     out: dir,
     model: { init: { hiddenSize: 16, numLayers: 1, numHeads: 2, maxPositionEmbeddings: 16 } },
@@ -50,10 +51,12 @@ test("pool scoring gives the same rewards as in-process scoring", { timeout: 120
   }
 });
 
-test("a hung verifier times out in the pool: fallback reward, counted, the run completes", { timeout: 120_000 }, async () => {
+test("a hung verifier times out in the pool: fallback reward, counted, the run completes (reward.maxErrorRate 1)", { timeout: 120_000 }, async () => {
   const dir = mkdtempSync(join(tmpdir(), "rlvr-pool-hang-"));
   try {
-    const cfg = config(dir, "hanging-maximum", { enabled: true, size: 1, timeoutMs: 300, fallback: 0, modules: [hangingModule] });
+    // maxErrorRate 1: count the timeouts without stopping (by default, a step whose samples time
+    // out more than half the time stops the run: test/rewards/reward-errors.test.ts).
+    const cfg = config(dir, "hanging-maximum", { enabled: true, size: 1, timeoutMs: 300, fallback: 0, modules: [hangingModule] }, { verifier: "hanging-maximum", maxErrorRate: 1 });
     await train(cfg, { quiet: true });
     const rl = rlLines(dir);
     assert.equal(rl.length, 2);

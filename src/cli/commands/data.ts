@@ -8,6 +8,7 @@
  *       rendered as the model sees them (the named template, through the chat template if given).
  */
 import type { Command } from "commander";
+import { loadCommandPlugins, withPluginOption } from "../plugins.ts";
 import { getTask, listTasks, generateExamples, examplesToJsonl, writeExamplesJsonl, loadDataset, DATASET_PRESETS, PROMPT_TEMPLATES, renderPrompt, loadChatTemplateFrom } from "../../tasks/index.ts";
 import type { DatasetPreset, LoadOptions, PromptTemplateName, RenderOptions } from "../../tasks/index.ts";
 
@@ -84,8 +85,8 @@ export async function inspectDataset(path: string, load: LoadOptions, show = 3, 
 /** Add the `data` command (with `gen` and `inspect`) to the CLI. */
 export function register(program: Command): void {
   const data = program.command("data").description("generate and inspect datasets");
-  data
-    .command("gen")
+  withPluginOption(data
+    .command("gen"))
     .description(`generate a procedural task as JSONL (tasks: ${listTasks().join(", ")})`)
     .argument("<task>", "task name")
     .requiredOption("--n <n>", "number of examples", intOption("n", 0))
@@ -93,7 +94,8 @@ export function register(program: Command): void {
     .option("--seed <s>", "random seed", intOption("seed", 0), 0)
     .option("--split <split>", "train or test", "train")
     .option("--out <file>", "output JSONL file (default: stdout)")
-    .action((taskName: string, o: { n: number; difficulty?: number; seed: number; split: string; out?: string }) => {
+    .action(async (taskName: string, o: { n: number; difficulty?: number; seed: number; split: string; out?: string; plugin: string[] }) => {
+      await loadCommandPlugins(o.plugin);
       if (o.split !== "train" && o.split !== "test") throw new Error(`--split: expected train or test, got "${o.split}"`);
       const text = runDataGen(taskName, { n: o.n, seed: o.seed, difficulty: o.difficulty, split: o.split, out: o.out });
       if (text !== null) process.stdout.write(text);

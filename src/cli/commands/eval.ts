@@ -1,9 +1,10 @@
 /**
- * `rlvr eval <run-dir|checkpoint> [--compare <run-dir|checkpoint>] [--task ... | --data ...]`
- * (neither: the run's own test set, reward and prompt format):
+ * `rlvr eval <run-dir|checkpoint> [--compare <run-dir|checkpoint>] [--task ... | --data ...]`:
  * held-out accuracy, greedy accuracy, mean@n, pass@k, maj@k, lengths and truncation with
  * bootstrap intervals, per task and per difficulty; with --compare, a base-vs-trained table with
  * paired intervals and a pass@k curve. --out writes everything as JSON (see docs/evaluation.md).
+ * Without --task and --data, a run's own held-out set, reward, prompt template and response budget
+ * (its config.yaml). The run's `plugins` and any `--plugin` modules load first.
  */
 import { appendFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { parse as parseYaml } from "yaml";
@@ -15,7 +16,6 @@ import type { Tokenizer } from "../../tokenizers/types.ts";
 import { endpointEngine } from "../../rollout/samplers/openai.ts";
 import { createSampler, withColocatedPython } from "../../rollout/samplers/vllm.ts";
 import { rolloutEngineSchema } from "../../rollout/samplers/config.ts";
-import type { RunConfig } from "../../config/schema.ts";
 import { loadTokenizer, promptEncoder, type PromptFormat } from "../../tokenizers/index.ts";
 import { getTask, generateExamples, loadDataset } from "../../tasks/index.ts";
 import type { Example, Verdict } from "../../tasks/types.ts";
@@ -24,9 +24,11 @@ import { compareResults, passAtKCurve } from "../../eval/compare.ts";
 import { asciiCurve, formatComparison, formatReport } from "../../eval/report.ts";
 import { buildData, buildInProcessReward, promptFormatOf, syncVerifier } from "../../trainer/context.ts";
 import { runConfigOf } from "../../eval/checkpoint.ts";
-import { loadRunConfig } from "../../config/schema.ts";
+import { loadRunConfig, type RunConfig } from "../../config/schema.ts";
+import { loadCommandPlugins, loadRunConfigFile, runConfigPath } from "../../config/plugins.ts";
 import { compileReward, type CompiledReward } from "../../rewards/compile.ts";
 import { rewardConfigSchema, BUILTIN_VERIFIER_NAMES } from "../../rewards/config.ts";
+import { withPluginOption } from "../plugins.ts";
 
 /** A run directory's final checkpoint, or the directory itself when it holds config.json. */
 export function resolveCheckpoint(path: string): string {
@@ -76,10 +78,15 @@ export interface EvalCommandOptions {
   model?: string;
   /** Engine that loads the checkpoint and samples: embedded, torch, vllm (a local vLLM server fed by the torch engine) or auto; default the run's model.engine, else auto. */
   engine?: string;
+  /** Modules to import first (`--plugin`), besides the run's own `plugins`. */
+  plugin?: string[];
 }
 
 /** The engines `rlvr eval --engine` opens. */
 export const EVAL_ENGINES = ["embedded", "torch", "vllm", "auto"] as const;
+
+/** What `runEval` accepts: without --task and --data, the template and budget default to the run's. */
+export type EvalCommandInput = Omit<EvalCommandOptions, "template" | "maxNewTokens"> & Partial<Pick<EvalCommandOptions, "template" | "maxNewTokens">>;
 
 function intList(v: string | undefined, what: string): number[] | undefined {
   if (v === undefined) return undefined;
@@ -89,21 +96,13 @@ function intList(v: string | undefined, what: string): number[] | undefined {
 }
 
 /**
- * The held-out examples: n per (task, difficulty) for procedural tasks, the first n rows of
- * --data, or else the first n of the run's own test set (its config.yaml beside `runDir`); rows are
- * checked against the reward's verifiers' schemas when `check` is given (a row that does not match
- * is a DatasetError naming file, line and field).
- * @throws Error when none of the three is there
+ * The held-out examples: n per (task, difficulty) for procedural tasks, or the first n rows of
+ * --data, each checked against the reward's verifiers' schemas when `check` is given (a row that
+ * does not match is a DatasetError naming file, line and field). Without either, see runDefaults.
  */
-export async function evalExamples(o: EvalCommandOptions, runDir?: string, check?: CompiledReward["checkExample"]): Promise<Example[]> {
+export async function evalExamples(o: EvalCommandOptions, check?: CompiledReward["checkExample"]): Promise<Example[]> {
   if (o.data) return (await loadDataset(o.data, { task: o.task, check })).examples.slice(0, o.n);
-  if (!o.task) {
-    const cfg = runDir ? await runConfigOf(runDir) : null;
-    if (!cfg) throw new Error("rlvr eval: give --task <name[,name...]> or --data <file>, or evaluate a run directory (its config.yaml gives the test set)");
-    const test = (await buildData(cfg)).test;
-    if (test.length === 0) throw new Error("rlvr eval: the run has no test set (data.test); give --data <file> or --task <name>");
-    return test.slice(0, o.n);
-  }
+  if (!o.task) throw new Error("rlvr eval: give --task <name[,name...]> or --data <file>, or evaluate a run directory (its config.yaml gives the test set)");
   const out: Example[] = [];
   const diffs = intList(o.difficulty, "--difficulty");
   for (const name of o.task!.split(",").map((s) => s.trim()).filter(Boolean)) {
@@ -128,6 +127,21 @@ export function findRunConfig(path: string): string | null {
  */
 export async function evalVerifier(o: Pick<EvalCommandOptions, "verifier" | "data">, runDir: string): Promise<(r: string, e: Example) => Verdict | Promise<Verdict>> {
   return (await evalReward(o, runDir)).verifyOne;
+}
+
+/**
+ * Without --task and --data: the run's own held-out examples (the first --n of them) and its
+ * prompt template and response budget, unless given.
+ * @throws Error when `path` belongs to no run (no config.yaml) or the run has no held-out set
+ */
+export async function runDefaults(path: string, o: EvalCommandInput): Promise<{ examples: Example[]; options: EvalCommandOptions; config: string }> {
+  const found = runConfigPath(path);
+  if (!found) throw new Error(`rlvr eval: ${path} is not a run directory (no config.yaml beside it or above it); give --task <name[,name...]> or --data <file>`);
+  const cfg: RunConfig = await loadRunConfigFile(found);
+  const { test } = await buildData(cfg);
+  if (test.length === 0) throw new Error(`rlvr eval: the run ${found} has no held-out set (set data.test there), so give --task or --data`);
+  const maxNewTokens = o.maxNewTokens ?? cfg.eval.maxNewTokens ?? cfg.rl?.maxNewTokens ?? 32;
+  return { examples: test.slice(0, o.n), options: { ...o, template: o.template ?? cfg.data.template, maxNewTokens }, config: found };
 }
 
 /** The compiled reward of an evaluation (see evalVerifier), in-process. */
@@ -235,16 +249,21 @@ export async function evalCheckpoint(dir: string, examples: Example[], o: EvalCo
 }
 
 /** Run the command: evaluate, print tables (or JSON), write --out and --record. */
-export async function runEval(path: string, o: EvalCommandOptions, write: (s: string) => void = (s) => process.stdout.write(s)): Promise<Record<string, unknown>> {
+export async function runEval(path: string, input: EvalCommandInput, write: (s: string) => void = (s) => process.stdout.write(s)): Promise<Record<string, unknown>> {
+  await loadCommandPlugins(input.plugin ?? [], path);
+  if (input.compare) await loadCommandPlugins([], input.compare);
+  const fromRun = input.task || input.data ? null : await runDefaults(path, input);
+  // The prompt format (template, chat, system) defaults to the run's in evalPromptFormat.
+  const o: EvalCommandOptions = fromRun?.options ?? { ...input, template: input.template as EvalCommandOptions["template"], maxNewTokens: input.maxNewTokens ?? 32 };
   if (!Number.isInteger(o.samples) || o.samples < 1) throw new Error(`rlvr eval: --samples must be an integer >= 1, got ${o.samples}`);
   if (o.samples > 1 && o.temperature === 0) process.stderr.write("rlvr eval: note: --samples > 1 at --temperature 0 repeats the same greedy response; pass@k needs --temperature > 0\n");
   const dirA = resolveCheckpoint(path);
-  // --data rows (and the run's own test set) are checked against the reward they will meet (A's) as they load: fail closed.
-  const examples = await evalExamples(o, dirA, o.data ? (await evalReward(o, dirA)).checkExample : undefined);
+  // --data rows are checked against the reward they will meet (A's) as they load: fail closed.
+  const examples = fromRun?.examples ?? (await evalExamples(o, o.data ? (await evalReward(o, dirA)).checkExample : undefined));
   if (examples.length === 0) throw new Error("rlvr eval: no examples to evaluate");
   // Both checkpoints see the same prompts: A's run format (or the flags).
   const format = await evalPromptFormat(o, dirA);
-  const settings = { task: o.task, difficulty: o.difficulty, data: o.data, prompts: examples.length, samples: o.samples, temperature: o.temperature, topP: o.topP, maxNewTokens: o.maxNewTokens, seed: o.seed, ...format, bootstrap: o.bootstrap, level: o.level };
+  const settings = { ...(fromRun ? { run: fromRun.config } : {}), task: o.task, difficulty: o.difficulty, data: o.data, prompts: examples.length, samples: o.samples, temperature: o.temperature, topP: o.topP, maxNewTokens: o.maxNewTokens, seed: o.seed, ...format, bootstrap: o.bootstrap, level: o.level };
   const resA = await evalCheckpoint(dirA, examples, o, format);
   const given = o.labels?.split(",").map((s) => s.trim());
   const labelA = given?.[0] || checkpointLabel(path, dirA);
@@ -285,13 +304,13 @@ export async function runEval(path: string, o: EvalCommandOptions, write: (s: st
 }
 
 export function register(program: Command): void {
-  program
-    .command("eval")
+  withPluginOption(program
+    .command("eval"))
     .description("evaluate a checkpoint on held-out data (pass@k, maj@k, intervals); --compare for base vs trained")
     .argument("<path>", "run directory or checkpoint directory (A, e.g. the base model)")
     .option("--compare <path>", "a second run or checkpoint (B, e.g. the trained model) evaluated on the same prompts")
     .option("--labels <a,b>", "names for A and B in tables and curves")
-    .option("--task <names>", "procedural task(s) to generate held-out prompts from, comma-separated (default: the run's own test set and reward)")
+    .option("--task <names>", "procedural task(s) to generate held-out prompts from, comma-separated (default: the run's own held-out set and reward)")
     .option("--difficulty <d>", "task difficulty or comma-separated difficulties (n prompts each)")
     .option("--data <file>", "JSONL/Parquet file of examples instead of a task")
     .option("--verifier <name>", "verifier for --data rows (exact, f1, choice, math, format, ifeval, code, a task's name; default: the run's reward block)")
@@ -301,7 +320,7 @@ export function register(program: Command): void {
     .option("--temperature <t>", "sampling temperature (0 = greedy)", parseFloat, 0)
     .option("--top-p <p>", "nucleus sampling", parseFloat, 1)
     .option("--greedy", "with --temperature > 0, also sample one greedy response per prompt (greedy accuracy)")
-    .option("--max-new-tokens <n>", "response budget", (v) => parseInt(v, 10), 32)
+    .option("--max-new-tokens <n>", "response budget (default: the run's eval budget without --task/--data, else 32)", (v) => parseInt(v, 10))
     .option("--seed <s>", "seed of prompts, sampling and bootstrap", (v) => parseInt(v, 10), 1)
     .option("--template <name>", "prompt template: plain, r1, boxed (default: the run's data.template, else plain)")
     .option("--chat", "render prompts through the model's chat template (default: the run's data.chat)")
@@ -315,7 +334,7 @@ export function register(program: Command): void {
     .option("--endpoint <url>", "sample from an OpenAI-compatible server (e.g. rlvr serve, vLLM) at this base URL, with or without /v1; <path> gives the tokenizer")
     .option("--model <id>", "model id at --endpoint (default: the server's first)")
     .option("--record [run-dir]", "append the summary to a run directory's eval.jsonl (default: <path>) for the dashboard")
-    .action(async (path: string, o: EvalCommandOptions) => {
+    .action(async (path: string, o: EvalCommandInput) => {
       await runEval(path, o);
     });
 }

@@ -10,7 +10,7 @@
  *      ended on (docs/training.md, "Third round", for why);
  *   5. evaluate again, print a report and write <out>/summary.json.
  */
-import { mkdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import type { Command } from "commander";
 import { parseRunConfig, type RunConfigInput } from "../../config/schema.ts";
@@ -90,6 +90,9 @@ export async function runQuickstart(o: QuickstartOptions): Promise<QuickstartRes
   const t0 = performance.now();
   const out = resolve(o.out);
   const dataDir = join(out, "data");
+  // A quickstart run again into its own directory (it holds the quickstart's data) starts over;
+  // any other run there is refused by train() (src/trainer/rundir.ts).
+  const again = existsSync(join(dataDir, "train.jsonl"));
   mkdirSync(dataDir, { recursive: true });
   process.stderr.write(`» data: ${o.digits}-digit fixed-width addition → ${dataDir}\n`);
   const trainFile = join(dataDir, "train.jsonl");
@@ -103,7 +106,7 @@ export async function runQuickstart(o: QuickstartOptions): Promise<QuickstartRes
     advice = line;
     process.stderr.write(line + "\n");
   };
-  const s = await train(cfg, { ...hooks, engineAdvice });
+  const s = await train(cfg, { ...hooks, engineAdvice, overwrite: again });
   hooks.stop();
   const start = s.evals["sft"] ?? s.evals["init"]!;
   const end = s.evals["rl"] ?? start;

@@ -9,6 +9,8 @@
  *   code:                     {"response", "tests": [...], "language": "python" | "javascript"}, or a
  *                             public dataset's row plus "response" (MBPP, HumanEval, APPS/TACO,
  *                             CodeContests, LiveCodeBench; "format" optional, see rewards/code/formats.ts)
+ *   a plugin's verifier:      {"response", "reference"?, "meta"?, "options"?}  (--plugin <file>, or
+ *                             the name a module registered with registerVerifier/defineReward/defineTask)
  * writes one JSON line per non-empty input line: {"line", "correct", "reward", "extracted",
  * "reason", ...}; a bad line gives {"line", "error"} (and a message on stderr naming the line),
  * and the exit code is 1 when any line was bad.
@@ -25,9 +27,11 @@ import type { Command } from "commander";
 import { fromIFEval, type Constraint } from "../../rewards/ifeval/index.ts";
 import { parseCodeJson } from "../../rewards/code/forms.ts";
 import "../../rewards/verifiers.ts";
-import { getVerifier } from "../../rewards/registry.ts";
+import { getVerifier, hasVerifier, verifierNames } from "../../rewards/registry.ts";
 import { exampleIssue } from "../../rewards/example-schema.ts";
 import { runAttackAudit, type AttackAuditOptions } from "./audit-attack.ts";
+import { didYouMean } from "../../util/suggest.ts";
+import { loadCommandPlugins, withPluginOption } from "../plugins.ts";
 import type { Verdict } from "../../rewards/types.ts";
 import type { Example } from "../../tasks/types.ts";
 
@@ -52,7 +56,7 @@ function need(row: Row, field: string, kind: string, type: "string" | "array" = 
  * Verify one parsed row with the verifier of `kind`.
  * @throws Error naming the missing/invalid field
  */
-export async function verifyRow(kind: Kind, row: Row, opts: { timeoutMs?: number; scoring?: "fraction" | "all"; judge?: Record<string, unknown> } = {}): Promise<ShownVerdict> {
+export async function verifyRow(kind: Kind | string, row: Row, opts: { timeoutMs?: number; scoring?: "fraction" | "all"; judge?: Record<string, unknown> } = {}): Promise<ShownVerdict> {
   const response = need(row, "response", kind) as string;
   // The row becomes an example of the registry's verifier (src/rewards/verifiers.ts says what each reads).
   const ex: Example = { id: "row", prompt: "", answer: "", task: kind, meta: {} };
@@ -99,6 +103,10 @@ export async function verifyRow(kind: Kind, row: Row, opts: { timeoutMs?: number
       ex.prompt = typeof row.question === "string" ? row.question : "";
       options = { ...opts.judge, ...(row.options as Record<string, unknown> | undefined) };
       break;
+    default: // a registered (plugin) verifier: the row's reference, meta and options as they are
+      if (row.reference !== undefined) ex.answer = typeof row.reference === "string" ? row.reference : JSON.stringify(row.reference);
+      if (row.meta && typeof row.meta === "object") Object.assign(meta, row.meta);
+      options = row.options as Record<string, unknown> | undefined;
   }
   const verifier = getVerifier(kind);
   // Fail closed: a line the verifier's schema refuses is an error naming its field, never graded.
@@ -126,7 +134,7 @@ async function* lines(file: string | undefined): AsyncGenerator<{ n: number; tex
   }
 }
 
-function parseRow(text: string, kind?: Kind): Row {
+function parseRow(text: string, kind?: Kind | string): Row {
   let v: unknown;
   try {
     // Code rows keep big integers exact (expected values, APPS/LiveCodeBench outputs).
@@ -138,9 +146,11 @@ function parseRow(text: string, kind?: Kind): Row {
   return v as Row;
 }
 
-function checkKind(kind: string): Kind {
-  if (!(KINDS as readonly string[]).includes(kind)) throw new Error(`rlvr verify: unknown verifier "${kind}"; choose one of ${KINDS.join(", ")}`);
-  return kind as Kind;
+/** A built-in kind, or a verifier a plugin registered; else one line with "did you mean". */
+function checkKind(kind: string): Kind | string {
+  if ((KINDS as readonly string[]).includes(kind) || hasVerifier(kind)) return kind;
+  const names = [...new Set([...KINDS, ...verifierNames()])];
+  throw new Error(`rlvr verify: unknown verifier "${kind}"; ${didYouMean(kind, names)}choose one of ${KINDS.join(", ")}, or a name a --plugin module registers`);
 }
 
 function compact(v: ShownVerdict): Row {
@@ -151,14 +161,15 @@ function compact(v: ShownVerdict): Row {
 }
 
 export function register(program: Command): void {
-  program
-    .command("verify")
+  withPluginOption(program
+    .command("verify"))
     .description("run a verifier over JSON lines ({response, reference} per line) from a file or stdin")
-    .argument("<kind>", `verifier: ${KINDS.join(" | ")}`)
+    .argument("<kind>", `verifier: ${KINDS.join(" | ")}, or one a --plugin registers`)
     .argument("[file]", "JSONL file (default: stdin)")
     .option("--timeout <ms>", "code: wall-clock limit per program run, ms", (v) => parseInt(v, 10))
     .option("--all-or-nothing", "code: reward 1 only when every test passes")
-    .action(async (kindArg: string, file: string | undefined, o: { timeout?: number; allOrNothing?: boolean }) => {
+    .action(async (kindArg: string, file: string | undefined, o: { timeout?: number; allOrNothing?: boolean; plugin: string[] }) => {
+      await loadCommandPlugins(o.plugin);
       const kind = checkKind(kindArg);
       const where = file && file !== "-" ? file : "stdin";
       let bad = 0;

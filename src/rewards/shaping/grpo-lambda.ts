@@ -80,10 +80,10 @@ export function grpoLambdaRewards(groups: GrpoLambdaGroup[], opts: GrpoLambdaOpt
 }
 
 /**
- * GRPO-λ as a batch reward component reading correctness from another component (value > 0 =
- * correct; null stays null). Give the correctness component weight 0 so it is logged only.
+ * GRPO-λ as a batch reward component reading correctness from another component (value ≥
+ * `correctAt`, default 1, = correct, as `reward.correctAt`; null stays null). Give the correctness component weight 0 so it is logged only.
  */
-export function grpoLambdaComponent(opts: GrpoLambdaOptions & { name?: string; correctness: string; weight?: number }): RewardComponent {
+export function grpoLambdaComponent(opts: GrpoLambdaOptions & { name?: string; correctness: string; weight?: number; correctAt?: number }): RewardComponent {
   return {
     name: opts.name ?? "grpo_lambda",
     weight: 1,
@@ -91,7 +91,7 @@ export function grpoLambdaComponent(opts: GrpoLambdaOptions & { name?: string; c
       const groups = components.map((c, gi) => {
         const vals = c[opts.correctness];
         if (!vals) throw new Error(`grpoLambda: no component named "${opts.correctness}"`);
-        return { correct: vals.map((v) => v !== null && v > 0), lengths: lengths[gi]! };
+        return { correct: vals.map((v) => v !== null && v >= (opts.correctAt ?? 1)), lengths: lengths[gi]! };
       });
       const { rewards } = grpoLambdaRewards(groups, opts);
       return rewards.map((r, gi): RewardValue[] => r.map((v, i) => (components[gi]![opts.correctness]![i] === null ? null : v)));
