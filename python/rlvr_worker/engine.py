@@ -118,6 +118,35 @@ def read_hf_weights(path: str, model: Any) -> Dict[str, torch.Tensor]:
     return state
 
 
+def _read_json(path: str) -> Dict[str, Any]:
+    with open(path) as f:
+        return dict(json.load(f))
+
+
+def _as_list(x: Any) -> List[str]:
+    return [x] if isinstance(x, str) else [str(v) for v in x]
+
+
+def adapter_base(path: str) -> Optional[str]:
+    """The base model directory of a peft adapter directory (adapter_config.json's
+    base_model_name_or_path: absolute, or relative to the adapter), None when `path` is no adapter.
+    Raises FileNotFoundError naming the file when the base is missing."""
+    f = os.path.join(path, "adapter_config.json")
+    if not os.path.isfile(f):
+        return None
+    name = str(_read_json(f).get("base_model_name_or_path") or "")
+    for cand in ([name] if os.path.isabs(name) else [os.path.join(path, name), name]):
+        if name and os.path.isfile(os.path.join(cand, "config.json")):
+            return cand
+    raise FileNotFoundError(f"adapter error in {f} at base_model_name_or_path: no base model directory with config.json at {name!r}")
+
+
+def linear_module_names(model: Any) -> List[str]:
+    """Leaf names of the model's linear layers a LoRA target may name (the output head excluded)."""
+    head = model.get_output_embeddings()
+    return sorted({n.rsplit(".", 1)[-1] for n, m in model.named_modules() if isinstance(m, torch.nn.Linear) and m is not head})
+
+
 def _decays(name: str, p: torch.Tensor) -> bool:
     """Decoupled weight decay applies to matrices only (not norm gains, not biases)."""
     return p.ndim >= 2 and "norm" not in name
@@ -153,6 +182,9 @@ class Worker:
         self.has_grad = False
         self.model_id = ""
         self.lora = False
+        # The base model's directory (None: random init) and the adapter directory it was loaded with.
+        self.base_path: Optional[str] = None
+        self.adapter_dir: Optional[str] = None
 
     # ------------------------------------------------------------------ load
 
@@ -190,18 +222,33 @@ class Worker:
         self.has_grad = False
 
     def _wrap_lora(self, model: Any, cfg: Dict[str, Any]) -> Any:
+        """peft LoRA on `cfg`'s targets (model.lora: rank, alpha, dropout, targets), or, when the
+        model was loaded from an adapter directory, that adapter made trainable (its rank and
+        targets must equal the config's)."""
         try:
-            from peft import LoraConfig, get_peft_model
+            from peft import LoraConfig, PeftModel, get_peft_model
         except ImportError as e:  # pragma: no cover - depends on the environment
             raise RuntimeError("LoRA needs peft: pip install peft (inside the worker's virtual environment)") from e
+        targets = [str(t) for t in cfg.get("targets", [])]
+        modules = linear_module_names(model)
+        unknown = [t for t in targets if t not in modules]
+        if unknown:
+            raise ValueError(f"config error at model.lora.targets: {', '.join(repr(u) for u in unknown)} not a module of this model; its linear modules: {', '.join(modules)}")
+        self.lora = True
+        if self.adapter_dir is not None:
+            ac = _read_json(os.path.join(self.adapter_dir, "adapter_config.json"))
+            have = (int(ac["r"]), sorted(_as_list(ac["target_modules"])))
+            want = (int(cfg["rank"]), sorted(targets))
+            if have != want:
+                raise ValueError(f"config error at model.lora: the adapter at {self.adapter_dir} has rank {have[0]} on {have[1]}, model.lora asks for rank {want[0]} on {want[1]}; make them equal (or start from the merged checkpoint)")
+            return PeftModel.from_pretrained(model, self.adapter_dir, is_trainable=True)
         lc = LoraConfig(
-            r=int(cfg.get("r", 16)),
-            lora_alpha=int(cfg.get("alpha", 32)),
-            lora_dropout=0.0,
-            target_modules=cfg.get("targetModules", "all-linear"),
+            r=int(cfg["rank"]),
+            lora_alpha=float(cfg["alpha"]),
+            lora_dropout=float(cfg.get("dropout", 0.0)),
+            target_modules=targets,
             task_type="CAUSAL_LM",
         )
-        self.lora = True
         return get_peft_model(model, lc)
 
     def load(self, path: str, opts: Options) -> Dict[str, Any]:
@@ -209,9 +256,20 @@ class Worker:
         from transformers import AutoModelForCausalLM
 
         self._setup(opts)
-        if not os.path.isfile(os.path.join(path, "config.json")):
-            raise FileNotFoundError(f"{path}/config.json not found: model.path must be a local Hugging Face checkpoint directory")
-        model = AutoModelForCausalLM.from_pretrained(path, dtype=torch.float32, attn_implementation=opts.attn_implementation)
+        self.adapter_dir = None
+        self.base_path = path
+        base = adapter_base(path)
+        if base is not None:
+            # A peft adapter directory: its base model, plus the adapter (trainable under
+            # model.lora; otherwise folded into the weights).
+            self.adapter_dir, self.base_path = path, base
+        if not os.path.isfile(os.path.join(self.base_path, "config.json")):
+            raise FileNotFoundError(f"{self.base_path}/config.json not found: model.path must be a local Hugging Face checkpoint directory (or a peft adapter directory)")
+        model = AutoModelForCausalLM.from_pretrained(self.base_path, dtype=torch.float32, attn_implementation=opts.attn_implementation)
+        if self.adapter_dir is not None and not opts.lora:
+            from peft import PeftModel
+
+            model = PeftModel.from_pretrained(model, self.adapter_dir).merge_and_unload()
         self.model_id = path
         self._finish_model(model)
         self._load_optimizer_state(path)
@@ -228,6 +286,8 @@ class Worker:
         hf_cfg._attn_implementation = opts.attn_implementation
         model = AutoModelForCausalLM.from_config(hf_cfg, dtype=torch.float32)
         self.model_id = f"random-init({model_type})"
+        self.adapter_dir = None
+        self.base_path = None
         self._finish_model(model)
         return self.info()
 
@@ -362,9 +422,9 @@ class Worker:
     # ------------------------------------------------------------------ training
 
     def _train_mode(self) -> None:
-        # Gradient checkpointing in transformers only engages in training mode; the supported
-        # architectures have no dropout at the default attention_dropout 0.
-        if self.opts.gradient_checkpointing:
+        # Gradient checkpointing in transformers only engages in training mode, and so does LoRA
+        # dropout; the supported architectures have no other dropout at attention_dropout 0.
+        if self.opts.gradient_checkpointing or float((self.opts.lora or {}).get("dropout", 0)) > 0:
             self.model.train()
 
     def forward(self, tokens: np.ndarray, lengths: np.ndarray, entropy: bool) -> Dict[str, np.ndarray]:
@@ -614,11 +674,34 @@ class Worker:
 
     # ------------------------------------------------------------------ I/O
 
-    def save(self, path: str, optimizer: bool) -> None:
+    def save(self, path: str, optimizer: bool) -> Dict[str, Any]:
+        """The model in the Hugging Face layout; under LoRA the adapter in peft's layout
+        (adapter_config.json pointing at the base by absolute path, adapter_model.safetensors),
+        the base itself in `base/` when it was randomly initialised, and with model.lora.saveMerged
+        the merged weights in `merged/`. Returns the directories that hold a full model."""
         os.makedirs(path, exist_ok=True)
-        self.model.save_pretrained(path, safe_serialization=True)
+        full: List[str] = []
+        if self.lora:
+            self.model.save_pretrained(path, safe_serialization=True)
+            base = self.base_path
+            if base is None:
+                base = os.path.join(path, "base")
+                self.model.get_base_model().save_pretrained(base, safe_serialization=True)
+                full.append(base)
+            cfg_file = os.path.join(path, "adapter_config.json")
+            ac = _read_json(cfg_file)
+            ac["base_model_name_or_path"] = os.path.abspath(base)
+            with open(cfg_file, "w") as f:
+                json.dump(ac, f, indent=2)
+            if (self.opts.lora or {}).get("saveMerged"):
+                merged = os.path.join(path, "merged")
+                copy.deepcopy(self.model).merge_and_unload().save_pretrained(merged, safe_serialization=True)
+                full.append(merged)
+        else:
+            self.model.save_pretrained(path, safe_serialization=True)
         if optimizer and self.opt is not None:
             self._save_optimizer_state(path)
+        return {"modelDirs": full}
 
     def load_weights(self, path: str) -> None:
         """Replace the policy weights (and optimizer state when present) from a checkpoint."""
@@ -839,8 +922,8 @@ def _op_hello(s: Session, h: Dict[str, Any], t: Tensors) -> Tuple[Dict[str, Any]
 
 
 def _check_load(s: Session, h: Dict[str, Any], t: Tensors) -> None:
-    if "config" not in h and not os.path.isfile(os.path.join(str(h["path"]), "config.json")):
-        raise FileNotFoundError(f"{h['path']}/config.json not found: model.path must be a local Hugging Face checkpoint directory")
+    if "config" not in h and not os.path.isfile(os.path.join(str(h["path"]), "config.json")) and adapter_base(str(h["path"])) is None:
+        raise FileNotFoundError(f"{h['path']}/config.json not found: model.path must be a local Hugging Face checkpoint directory (or a peft adapter directory)")
     if s.dist is not None and h.get("options", {}).get("lora"):
         raise ValueError("LoRA under model.distributed is not supported yet: train LoRA on one process (drop model.distributed)")
     if s.dist is not None and h.get("options", {}).get("kvCache") == "static":
@@ -958,8 +1041,8 @@ def _op_set_reference(s: Session, h: Dict[str, Any], t: Tensors) -> Tuple[Dict[s
 
 
 def _op_save(s: Session, h: Dict[str, Any], t: Tensors) -> Tuple[Dict[str, Any], Tensors]:
-    s.need().save(str(h["path"]), bool(h.get("optimizer", False)))
-    return {}, {}
+    out = s.need().save(str(h["path"]), bool(h.get("optimizer", False)))
+    return (out or {}), {}
 
 
 def _op_load_weights(s: Session, h: Dict[str, Any], t: Tensors) -> Tuple[Dict[str, Any], Tensors]:
