@@ -33,6 +33,12 @@ export const loraConfigSchema = z.strictObject({
   targets: z.array(z.string().min(1)).min(1).default([...LLAMA_LINEAR_MODULES]),
   /** Also write `merged/` (base + adapter folded into plain weights) beside each saved adapter. */
   saveMerged: z.boolean().default(false),
+  /**
+   * Embedded engine: storage of the frozen base. "bfloat16" halves its memory (float32 compute;
+   * weights rounded to bfloat16), "float32" keeps it exact, "auto" takes float32 when it fits
+   * jax-js's 4 GiB heap, else bfloat16. The torch engine keeps its own dtype (model.dtype).
+   */
+  baseDtype: z.enum(["auto", "float32", "bfloat16"]).default("auto"),
 });
 
 /** `model.lora` with defaults applied. */

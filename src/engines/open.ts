@@ -45,12 +45,12 @@ export async function openEngine(model: ModelSpec, o: OpenEngineOptions): Promis
   if (model.path) {
     if (!existsSync(model.path)) throw new Error(`config error at model.path: directory ${model.path} does not exist`);
     if (model.engine === "torch") return TorchEngine.fromPretrained(model.path, torchOpts);
-    return EmbeddedEngine.fromPretrained(model.path, { tokenizer: o.tokenizer, seed });
+    return EmbeddedEngine.fromPretrained(model.path, { tokenizer: o.tokenizer, seed, lora: model.lora });
   }
   if (!model.init) throw new Error("config error at model: set model.path (a checkpoint directory) or model.init (a random model's size)");
   const mc = initModelConfig(model.init, o.tokenizer);
   if (model.engine === "torch") return TorchEngine.create(mc, torchOpts);
-  return EmbeddedEngine.create(mc, { seed, tokenizer: o.tokenizer, modelId: `random-init(${mc.hiddenSize}x${mc.numLayers})` });
+  return EmbeddedEngine.create(mc, { seed, tokenizer: o.tokenizer, modelId: `random-init(${mc.hiddenSize}x${mc.numLayers})`, lora: model.lora });
 }
 
 /**

@@ -12,6 +12,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { hfParamNames, toHfConfig } from "../../src/engines/embedded/hf-config.ts";
 import { TorchEngine } from "../../src/engines/torch/engine.ts";
+import { EmbeddedEngine } from "../../src/engines/embedded/engine.ts";
+import type { TokenBatch } from "../../src/engines/engine.ts";
 import { loraConfigSchema, readAdapterInfo } from "../../src/engines/lora.ts";
 import { parseRunConfig } from "../../src/config/schema.ts";
 import { tinyLlama, randomBatch, randomHfWeights, linearLoss, writeHfCheckpoint, maxAbsDiff, Rng } from "./helpers/tiny.ts";
@@ -45,7 +47,7 @@ describe("model.lora in the run config", () => {
   const run = (lora: unknown) => parseRunConfig({ model: { path: "m", lora }, data: { task: "addition" } } as never);
   test("defaults: rank 16, alpha 32, dropout 0, every linear module of a block, no merged copy", () => {
     const m = run({}).model;
-    assert.deepEqual(m.lora, { rank: 16, alpha: 32, dropout: 0, targets: ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"], saveMerged: false });
+    assert.deepEqual(m.lora, { rank: 16, alpha: 32, dropout: 0, targets: ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"], saveMerged: false, baseDtype: "auto" });
   });
   test("unknown fields and bad values are errors naming the field", () => {
     assert.throws(() => run({ rank: 0 }), /model\.lora\.rank/);
@@ -99,8 +101,8 @@ describe("torch engine: peft LoRA from the config, saved adapters and merged che
     })());
     assert.ok(maxAbsDiff(trained, untrained) > 1e-3, "the adapter trained");
     for (const [what, path, opts] of [
-      ["adapter dir (base + adapter, merged on load)", dir, {}],
-      ["adapter dir under model.lora (trainable adapter)", dir, { lora }],
+      ["adapter dir (base + its adapter)", dir, {}],
+      ["adapter dir under the same model.lora", dir, { lora }],
       ["merged/", join(dir, "merged"), {}],
     ] as const) {
       const r = await TorchEngine.fromPretrained(path, { ...quiet, ...opts });
@@ -112,5 +114,135 @@ describe("torch engine: peft LoRA from the config, saved adapters and merged che
       }
     }
     await assert.rejects(TorchEngine.fromPretrained(dir, { ...quiet, lora: { ...lora, rank: 8 } }), /the adapter at .* has rank 4/);
+  });
+});
+
+/** GRPO-shaped: two groups of two rows, each group sharing its first 5 tokens (the embedded engine's shared-prefix pass). */
+function groupBatch(): TokenBatch {
+  const T = 9;
+  const rows = [
+    [1, 2, 3, 4, 5, 6, 7, 8, 9],
+    [1, 2, 3, 4, 5, 10, 11, 12, 0],
+    [13, 14, 15, 16, 17, 18, 2, 0, 0],
+    [13, 14, 15, 16, 17, 3, 4, 5, 6],
+  ];
+  const lengths = Int32Array.from([9, 8, 7, 9]);
+  const lossMask = new Float32Array(4 * T);
+  rows.forEach((_, b) => {
+    for (let t = 5; t < lengths[b]!; t++) lossMask[b * T + t] = 1;
+  });
+  return { batchSize: 4, seqLen: T, tokens: Int32Array.from(rows.flat()), lengths, lossMask };
+}
+
+describe("embedded engine: LoRA on a frozen base", () => {
+  const lora = loraConfigSchema.parse({ rank: 4, alpha: 8, targets: ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"], saveMerged: true, baseDtype: "float32" });
+
+  test("starts at the base; only adapters train; one pass = row chunks = shared-prefix pass; adapter and merged/ reopen with the same log-probs", async () => {
+    const plain = await EmbeddedEngine.fromPretrained(base, {});
+    const e = await EmbeddedEngine.fromPretrained(base, { lora, seed: 5 });
+    const chunked = await EmbeddedEngine.fromPretrained(base, { lora, seed: 5, maxPassRows: 1, sharedPrefix: false });
+    const b = groupBatch();
+    const n = b.batchSize * b.seqLen;
+    try {
+      assert.equal(maxAbsDiff((await e.score(b, { model: "policy" })).logprobs, (await plain.score(b, { model: "policy" })).logprobs), 0, "B = 0: the adapted model is the base");
+      assert.equal(e.info().numParams, 2 * 4 * (32 + 24 + 24 + 32 + 40 + 40 + 40), "trainable = adapter parameters");
+      await e.setReference("policy");
+      const c = new Float32Array(n).map((_, i) => Math.sin(i));
+      for (const x of [e, chunked]) {
+        await x.forwardBackward(b, linearLoss(c, new Float32Array(n)).fn);
+        await x.optimStep({ lr: 5e-2 });
+        await x.forwardBackward(b, linearLoss(c, new Float32Array(n)).fn);
+      }
+      for (const name of ["base_model.model.model.layers.0.self_attn.q_proj.lora_A.weight", "base_model.model.model.layers.1.mlp.down_proj.lora_B.weight"]) {
+        const g1 = (await e.getGrad(name))!;
+        const g2 = (await chunked.getGrad(name))!;
+        assert.ok(maxAbsDiff(g1, g2) < 1e-5 * (1 + Math.max(...g2.map(Math.abs))), `${name}: one shared-prefix pass vs row chunks`);
+        assert.ok(Math.max(...g1.map(Math.abs)) > 1e-4, `${name} has a gradient`);
+      }
+      assert.equal(await e.getGrad("model.layers.0.self_attn.q_proj.weight").catch(() => null), null, "no gradient kept for the base");
+      await e.optimStep({ lr: 5e-2 });
+      const trained = (await e.score(b, { model: "policy" })).logprobs;
+      assert.ok(maxAbsDiff(trained, (await plain.score(b, { model: "policy" })).logprobs) > 1e-3, "the adapters trained");
+      assert.equal(maxAbsDiff((await e.score(b, { model: "reference" })).logprobs, (await plain.score(b, { model: "policy" })).logprobs), 0, "reference = base");
+      assert.deepEqual(await e.getWeight("model.layers.1.mlp.up_proj.weight"), await plain.getWeight("model.layers.1.mlp.up_proj.weight"), "base frozen");
+      const dir = join(tmp, "embedded-adapter");
+      await e.save(dir, { optimizer: true });
+      assert.deepEqual((await readdir(dir)).sort(), ["adapter_config.json", "adapter_model.safetensors", "merged", "optimizer.safetensors"]);
+      for (const path of [dir, join(dir, "merged")]) {
+        const r = await EmbeddedEngine.fromPretrained(path, {});
+        const d = maxAbsDiff((await r.score(b, { model: "policy" })).logprobs, trained);
+        await r.close();
+        assert.ok(d <= 1e-5, `${path}: log-probs differ by ${d}`);
+      }
+    } finally {
+      await Promise.all([plain.close(), e.close(), chunked.close()]);
+    }
+  });
+
+  test("a packed-bfloat16 base scores within bfloat16 rounding of the float32 base; unknown targets and dropout are refused", async () => {
+    const b = groupBatch();
+    const f32 = await EmbeddedEngine.fromPretrained(base, { lora });
+    const bf = await EmbeddedEngine.fromPretrained(base, { lora: { ...lora, baseDtype: "bfloat16" } });
+    try {
+      assert.match(bf.info().dtype, /bfloat16/);
+      const d = maxAbsDiff((await bf.score(b, { model: "policy" })).logprobs, (await f32.score(b, { model: "policy" })).logprobs);
+      assert.ok(d > 0 && d < 0.25, `bfloat16 vs float32 base: ${d}`);
+      const w = await bf.getWeight("model.layers.0.mlp.gate_proj.weight");
+      const w32 = await f32.getWeight("model.layers.0.mlp.gate_proj.weight");
+      w.forEach((x, i) => assert.ok(Math.abs(x - w32[i]!) <= Math.abs(w32[i]!) * 2 ** -8, "round to nearest bfloat16"));
+    } finally {
+      await Promise.all([f32.close(), bf.close()]);
+    }
+    await assert.rejects(EmbeddedEngine.fromPretrained(base, { lora: { ...lora, targets: ["q_proj", "c_attn"] } }), /config error at model\.lora\.targets: "c_attn" is not a module of this model; its linear modules: q_proj, k_proj/);
+    await assert.rejects(EmbeddedEngine.fromPretrained(base, { lora: { ...lora, dropout: 0.1 } }), /model\.lora\.dropout/);
+  });
+
+  test("parity with peft (torch engine): same base and adapter → log-probs within 1e-4, the same gradient and AdamW update; adapters move both ways", async (t) => {
+    if (!probe.ok || !peft) return t.skip("needs the torch engine with peft (rlvr setup torch --lora)");
+    const b = groupBatch();
+    const n = b.batchSize * b.seqLen;
+    const c = new Float32Array(n).map((_, i) => Math.cos(i));
+    // A trained adapter (B ≠ 0) from peft, opened by both engines.
+    const tdir = join(tmp, "peft-adapter");
+    const seedEngine = await TorchEngine.fromPretrained(base, { ...quiet, lora });
+    await seedEngine.forwardBackward(b, linearLoss(c, new Float32Array(n)).fn);
+    await seedEngine.optimStep({ lr: 5e-2 });
+    await seedEngine.save(tdir);
+    await seedEngine.close();
+    const tor = await TorchEngine.fromPretrained(tdir, quiet);
+    const emb = await EmbeddedEngine.fromPretrained(tdir, { lora });
+    try {
+      const lt = (await tor.score(b, { model: "policy", entropy: true }));
+      const le = (await emb.score(b, { model: "policy", entropy: true }));
+      assert.ok(maxAbsDiff(le.logprobs, lt.logprobs) <= 1e-4, `log-probs ${maxAbsDiff(le.logprobs, lt.logprobs)}`);
+      assert.ok(maxAbsDiff(le.entropy!, lt.entropy!) <= 1e-4, `entropies ${maxAbsDiff(le.entropy!, lt.entropy!)}`);
+      for (const x of [tor, emb]) await x.forwardBackward(b, linearLoss(c, new Float32Array(n)).fn);
+      for (const name of ["model.layers.0.self_attn.q_proj", "model.layers.1.self_attn.o_proj", "model.layers.0.mlp.down_proj"]) {
+        for (const w of ["A", "B"]) {
+          const ge = (await emb.getGrad(`base_model.model.${name}.lora_${w}.weight`))!;
+          const gt = (await tor.getGrad(`base_model.model.${name}.lora_${w}.default.weight`))!;
+          const scale = 1 + Math.max(...gt.map(Math.abs));
+          assert.ok(maxAbsDiff(ge, gt) <= 1e-4 * scale, `${name} lora_${w} gradient differs by ${maxAbsDiff(ge, gt)}`);
+        }
+      }
+      for (const x of [tor, emb]) await x.optimStep({ lr: 1e-2, weightDecay: 0.01 });
+      const name = "model.layers.1.mlp.gate_proj";
+      const we = await emb.getWeight(`base_model.model.${name}.lora_B.weight`);
+      const wt = await tor.getWeight(`base_model.model.${name}.lora_B.default.weight`);
+      assert.ok(maxAbsDiff(we, wt) <= 1e-5, `updated lora_B differs by ${maxAbsDiff(we, wt)}`);
+      const after = (await emb.score(b, { model: "policy" })).logprobs;
+      assert.ok(maxAbsDiff(after, (await tor.score(b, { model: "policy" })).logprobs) <= 1e-4, "log-probs after the update");
+      // The embedded engine's adapter, opened by the torch engine.
+      const edir = join(tmp, "embedded-to-torch");
+      await emb.save(edir);
+      const back = await TorchEngine.fromPretrained(edir, quiet);
+      try {
+        assert.ok(maxAbsDiff((await back.score(b, { model: "policy" })).logprobs, after) <= 1e-4, "torch opens the embedded adapter");
+      } finally {
+        await back.close();
+      }
+    } finally {
+      await Promise.all([tor.close(), emb.close()]);
+    }
   });
 });
