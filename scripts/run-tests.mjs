@@ -16,8 +16,8 @@ const named = args.filter((a) => a !== "--slow");
 
 /** Whether a test file belongs to the slow suite. */
 const isSlow = (p) => p.endsWith(".slow.test.ts") || p.split(sep).includes("slow");
-/** Scale-out tests (test/scale: torchrun, vLLM; minutes each) run only when named (`npm run test:scale`). */
-const isScale = (p) => p.split(sep).includes("scale");
+/** Scale-out tests (test/scale: torchrun, vLLM; minutes each) and real-model tests (test/real) run only when named (`npm run test:scale`, `node scripts/run-tests.mjs test/real`). */
+const isScale = (p) => p.split(sep).includes("scale") || p.split(sep).includes("real");
 
 function collect(path, out) {
   if (statSync(path).isDirectory()) {

@@ -78,6 +78,8 @@ interface Pass {
   /** Cotangents of logprobs and entropy [B·T] → one array per output, in the outputs' layout. */
   shift(cLp: Float32Array, cEnt: Float32Array | undefined): np.Array[];
 }
+/** LoRA: the load-time memory check asks that one sequence of this many tokens trains (memory.ts assertFits). */
+const LORA_CHECK_LEN = 16;
 /** Training/scoring sequences are padded to a multiple of this many tokens (4 measured 8–11% faster per RL step than 8). */
 const LEN_BUCKET = 4;
 
@@ -246,8 +248,8 @@ export class EmbeddedEngine implements Engine {
 
   /**
    * Checks the LoRA settings (Llama block targets, no dropout) and that the model's training state
-   * fits the heap (unless inference only), and decides the
-   * storage of a LoRA base: packed bfloat16 when asked, or under "auto" when float32 does not fit.
+   * fits the heap (unless inference only), and decides the storage of a LoRA base: packed
+   * bfloat16 when asked, or under "auto" when a float32 base leaves no room for a 64-token sequence.
    * @returns whether to store the base as bfloat16
    */
   private static planBase(config: ModelConfig, opts: EmbeddedEngineOptions): boolean {
@@ -259,18 +261,24 @@ export class EmbeddedEngine implements Engine {
     checkLoraTargets(lora.targets, LLAMA_LINEAR_MODULES);
     if (lora.dropout !== 0) throw new Error(`config error at model.lora.dropout: the embedded engine trains LoRA without dropout (got ${lora.dropout}); set 0, or use model.engine: torch`);
     const trainable = adapterParamCount(config, lora);
-    if (lora.baseDtype === "bfloat16") {
-      if (!opts.inferenceOnly) assertFits(config, undefined, undefined, { baseBytesPerParam: 2, trainable });
-      return true;
-    }
-    try {
-      assertFits(config, undefined, undefined, { baseBytesPerParam: 4, trainable });
+    const plan = (baseBytesPerParam: number) => ({ baseBytesPerParam, trainable });
+    const check = (bytes: number) => {
+      if (!opts.inferenceOnly) assertFits(config, LORA_CHECK_LEN, undefined, plan(bytes));
+    };
+    if (lora.baseDtype === "float32") {
+      check(4);
       return false;
-    } catch (e) {
-      if (lora.baseDtype === "float32" && !opts.inferenceOnly) throw e;
-      if (!opts.inferenceOnly) assertFits(config, undefined, undefined, { baseBytesPerParam: 2, trainable });
-      return true;
     }
+    let f32Fits = true;
+    try {
+      // "auto": float32 only when a 64-token sequence trains beside it.
+      assertFits(config, Math.min(config.maxPositionEmbeddings, 64), undefined, plan(4));
+    } catch {
+      f32Fits = false;
+    }
+    if (lora.baseDtype === "auto" && f32Fits) return false;
+    check(2);
+    return true;
   }
 
   info(): EngineInfo {
