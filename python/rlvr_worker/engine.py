@@ -677,20 +677,22 @@ class Worker:
     def save(self, path: str, optimizer: bool) -> Dict[str, Any]:
         """The model in the Hugging Face layout; under LoRA the adapter in peft's layout
         (adapter_config.json pointing at the base by absolute path, adapter_model.safetensors),
-        the base itself in `base/` when it was randomly initialised, and with model.lora.saveMerged
+        the base itself in `base/` (named relatively) when it was randomly initialised, and with model.lora.saveMerged
         the merged weights in `merged/`. Returns the directories that hold a full model."""
         os.makedirs(path, exist_ok=True)
         full: List[str] = []
         if self.lora:
             self.model.save_pretrained(path, safe_serialization=True)
-            base = self.base_path
-            if base is None:
+            # The base by absolute path; a random-init base goes to base/ inside the checkpoint,
+            # named relatively so the checkpoint directory can move (the trainer renames it).
+            base_ref = os.path.abspath(self.base_path) if self.base_path is not None else "base"
+            if self.base_path is None:
                 base = os.path.join(path, "base")
                 self.model.get_base_model().save_pretrained(base, safe_serialization=True)
                 full.append(base)
             cfg_file = os.path.join(path, "adapter_config.json")
             ac = _read_json(cfg_file)
-            ac["base_model_name_or_path"] = os.path.abspath(base)
+            ac["base_model_name_or_path"] = base_ref
             with open(cfg_file, "w") as f:
                 json.dump(ac, f, indent=2)
             if (self.opts.lora or {}).get("saveMerged"):

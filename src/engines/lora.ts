@@ -115,7 +115,7 @@ export function adapterTensorName(layer: number, module: string, which: "A" | "B
   return `base_model.model.model.layers.${layer}.${group}.${module}.lora_${which}.weight`;
 }
 
-/** The directory of `dir`'s base when `dir` is an adapter, else `dir` (for tokenizer files, configs). */
-export function baseDirOf(dir: string): string {
-  return readAdapterInfo(dir)?.base ?? dir;
+/** Whether `dir` holds a model that `model.path` opens: a Hugging Face checkpoint (config.json) or a LoRA adapter (adapter_config.json). */
+export function isModelDir(dir: string): boolean {
+  return existsSync(join(dir, "config.json")) || existsSync(join(dir, "adapter_config.json"));
 }

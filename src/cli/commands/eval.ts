@@ -17,15 +17,16 @@ import { compareResults, passAtKCurve } from "../../eval/compare.ts";
 import { asciiCurve, formatComparison, formatReport } from "../../eval/report.ts";
 import { buildVerifier, syncVerifier } from "../../trainer/context.ts";
 import { loadRunConfig } from "../../config/schema.ts";
+import { isModelDir } from "../../engines/lora.ts";
 import { compileReward } from "../../rewards/compile.ts";
 import { rewardConfigSchema, BUILTIN_VERIFIER_NAMES } from "../../rewards/config.ts";
 
-/** A run directory's final checkpoint, or the directory itself when it holds config.json. */
+/** A run directory's final checkpoint, or the directory itself when it holds a model (config.json, or a LoRA adapter's adapter_config.json). */
 export function resolveCheckpoint(path: string): string {
-  if (existsSync(join(path, "config.json"))) return path;
+  if (isModelDir(path)) return path;
   const final = join(path, "checkpoints", "final");
-  if (existsSync(join(final, "config.json"))) return final;
-  throw new Error(`no checkpoint at ${path}: expected config.json there or in ${final}`);
+  if (isModelDir(final)) return final;
+  throw new Error(`no checkpoint at ${path}: expected config.json (or a LoRA adapter's adapter_config.json) there or in ${final}`);
 }
 
 /** A short label for a checkpoint path: the run directory's name for <run>/checkpoints/<x>. */

@@ -119,7 +119,7 @@ export async function adaptersToDisk(adapters: Tensors, prefix = ""): Promise<Re
   return out;
 }
 
-/** Writes adapter_config.json (base by absolute path) and adapter_model.safetensors into `dir`. */
+/** Writes adapter_config.json (`base`: the base directory, absolute or relative to `dir`) and adapter_model.safetensors into `dir`. */
 export async function writeAdapters(dir: string, lora: LoraConfig, base: string, adapters: Tensors): Promise<void> {
   await mkdir(dir, { recursive: true });
   await writeFile(join(dir, "adapter_config.json"), JSON.stringify(adapterConfigJson(lora, base), null, 2) + "\n");

@@ -803,7 +803,7 @@ export class EmbeddedEngine implements Engine {
   /**
    * The checkpoint in `dir`: the Hugging Face layout, or under LoRA the adapter in peft's layout
    * (adapter_config.json naming the base by absolute path; a random-init base is written to
-   * `dir/base`), `merged/` (base + adapters folded, float32) with lora.saveMerged, and
+   * `dir/base` and named relatively), `merged/` (base + adapters folded, float32) with lora.saveMerged, and
    * optimizer.safetensors (adapter moments) when asked. Tokenizer files go beside every model.
    */
   async save(dir: string, opts: { optimizer?: boolean } = {}): Promise<void> {
@@ -812,12 +812,9 @@ export class EmbeddedEngine implements Engine {
       return;
     }
     const tok = this.opts.tokenizer;
-    let base = this.baseDir;
-    if (!base) {
-      base = resolve(dir, "base");
-      await saveCheckpoint(base, this.config, this.weights, null, tok);
-    }
-    await writeAdapters(dir, this.lora, base, this.adapters);
+    // A random-init base goes to base/ inside the checkpoint, named relatively (the trainer renames checkpoint directories).
+    if (!this.baseDir) await saveCheckpoint(join(dir, "base"), this.config, this.weights, null, tok);
+    await writeAdapters(dir, this.lora, this.baseDir ?? "base", this.adapters);
     if (tok) await tok.save(dir);
     if (opts.optimizer && this.adam) {
       const state = { ...(await adaptersToDisk(this.adam.m, "m:")), ...(await adaptersToDisk(this.adam.v, "v:")) };
