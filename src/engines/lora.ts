@@ -56,6 +56,15 @@ export function checkLoraTargets(targets: readonly string[], modules: readonly s
   }
 }
 
+/**
+ * A `model.lora` given with an adapter directory must describe that adapter.
+ * @throws Error "config error at model.lora: …" naming both settings
+ */
+export function checkSameAdapter(dir: string, have: LoraConfig, want: LoraConfig): void {
+  const key = (l: LoraConfig) => `rank ${l.rank}, alpha ${l.alpha} on ${[...l.targets].sort().join(", ")}`;
+  if (key(have) !== key(want)) throw new Error(`config error at model.lora: the adapter at ${dir} has ${key(have)}; model.lora asks for ${key(want)}; make them equal (or start from its merged checkpoint)`);
+}
+
 /** What a peft adapter directory says about itself (adapter_config.json). */
 export interface AdapterInfo {
   /** The base model directory, resolved (absolute; relative paths are taken from the adapter directory). */

@@ -113,7 +113,7 @@ describe("torch engine: peft LoRA from the config, saved adapters and merged che
         await r.close();
       }
     }
-    await assert.rejects(TorchEngine.fromPretrained(dir, { ...quiet, lora: { ...lora, rank: 8 } }), /the adapter at .* has rank 4/);
+    await assert.rejects(TorchEngine.fromPretrained(dir, { ...quiet, lora: { ...lora, rank: 8 } }), /config error at model\.lora: the adapter at .* has rank 4, alpha 8 on down_proj, q_proj, v_proj; model\.lora asks for rank 8/);
   });
 });
 

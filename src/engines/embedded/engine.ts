@@ -47,7 +47,7 @@ import { sampleToken } from "./sampling.ts";
 import { ensureJax, jaxDevice } from "./runtime.ts";
 import { assertFits, maxRows, type MemoryPlan } from "./memory.ts";
 import { adapterParamCount, adaptersToDisk, attachAdapters, initAdapters, mergeAdapters, readAdapters, storeWeight, writeAdapters } from "./adapters.ts";
-import { checkLoraTargets, LLAMA_LINEAR_MODULES, readAdapterInfo, type LoraConfig } from "../lora.ts";
+import { checkLoraTargets, checkSameAdapter, LLAMA_LINEAR_MODULES, readAdapterInfo, type LoraConfig } from "../lora.ts";
 import { writeSafetensors } from "./safetensors.ts";
 import { join, resolve } from "node:path";
 import { Rng, hash32 } from "../../util/rng.ts";
@@ -224,14 +224,12 @@ export class EmbeddedEngine implements Engine {
   /**
    * Load a Hugging Face-layout checkpoint directory (config.json + model.safetensors), or a peft
    * LoRA adapter directory (adapter_config.json + adapter_model.safetensors): its base model with
-   * the adapter attached and trainable (`opts.lora`, when given, must have the adapter's rank and targets).
+   * the adapter attached and trainable (`opts.lora`, when given, must have the adapter's rank, alpha and targets).
    */
   static async fromPretrained(dir: string, opts: EmbeddedEngineOptions = {}): Promise<EmbeddedEngine> {
     await ensureJax();
     const adapter = readAdapterInfo(dir);
-    if (adapter && opts.lora && (adapter.lora.rank !== opts.lora.rank || [...adapter.lora.targets].sort().join() !== [...opts.lora.targets].sort().join())) {
-      throw new Error(`config error at model.lora: the adapter at ${dir} has rank ${adapter.lora.rank} on ${adapter.lora.targets.join(", ")}, model.lora asks for rank ${opts.lora.rank} on ${opts.lora.targets.join(", ")}; make them equal (or start from its merged checkpoint)`);
-    }
+    if (adapter && opts.lora) checkSameAdapter(dir, adapter.lora, opts.lora);
     const lora = adapter ? { ...adapter.lora, ...(opts.lora ? { saveMerged: opts.lora.saveMerged, baseDtype: opts.lora.baseDtype } : {}) } : opts.lora;
     const baseDir = adapter?.base ?? dir;
     const o = { modelId: dir, ...opts, lora };

@@ -28,7 +28,7 @@ import type { Tokenizer } from "../../tokenizers/types.ts";
 import { toHfConfig, type ModelConfig } from "../embedded/hf-config.ts";
 import { probeTorch, WorkerProcess, INSTALL_HINT } from "./worker.ts";
 import { workerLaunch, type DistributedOptions } from "./launch.ts";
-import { readAdapterInfo, type LoraConfig } from "../lora.ts";
+import { checkSameAdapter, readAdapterInfo, type LoraConfig } from "../lora.ts";
 
 export interface TorchEngineOptions {
   /** Python executable with torch + transformers (default: $RLVR_PYTHON, python/.venv, python3). */
@@ -104,11 +104,12 @@ export class TorchEngine implements Engine {
   /**
    * Load a local Hugging Face checkpoint directory (config.json + *.safetensors), or a peft LoRA
    * adapter directory (adapter_config.json): its base with the adapter attached and trainable
-   * (`opts.lora`, when given, must have the adapter's rank and targets).
+   * (`opts.lora`, when given, must have the adapter's rank, alpha and targets).
    */
   static async fromPretrained(dir: string, opts: TorchEngineOptions = {}): Promise<TorchEngine> {
-    const adapter = opts.lora ? null : readAdapterInfo(dir);
-    return TorchEngine.start({ path: dir }, { modelId: dir, ...opts, ...(adapter ? { lora: adapter.lora } : {}) });
+    const adapter = readAdapterInfo(dir);
+    if (adapter && opts.lora) checkSameAdapter(dir, adapter.lora, opts.lora);
+    return TorchEngine.start({ path: dir }, { modelId: dir, ...opts, ...(adapter ? { lora: { ...adapter.lora, saveMerged: opts.lora?.saveMerged ?? false } } : {}) });
   }
 
   /** A randomly initialised model of `config` (transformers' initialisation, seeded by opts.seed). */
