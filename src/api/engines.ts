@@ -23,6 +23,8 @@ export { probeEngines, chooseEngine, probeShapeOf, engineAdvice, torchSetUp, pro
 export { EmbeddedEngine, type EmbeddedEngineOptions } from "../engines/embedded/engine.ts";
 export { TorchEngine, type TorchEngineOptions } from "../engines/torch/engine.ts";
 export type { ModelConfig } from "../engines/embedded/hf-config.ts";
+// LoRA on both engines (model.lora): the config schema, target checks, peft adapter directories.
+export { loraConfigSchema, checkLoraTargets, readAdapterInfo, isModelDir, LLAMA_LINEAR_MODULES, type LoraConfig, type AdapterInfo } from "../engines/lora.ts";
 export * from "../tokenizers/index.ts";
 
 // Samplers apart from the trainer (rollouts on vLLM, an OpenAI-compatible server, or a worker-thread copy of an embedded policy for rl.async).
