@@ -16,6 +16,8 @@ import { EmbeddedEngine } from "../../src/engines/embedded/engine.ts";
 import type { TokenBatch } from "../../src/engines/engine.ts";
 import { loraConfigSchema, readAdapterInfo } from "../../src/engines/lora.ts";
 import { parseRunConfig } from "../../src/config/schema.ts";
+import { assertFits } from "../../src/engines/embedded/memory.ts";
+import { adapterParamCount } from "../../src/engines/embedded/adapters.ts";
 import { tinyLlama, randomBatch, randomHfWeights, linearLoss, writeHfCheckpoint, maxAbsDiff, Rng } from "./helpers/tiny.ts";
 
 const probe = TorchEngine.probe();
@@ -54,6 +56,18 @@ describe("model.lora in the run config", () => {
     assert.throws(() => run({ r: 8 }), /model\.lora/);
     assert.throws(() => run({ dropout: 1 }), /model\.lora\.dropout/);
     assert.throws(() => run({ targets: [] }), /model\.lora\.targets/);
+  });
+});
+
+describe("embedded memory plan under LoRA", () => {
+  // SmolLM2-135M's shape (config.json of the Instruct model).
+  const smol = { ...CFG, vocabSize: 49152, hiddenSize: 576, intermediateSize: 1536, numLayers: 30, numHeads: 9, numKvHeads: 3, headDim: 64, maxPositionEmbeddings: 8192, tieWordEmbeddings: true };
+  test("a 135M model refused for full fine-tuning loads under LoRA, counting the base at its storage size and only the adapters' training state", () => {
+    assert.throws(() => assertFits(smol), /134\.5M parameters need 5\.01 GiB.*train LoRA adapters \(model\.lora\)/);
+    const trainable = adapterParamCount(smol, loraConfigSchema.parse({ rank: 8 }));
+    assert.equal(trainable, 2442240);
+    assert.doesNotThrow(() => assertFits(smol, 16, undefined, { baseBytesPerParam: 2, trainable }));
+    assert.throws(() => assertFits(smol, 64, undefined, { baseBytesPerParam: 4, trainable }), /even under LoRA.*baseDtype: bfloat16/);
   });
 });
 
@@ -114,6 +128,27 @@ describe("torch engine: peft LoRA from the config, saved adapters and merged che
       }
     }
     await assert.rejects(TorchEngine.fromPretrained(dir, { ...quiet, lora: { ...lora, rank: 8 } }), /config error at model\.lora: the adapter at .* has rank 4, alpha 8 on down_proj, q_proj, v_proj; model\.lora asks for rank 8/);
+  });
+
+  test("lora.dropout applies in training forwards only (scoring and sampling run without it)", async (t) => {
+    if (!peft) return t.skip("peft is not installed (rlvr setup torch --lora)");
+    const e = await TorchEngine.fromPretrained(base, { ...quiet, lora: loraConfigSchema.parse({ rank: 4, dropout: 0.5 }) });
+    try {
+      const b = batch();
+      const n = b.batchSize * b.seqLen;
+      await e.forwardBackward(b, ones(n));
+      await e.optimStep({ lr: 5e-2 }); // B ≠ 0: dropout on the adapters' input now shows
+      const s1 = (await e.score(b, { model: "policy" })).logprobs;
+      assert.deepEqual((await e.score(b, { model: "policy" })).logprobs, s1, "scoring is deterministic");
+      let seen: Float32Array | null = null;
+      await e.forwardBackward(b, (scores, bb) => {
+        seen = scores.logprobs;
+        return ones(n)(scores, bb);
+      });
+      assert.ok(maxAbsDiff(seen!, s1) > 1e-6, "the training forward ran with dropout");
+    } finally {
+      await e.close();
+    }
   });
 });
 
