@@ -555,6 +555,19 @@ class Worker:
         self.reference = None
         self.ref_adapter = None
         self.ref_is_base = False
+        if path is not None and self.lora and adapter_base(path) is not None:
+            # LoRA: a saved adapter as the reference (the base is shared): its tensors, by our parameter names.
+            from peft import set_peft_model_state_dict
+            from safetensors.torch import load_file
+
+            own = {n: p for n, p in self.model.named_parameters() if p.requires_grad}
+            current = {n: p.detach().clone() for n, p in own.items()}
+            set_peft_model_state_dict(self.model, load_file(os.path.join(path, "adapter_model.safetensors")))
+            self.ref_adapter = {n: p.detach().clone() for n, p in own.items()}
+            with torch.no_grad():
+                for n, p in own.items():
+                    p.copy_(current[n])
+            return
         if path is not None:
             ref = AutoModelForCausalLM.from_pretrained(path, dtype=torch.float32, attn_implementation=self.opts.attn_implementation)
         elif self.lora:

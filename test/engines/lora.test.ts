@@ -94,6 +94,12 @@ describe("torch engine: peft LoRA from the config, saved adapters and merged che
       }
       trained = (await e.score(b, { model: "policy" })).logprobs;
       await e.save(dir);
+      // A saved adapter as the reference (how a resumed run gets its reference back).
+      await e.forwardBackward(b, ones(n));
+      await e.optimStep({ lr: 5e-2 });
+      await e.setReference({ dir });
+      assert.ok(maxAbsDiff((await e.score(b, { model: "reference" })).logprobs, trained) <= 1e-6, "reference = the saved adapter");
+      assert.ok(maxAbsDiff((await e.score(b, { model: "policy" })).logprobs, trained) > 1e-4, "the policy kept its own adapter");
     } finally {
       await e.close();
     }
