@@ -701,7 +701,8 @@ class Worker:
             base_ref = os.path.abspath(self.base_path) if self.base_path is not None else "base"
             if self.base_path is None:
                 base = os.path.join(path, "base")
-                self.model.get_base_model().save_pretrained(base, safe_serialization=True)
+                # The base without the LoRA layers (peft's unload, on a copy: the adapters keep training).
+                copy.deepcopy(self.model).unload().save_pretrained(base, safe_serialization=True)
                 full.append(base)
             cfg_file = os.path.join(path, "adapter_config.json")
             ac = _read_json(cfg_file)
