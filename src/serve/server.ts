@@ -70,7 +70,7 @@ export function resolveServedCheckpoint(path: string): string {
   if (isModelDir(path)) return path;
   const final = join(path, "checkpoints", "final");
   if (isModelDir(final)) return final;
-  throw new Error(`rlvr serve: no checkpoint at ${path}: expected config.json (or a LoRA adapter's adapter_config.json) there or in ${final}`);
+  throw new Error(`rlvr serve: no checkpoint at ${path}: expected config.json there or in ${final} (or a LoRA adapter's adapter_config.json)`);
 }
 
 /** The default model id: "<run>" for <run>/checkpoints/<x>, else the directory's name. */

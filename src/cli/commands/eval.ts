@@ -26,7 +26,7 @@ export function resolveCheckpoint(path: string): string {
   if (isModelDir(path)) return path;
   const final = join(path, "checkpoints", "final");
   if (isModelDir(final)) return final;
-  throw new Error(`no checkpoint at ${path}: expected config.json (or a LoRA adapter's adapter_config.json) there or in ${final}`);
+  throw new Error(`no checkpoint at ${path}: expected config.json there or in ${final} (or a LoRA adapter's adapter_config.json)`);
 }
 
 /** A short label for a checkpoint path: the run directory's name for <run>/checkpoints/<x>. */
