@@ -118,10 +118,15 @@ export function adapterConfigJson(lora: LoraConfig, base: string): Record<string
   };
 }
 
+/** The Hugging Face name of module `module` (q_proj …) of block `layer`, e.g. model.layers.3.mlp.down_proj. */
+export function moduleName(layer: number, module: string): string {
+  const group = ["gate_proj", "up_proj", "down_proj"].includes(module) ? "mlp" : "self_attn";
+  return `model.layers.${layer}.${group}.${module}`;
+}
+
 /** The peft tensor name of one adapter matrix: layer i, module name (q_proj …), "A" or "B". */
 export function adapterTensorName(layer: number, module: string, which: "A" | "B"): string {
-  const group = ["gate_proj", "up_proj", "down_proj"].includes(module) ? "mlp" : "self_attn";
-  return `base_model.model.model.layers.${layer}.${group}.${module}.lora_${which}.weight`;
+  return `base_model.model.${moduleName(layer, module)}.lora_${which}.weight`;
 }
 
 /** Whether `dir` holds a model that `model.path` opens: a Hugging Face checkpoint (config.json) or a LoRA adapter (adapter_config.json). */

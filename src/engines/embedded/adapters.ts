@@ -11,7 +11,7 @@ import "./node-workers.ts"; // must precede @jax-js/jax: enables its worker thre
 import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { numpy as np } from "@jax-js/jax";
-import { adapterConfigJson, adapterTensorName, type LoraConfig } from "../lora.ts";
+import { adapterConfigJson, adapterTensorName, moduleName, type LoraConfig } from "../lora.ts";
 import type { ModelConfig } from "./hf-config.ts";
 import { dense, packBf16, type LoraModule, type Params } from "./model.ts";
 import type { Tensors } from "./optimizer.ts";
@@ -133,8 +133,7 @@ export function mergeAdapters(weights: Tensors, cfg: ModelConfig, lora: LoraConf
   const scale = lora.alpha / lora.rank;
   for (const s of adapterSpecs(cfg, lora)) {
     if (s.which === "B") continue;
-    const group = ["gate_proj", "up_proj", "down_proj"].includes(s.module) ? "mlp" : "self_attn";
-    const name = `model.layers.${s.layer}.${group}.${s.module}.weight`;
+    const name = `${moduleName(s.layer, s.module)}.weight`;
     const delta = np.matmul(adapters[s.name]!.ref, adapters[adapterTensorName(s.layer, s.module, "B")]!.ref).mul(scale);
     out[name] = out[name]!.add(delta);
   }
