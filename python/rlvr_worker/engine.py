@@ -132,6 +132,35 @@ def checkpoint_generation_config(model: Any) -> Any:
     return gc
 
 
+def _read_json(path: str) -> Dict[str, Any]:
+    with open(path) as f:
+        return dict(json.load(f))
+
+
+def _as_list(x: Any) -> List[str]:
+    return [x] if isinstance(x, str) else [str(v) for v in x]
+
+
+def adapter_base(path: str) -> Optional[str]:
+    """The base model directory of a peft adapter directory (adapter_config.json's
+    base_model_name_or_path: absolute, or relative to the adapter), None when `path` is no adapter.
+    Raises FileNotFoundError naming the file when the base is missing."""
+    f = os.path.join(path, "adapter_config.json")
+    if not os.path.isfile(f):
+        return None
+    name = str(_read_json(f).get("base_model_name_or_path") or "")
+    for cand in ([name] if os.path.isabs(name) else [os.path.join(path, name), name]):
+        if name and os.path.isfile(os.path.join(cand, "config.json")):
+            return cand
+    raise FileNotFoundError(f"adapter error in {f} at base_model_name_or_path: no base model directory with config.json at {name!r}")
+
+
+def linear_module_names(model: Any) -> List[str]:
+    """Leaf names of the model's linear layers a LoRA target may name (the output head excluded)."""
+    head = model.get_output_embeddings()
+    return sorted({n.rsplit(".", 1)[-1] for n, m in model.named_modules() if isinstance(m, torch.nn.Linear) and m is not head})
+
+
 def _decays(name: str, p: torch.Tensor) -> bool:
     """Decoupled weight decay applies to matrices only (not norm gains, not biases)."""
     return p.ndim >= 2 and "norm" not in name
@@ -167,6 +196,9 @@ class Worker:
         self.has_grad = False
         self.model_id = ""
         self.lora = False
+        # The base model's directory (None: random init) and the adapter directory it was loaded with.
+        self.base_path: Optional[str] = None
+        self.adapter_dir: Optional[str] = None
 
     # ------------------------------------------------------------------ load
 
@@ -206,18 +238,33 @@ class Worker:
         self.has_grad = False
 
     def _wrap_lora(self, model: Any, cfg: Dict[str, Any]) -> Any:
+        """peft LoRA on `cfg`'s targets (model.lora: rank, alpha, dropout, targets), or, when the
+        model was loaded from an adapter directory, that adapter made trainable (its rank and
+        targets must equal the config's)."""
         try:
-            from peft import LoraConfig, get_peft_model
+            from peft import LoraConfig, PeftModel, get_peft_model
         except ImportError as e:  # pragma: no cover - depends on the environment
             raise RuntimeError("LoRA needs peft: pip install peft (inside the worker's virtual environment)") from e
+        targets = [str(t) for t in cfg.get("targets", [])]
+        modules = linear_module_names(model)
+        unknown = [t for t in targets if t not in modules]
+        if unknown:
+            raise ValueError(f"config error at model.lora.targets: {', '.join(repr(u) for u in unknown)} not a module of this model; its linear modules: {', '.join(modules)}")
+        self.lora = True
+        if self.adapter_dir is not None:
+            ac = _read_json(os.path.join(self.adapter_dir, "adapter_config.json"))
+            have = (int(ac["r"]), sorted(_as_list(ac["target_modules"])))
+            want = (int(cfg["rank"]), sorted(targets))
+            if have != want:
+                raise ValueError(f"config error at model.lora: the adapter at {self.adapter_dir} has rank {have[0]} on {have[1]}, model.lora asks for rank {want[0]} on {want[1]}; make them equal (or start from the merged checkpoint)")
+            return PeftModel.from_pretrained(model, self.adapter_dir, is_trainable=True)
         lc = LoraConfig(
-            r=int(cfg.get("r", 16)),
-            lora_alpha=int(cfg.get("alpha", 32)),
-            lora_dropout=0.0,
-            target_modules=cfg.get("targetModules", "all-linear"),
+            r=int(cfg["rank"]),
+            lora_alpha=float(cfg["alpha"]),
+            lora_dropout=float(cfg.get("dropout", 0.0)),
+            target_modules=targets,
             task_type="CAUSAL_LM",
         )
-        self.lora = True
         return get_peft_model(model, lc)
 
     def load(self, path: str, opts: Options) -> Dict[str, Any]:
@@ -225,9 +272,20 @@ class Worker:
         from transformers import AutoModelForCausalLM
 
         self._setup(opts)
-        if not os.path.isfile(os.path.join(path, "config.json")):
-            raise FileNotFoundError(f"{path}/config.json not found: model.path must be a local Hugging Face checkpoint directory")
-        model = AutoModelForCausalLM.from_pretrained(path, dtype=torch.float32, attn_implementation=opts.attn_implementation)
+        self.adapter_dir = None
+        self.base_path = path
+        base = adapter_base(path)
+        if base is not None:
+            # A peft adapter directory: its base model, plus the adapter (trainable under
+            # model.lora; otherwise folded into the weights).
+            self.adapter_dir, self.base_path = path, base
+        if not os.path.isfile(os.path.join(self.base_path, "config.json")):
+            raise FileNotFoundError(f"{self.base_path}/config.json not found: model.path must be a local Hugging Face checkpoint directory (or a peft adapter directory)")
+        model = AutoModelForCausalLM.from_pretrained(self.base_path, dtype=torch.float32, attn_implementation=opts.attn_implementation)
+        if self.adapter_dir is not None and not opts.lora:
+            from peft import PeftModel
+
+            model = PeftModel.from_pretrained(model, self.adapter_dir).merge_and_unload()
         self.model_id = path
         self._finish_model(model)
         self._load_optimizer_state(path)
@@ -244,6 +302,8 @@ class Worker:
         hf_cfg._attn_implementation = opts.attn_implementation
         model = AutoModelForCausalLM.from_config(hf_cfg, dtype=torch.float32)
         self.model_id = f"random-init({model_type})"
+        self.adapter_dir = None
+        self.base_path = None
         self._finish_model(model)
         return self.info()
 
@@ -378,9 +438,9 @@ class Worker:
     # ------------------------------------------------------------------ training
 
     def _train_mode(self) -> None:
-        # Gradient checkpointing in transformers only engages in training mode; the supported
-        # architectures have no dropout at the default attention_dropout 0.
-        if self.opts.gradient_checkpointing:
+        # Gradient checkpointing in transformers only engages in training mode, and so does LoRA
+        # dropout; the supported architectures have no other dropout at attention_dropout 0.
+        if self.opts.gradient_checkpointing or float((self.opts.lora or {}).get("dropout", 0)) > 0:
             self.model.train()
 
     def forward(self, tokens: np.ndarray, lengths: np.ndarray, entropy: bool) -> Dict[str, np.ndarray]:
@@ -511,6 +571,19 @@ class Worker:
         self.reference = None
         self.ref_adapter = None
         self.ref_is_base = False
+        if path is not None and self.lora and adapter_base(path) is not None:
+            # LoRA: a saved adapter as the reference (the base is shared): its tensors, by our parameter names.
+            from peft import set_peft_model_state_dict
+            from safetensors.torch import load_file
+
+            own = {n: p for n, p in self.model.named_parameters() if p.requires_grad}
+            current = {n: p.detach().clone() for n, p in own.items()}
+            set_peft_model_state_dict(self.model, load_file(os.path.join(path, "adapter_model.safetensors")))
+            self.ref_adapter = {n: p.detach().clone() for n, p in own.items()}
+            with torch.no_grad():
+                for n, p in own.items():
+                    p.copy_(current[n])
+            return
         if path is not None:
             ref = AutoModelForCausalLM.from_pretrained(path, dtype=torch.float32, attn_implementation=self.opts.attn_implementation)
         elif self.lora:
@@ -630,12 +703,40 @@ class Worker:
 
     # ------------------------------------------------------------------ I/O
 
-    def save(self, path: str, optimizer: bool) -> None:
+    def save(self, path: str, optimizer: bool) -> Dict[str, Any]:
+        """The model in the Hugging Face layout; under LoRA the adapter in peft's layout
+        (adapter_config.json pointing at the base by absolute path, adapter_model.safetensors),
+        the base itself in `base/` (named relatively) when it was randomly initialised, and with model.lora.saveMerged
+        the merged weights in `merged/`. Returns the directories that hold a full model."""
         os.makedirs(path, exist_ok=True)
-        self.model.save_pretrained(path, safe_serialization=True)
-        self.saved_generation_config.save_pretrained(path)
+        full: List[str] = []
+        if self.lora:
+            self.model.save_pretrained(path, safe_serialization=True)
+            # The base by absolute path; a random-init base goes to base/ inside the checkpoint,
+            # named relatively so the checkpoint directory can move (the trainer renames it).
+            base_ref = os.path.abspath(self.base_path) if self.base_path is not None else "base"
+            if self.base_path is None:
+                base = os.path.join(path, "base")
+                # The base without the LoRA layers (peft's unload, on a copy: the adapters keep training).
+                copy.deepcopy(self.model).unload().save_pretrained(base, safe_serialization=True)
+                self.saved_generation_config.save_pretrained(base)
+                full.append(base)
+            cfg_file = os.path.join(path, "adapter_config.json")
+            ac = _read_json(cfg_file)
+            ac["base_model_name_or_path"] = base_ref
+            with open(cfg_file, "w") as f:
+                json.dump(ac, f, indent=2)
+            if (self.opts.lora or {}).get("saveMerged"):
+                merged = os.path.join(path, "merged")
+                copy.deepcopy(self.model).merge_and_unload().save_pretrained(merged, safe_serialization=True)
+                self.saved_generation_config.save_pretrained(merged)
+                full.append(merged)
+        else:
+            self.model.save_pretrained(path, safe_serialization=True)
+            self.saved_generation_config.save_pretrained(path)
         if optimizer and self.opt is not None:
             self._save_optimizer_state(path)
+        return {"modelDirs": full}
 
     def load_weights(self, path: str) -> None:
         """Replace the policy weights (and optimizer state when present) from a checkpoint."""
@@ -856,8 +957,8 @@ def _op_hello(s: Session, h: Dict[str, Any], t: Tensors) -> Tuple[Dict[str, Any]
 
 
 def _check_load(s: Session, h: Dict[str, Any], t: Tensors) -> None:
-    if "config" not in h and not os.path.isfile(os.path.join(str(h["path"]), "config.json")):
-        raise FileNotFoundError(f"{h['path']}/config.json not found: model.path must be a local Hugging Face checkpoint directory")
+    if "config" not in h and not os.path.isfile(os.path.join(str(h["path"]), "config.json")) and adapter_base(str(h["path"])) is None:
+        raise FileNotFoundError(f"{h['path']}/config.json not found: model.path must be a local Hugging Face checkpoint directory (or a peft adapter directory)")
     if s.dist is not None and h.get("options", {}).get("lora"):
         raise ValueError("LoRA under model.distributed is not supported yet: train LoRA on one process (drop model.distributed)")
     if s.dist is not None and h.get("options", {}).get("kvCache") == "static":
@@ -975,8 +1076,8 @@ def _op_set_reference(s: Session, h: Dict[str, Any], t: Tensors) -> Tuple[Dict[s
 
 
 def _op_save(s: Session, h: Dict[str, Any], t: Tensors) -> Tuple[Dict[str, Any], Tensors]:
-    s.need().save(str(h["path"]), bool(h.get("optimizer", False)))
-    return {}, {}
+    out = s.need().save(str(h["path"]), bool(h.get("optimizer", False)))
+    return (out or {}), {}
 
 
 def _op_load_weights(s: Session, h: Dict[str, Any], t: Tensors) -> Tuple[Dict[str, Any], Tensors]:

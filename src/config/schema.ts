@@ -19,6 +19,7 @@ import { rolloutStrategyFields } from "../rollout/strategy-config.ts";
 import { checkRewardConfig, rewardConfigSchema } from "../rewards/config.ts";
 import { closest } from "../util/suggest.ts";
 import { modelInitSchema } from "../engines/init.ts"; // model.init: a random Llama-style model's shape
+import { loraConfigSchema } from "../engines/lora.ts";
 
 const posInt = z.number().int().positive();
 
@@ -58,9 +59,12 @@ const modelSchema = z
       })
       .refine((d) => d.nnodes === 1 || d.masterPort !== undefined, { message: "set masterPort (a TCP port on node 0) when nnodes > 1", path: ["masterPort"] })
       .optional(),
+    /** Train LoRA adapters instead of all weights, on either engine (src/engines/lora.ts, docs/engines.md). */
+    lora: loraConfigSchema.optional(),
   })
   .refine((m) => m.path !== undefined || m.init !== undefined, { message: "set model.path (a checkpoint directory) or model.init (a random model's size)" })
-  .refine((m) => m.distributed === undefined || m.engine === "torch", { message: "model.distributed needs engine: torch", path: ["distributed"] });
+  .refine((m) => m.distributed === undefined || m.engine === "torch", { message: "model.distributed needs engine: torch", path: ["distributed"] })
+  .refine((m) => m.distributed === undefined || m.lora === undefined, { message: "LoRA under model.distributed is not supported yet; train LoRA in one process (drop model.distributed)", path: ["lora"] });
 
 const tokenizerSchema = z.discriminatedUnion("type", [
   z.strictObject({ type: z.literal("char"), alphabet: z.string().min(1) }),

@@ -7,6 +7,7 @@ import { basename, join, resolve } from "node:path";
 import Fastify, { type FastifyInstance } from "fastify";
 import type { Engine } from "../engines/engine.ts";
 import { openEngine } from "../engines/open.ts";
+import { isModelDir } from "../engines/lora.ts";
 import { loadTokenizer } from "../tokenizers/index.ts";
 import type { Tokenizer } from "../tokenizers/types.ts";
 import { Batcher } from "./batcher.ts";
@@ -75,10 +76,10 @@ export interface Server {
 
 /** A checkpoint directory for `path`: itself when it holds config.json, else its checkpoints/final. */
 export function resolveServedCheckpoint(path: string): string {
-  if (existsSync(join(path, "config.json"))) return path;
+  if (isModelDir(path)) return path;
   const final = join(path, "checkpoints", "final");
-  if (existsSync(join(final, "config.json"))) return final;
-  throw new Error(`rlvr serve: no checkpoint at ${path}: expected config.json there or in ${final}`);
+  if (isModelDir(final)) return final;
+  throw new Error(`rlvr serve: no checkpoint at ${path}: expected config.json there or in ${final} (or a LoRA adapter's adapter_config.json)`);
 }
 
 /** The default model id: "<run>" for <run>/checkpoints/<x>, else the directory's name. */

@@ -20,6 +20,7 @@ import { INSTALL_HINT } from "../../src/engines/torch/worker.ts";
 import type { OptimStep, TokenBatch } from "../../src/engines/engine.ts";
 import { CharTokenizer } from "../../src/tokenizers/index.ts";
 import { parseRunConfig } from "../../src/config/schema.ts";
+import { loraConfigSchema } from "../../src/engines/lora.ts";
 import { initRlState, rlStep } from "../../src/trainer/rl.ts";
 import { RunLogger } from "../../src/trainer/logger.ts";
 import { contextWith, type RunContext } from "../../src/trainer/context.ts";
@@ -274,7 +275,7 @@ describe("torch engine alone", { skip: SKIP }, () => {
       t.skip("peft is not installed in the worker's Python (rlvr setup torch --lora)");
       return;
     }
-    const e = await TorchEngine.fromPretrained(ckpt, { ...quiet, device: "cpu", threads: 1, lora: { r: 4, alpha: 8 } });
+    const e = await TorchEngine.fromPretrained(ckpt, { ...quiet, device: "cpu", threads: 1, lora: loraConfigSchema.parse({ rank: 4, alpha: 8 }) });
     try {
       assert.ok(e.info().numParams < tor.info().numParams, "only adapters train");
       const batch = batchOf(31, [7, 5, 9]);

@@ -27,15 +27,16 @@ import { runConfigOf } from "../../eval/checkpoint.ts";
 import { loadRunConfig, type RunConfig } from "../../config/schema.ts";
 import { loadCommandPlugins, loadRunConfigFile, runConfigPath } from "../../config/plugins.ts";
 import { compileReward, type CompiledReward } from "../../rewards/compile.ts";
+import { isModelDir } from "../../engines/lora.ts";
 import { rewardConfigSchema, BUILTIN_VERIFIER_NAMES } from "../../rewards/config.ts";
 import { withPluginOption } from "../plugins.ts";
 
-/** A run directory's final checkpoint, or the directory itself when it holds config.json. */
+/** A run directory's final checkpoint, or the directory itself when it holds a model (config.json, or a LoRA adapter's adapter_config.json). */
 export function resolveCheckpoint(path: string): string {
-  if (existsSync(join(path, "config.json"))) return path;
+  if (isModelDir(path)) return path;
   const final = join(path, "checkpoints", "final");
-  if (existsSync(join(final, "config.json"))) return final;
-  throw new Error(`no checkpoint at ${path}: expected config.json there or in ${final}`);
+  if (isModelDir(final)) return final;
+  throw new Error(`no checkpoint at ${path}: expected config.json there or in ${final} (or a LoRA adapter's adapter_config.json)`);
 }
 
 /** A short label for a checkpoint path: the run directory's name for <run>/checkpoints/<x>. */

@@ -12,7 +12,8 @@ import { join } from "node:path";
 import { numpy as np } from "@jax-js/jax";
 import { hfConfigText, hfParamNames, readHfConfig, writeHfConfig, type ModelConfig } from "./hf-config.ts";
 import { readSafetensors, serializeSafetensors, writeSafetensors, type TensorToWrite } from "./safetensors.ts";
-import type { Params, LayerParams } from "./model.ts";
+import { dense, type Params, type LayerParams } from "./model.ts";
+import { storeWeight } from "./adapters.ts";
 import type { Tensors } from "./optimizer.ts";
 import type { Tokenizer } from "../../tokenizers/types.ts";
 import { Rng } from "../../util/rng.ts";
@@ -114,9 +115,9 @@ export function weightsFromParams(p: Params): Tensors {
 async function toDisk(t: Tensors, prefix = ""): Promise<Record<string, TensorToWrite>> {
   const out: Record<string, TensorToWrite> = {};
   for (const name of Object.keys(t).sort()) {
-    const a = t[name]!;
-    const data = (await a.ref.data()) as Float32Array;
+    const a = dense(t[name]!.ref);
     const shape = a.shape;
+    const data = (await a.data()) as Float32Array;
     if (shape.length === 2 && name !== "model.embed_tokens.weight") {
       out[prefix + name] = { shape: [shape[1]!, shape[0]!], data: transpose2d(data, shape[0]!, shape[1]!) };
     } else out[prefix + name] = { shape: [...shape], data: Float32Array.from(data) };
@@ -127,9 +128,10 @@ async function toDisk(t: Tensors, prefix = ""): Promise<Record<string, TensorToW
 /**
  * Load `dir/config.json` + `dir/model.safetensors`. Tensors must match the config's names and
  * shapes; a tied checkpoint that still carries lm_head.weight keeps using the embedding.
+ * `bf16`: store matrices as packed bfloat16 (model.ts `dense`; a frozen LoRA base).
  * @throws naming the file and the tensor when something is missing or mis-shaped.
  */
-export async function loadCheckpoint(dir: string): Promise<{ config: ModelConfig; weights: Tensors }> {
+export async function loadCheckpoint(dir: string, opts: { bf16?: boolean } = {}): Promise<{ config: ModelConfig; weights: Tensors }> {
   const config = await readHfConfig(dir);
   const file = join(dir, "model.safetensors");
   const tensors = await readSafetensors(file);
@@ -140,7 +142,8 @@ export async function loadCheckpoint(dir: string): Promise<{ config: ModelConfig
     if (t.shape.join(",") !== shape.join(","))
       throw new Error(`checkpoint error in ${file}: tensor ${name} has shape [${t.shape}], config.json implies [${shape}]`);
     const data = transposed(name, shape) ? transpose2d(t.data, shape[0]!, shape[1]!) : t.data;
-    weights[name] = np.array(data).reshape(internalShape(name, shape));
+    weights[name] = storeWeight(data, internalShape(name, shape), !!opts.bf16);
+    tensors.delete(name);
   }
   return { config, weights };
 }

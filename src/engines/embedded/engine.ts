@@ -40,14 +40,21 @@ import type {
 } from "../engine.ts";
 import { readHfConfig, type ModelConfig } from "./hf-config.ts";
 import type { Tokenizer } from "../../tokenizers/types.ts";
-import { decoder, lmHead, prefixTokenLogprobs, tokenLogprobs, type KvCache, type Params } from "./model.ts";
+import { decoder, dense, lmHead, prefixTokenLogprobs, tokenLogprobs, type DecoderConfig, type KvCache, type Params } from "./model.ts";
 import { passLength, planSharedPrefix, pow2, prefixShift, prefixUnshift, roundUp, type PrefixPlan } from "./prefix.ts";
 import { adamwUpdate, sumOfSquares, type Tensors } from "./optimizer.ts";
 import { sampleToken } from "./sampling.ts";
 import { ensureJax, jaxDevice } from "./runtime.ts";
-import { assertFits, maxRows } from "./memory.ts";
+import { assertFits, maxRows, type MemoryPlan } from "./memory.ts";
+import { adapterParamCount, adaptersToDisk, attachAdapters, initAdapters, mergeAdapters, readAdapters, storeWeight, writeAdapters } from "./adapters.ts";
+import { checkLoraTargets, checkSameAdapter, LLAMA_LINEAR_MODULES, readAdapterInfo, type LoraConfig } from "../lora.ts";
+import { writeSafetensors } from "./safetensors.ts";
+import { join, resolve } from "node:path";
 import { Rng, hash32 } from "../../util/rng.ts";
 import { initWeights, loadCheckpoint, saveCheckpoint, loadOptimizerState, paramsFromWeights, weightsFromParams } from "./checkpoint.ts";
+
+/** A model to run: the (base) weights, and the LoRA adapters attached to them (null: none). */
+type Source = { weights: Tensors; adapters: Tensors | null };
 
 const NEG = -1e9;
 
@@ -71,6 +78,8 @@ interface Pass {
   /** Cotangents of logprobs and entropy [B·T] → one array per output, in the outputs' layout. */
   shift(cLp: Float32Array, cEnt: Float32Array | undefined): np.Array[];
 }
+/** LoRA: the load-time memory check asks that one sequence of this many tokens trains (memory.ts assertFits). */
+const LORA_CHECK_LEN = 16;
 /** Training/scoring sequences are padded to a multiple of this many tokens (4 measured 8–11% faster per RL step than 8). */
 const LEN_BUCKET = 4;
 
@@ -98,15 +107,38 @@ export interface EmbeddedEngineOptions {
    * every position (the reference for tests and A/B measurements).
    */
   sharedPrefix?: boolean;
+  /**
+   * Train LoRA adapters (../lora.ts) on a frozen base instead of all weights: only the adapters
+   * get gradients, a reference snapshot and AdamW state, and the base may be stored as packed
+   * bfloat16 (`lora.baseDtype`), so a model too large to fine-tune fully fits the Wasm heap.
+   * Targets must be Llama block modules; dropout must be 0.
+   */
+  lora?: LoraConfig;
 }
 
 export class EmbeddedEngine implements Engine {
+  /** All weights; under LoRA the frozen base (matrices possibly packed bfloat16, model.ts `dense`). */
   private weights: Tensors;
+  /** LoRA: the trainable adapters (adapters.ts), null without LoRA. */
+  private adapters: Tensors | null = null;
+  /** The reference model's weights; under LoRA the reference adapters (the base is shared). */
   private reference: Tensors | null = null;
+  /** LoRA: the base checkpoint directory adapter_config.json points at (null: random init, saved beside the adapter). */
+  private baseDir: string | null = null;
+  private readonly lora: LoraConfig | null;
+  private readonly memoryPlan: MemoryPlan | undefined;
   private gradAcc: Tensors | null = null;
   private adam: { m: Tensors; v: Tensors; t: number } | null = null;
   private readonly invFreq: Float64Array;
-  private readonly passFns: Record<Pass["kind"], { score: (p: Params, xs: np.Array[], fixed: np.Array[]) => np.Array[]; grad: (p: Params, xs: np.Array[], fixed: np.Array[], cots: np.Array[]) => [Params, np.Array[]] }>;
+  private readonly passFns: Record<
+    Pass["kind"],
+    {
+      score: (p: Params, xs: np.Array[], fixed: np.Array[]) => np.Array[];
+      grad: (p: Params, xs: np.Array[], fixed: np.Array[], cots: np.Array[]) => [Params, np.Array[]];
+      /** LoRA: the gradient with respect to the adapters only (base and embeddings frozen). */
+      loraGrad: (adapters: Tensors, p: Params, xs: np.Array[], fixed: np.Array[], cots: np.Array[]) => Tensors;
+    }
+  >;
   private readonly prefillFn;
   private readonly decodeFn;
 
@@ -116,10 +148,16 @@ export class EmbeddedEngine implements Engine {
     private readonly opts: EmbeddedEngineOptions,
   ) {
     this.weights = weights;
+    this.lora = opts.lora ?? null;
+    const lora = this.lora;
+    if (lora) {
+      const bf16 = Object.values(weights).some((w) => w.dtype === np.uint32);
+      this.memoryPlan = { baseBytesPerParam: bf16 ? 2 : 4, trainable: adapterParamCount(config, lora) };
+    }
     const half = config.headDim / 2;
     this.invFreq = new Float64Array(half);
     for (let i = 0; i < half; i++) this.invFreq[i] = Math.pow(config.ropeTheta, (-2 * i) / config.headDim);
-    const cfg = config;
+    const cfg: DecoderConfig = lora ? { ...config, loraScale: lora.alpha / lora.rank } : config;
     const full: Forward = (p, [x0], [cos, sin, bias, targets]) => {
       const { lp, ent } = tokenLogprobs(p, cfg, x0!, cos!, sin!, bias!, targets!);
       return [lp, ent];
@@ -140,9 +178,19 @@ export class EmbeddedEngine implements Engine {
           { argnums: [0, 1] },
         ),
       );
+    // LoRA: grad of the same sum with respect to the adapters alone (moved into the layers).
+    const withLoraGrad = (f: Forward) =>
+      jit(
+        grad((ad: Tensors, p: Params, xs: np.Array[], fixed: np.Array[], cots: np.Array[]) =>
+          f(lora ? attachAdapters(p, config, lora, ad, true) : p, xs, fixed).reduce((acc: np.Array | null, out, i) => {
+            const term = out.mul(cots[i]!).sum();
+            return acc ? acc.add(term) : term;
+          }, null)!,
+        ),
+      );
     this.passFns = {
-      full: { score: jit(full), grad: withGrad(full) },
-      prefix: { score: jit(prefix), grad: withGrad(prefix) },
+      full: { score: jit(full), grad: withGrad(full), loraGrad: withLoraGrad(full) },
+      prefix: { score: jit(prefix), grad: withGrad(prefix), loraGrad: withLoraGrad(prefix) },
     };
     // Prefill: the prompt step fills a new cache of `slots` slots (a static argument: one compile per cache length).
     this.prefillFn = jit(
@@ -165,23 +213,76 @@ export class EmbeddedEngine implements Engine {
   /** A randomly initialised model (normal(0, 0.02) weights, unit norm gains). */
   static async create(config: ModelConfig, opts: EmbeddedEngineOptions = {}): Promise<EmbeddedEngine> {
     await ensureJax();
-    if (!opts.inferenceOnly) assertFits(config);
-    return new EmbeddedEngine(config, initWeights(config, opts.seed ?? 0), opts);
+    const bf16 = EmbeddedEngine.planBase(config, opts);
+    let weights = initWeights(config, opts.seed ?? 0);
+    if (bf16) weights = await packWeights(weights);
+    const engine = new EmbeddedEngine(config, weights, opts);
+    if (opts.lora) engine.adapters = initAdapters(config, opts.lora, opts.seed ?? 0);
+    return engine;
   }
 
-  /** Load a Hugging Face-layout checkpoint directory (config.json + model.safetensors). */
+  /**
+   * Load a Hugging Face-layout checkpoint directory (config.json + model.safetensors), or a peft
+   * LoRA adapter directory (adapter_config.json + adapter_model.safetensors): its base model with
+   * the adapter attached and trainable (`opts.lora`, when given, must have the adapter's rank, alpha and targets).
+   */
   static async fromPretrained(dir: string, opts: EmbeddedEngineOptions = {}): Promise<EmbeddedEngine> {
     await ensureJax();
-    if (!opts.inferenceOnly) assertFits(await readHfConfig(dir));
-    const { config, weights } = await loadCheckpoint(dir);
-    const engine = new EmbeddedEngine(config, weights, { modelId: dir, ...opts });
-    engine.adam = await loadOptimizerState(dir);
+    const adapter = readAdapterInfo(dir);
+    if (adapter && opts.lora) checkSameAdapter(dir, adapter.lora, opts.lora);
+    const lora = adapter ? { ...adapter.lora, ...(opts.lora ? { saveMerged: opts.lora.saveMerged, baseDtype: opts.lora.baseDtype } : {}) } : opts.lora;
+    const baseDir = adapter?.base ?? dir;
+    const o = { modelId: dir, ...opts, lora };
+    const bf16 = EmbeddedEngine.planBase(await readHfConfig(baseDir), o);
+    const { config, weights } = await loadCheckpoint(baseDir, { bf16 });
+    const engine = new EmbeddedEngine(config, weights, o);
+    if (lora) {
+      engine.baseDir = resolve(baseDir);
+      engine.adapters = adapter ? await readAdapters(dir, config, lora) : initAdapters(config, lora, opts.seed ?? 0);
+    }
+    if (!lora || adapter) engine.adam = await loadOptimizerState(dir);
     return engine;
+  }
+
+  /**
+   * Checks the LoRA settings (Llama block targets, no dropout) and that the model's training state
+   * fits the heap (unless inference only), and decides the storage of a LoRA base: packed
+   * bfloat16 when asked, or under "auto" when a float32 base leaves no room for a 64-token sequence.
+   * @returns whether to store the base as bfloat16
+   */
+  private static planBase(config: ModelConfig, opts: EmbeddedEngineOptions): boolean {
+    const lora = opts.lora;
+    if (!lora) {
+      if (!opts.inferenceOnly) assertFits(config);
+      return false;
+    }
+    checkLoraTargets(lora.targets, LLAMA_LINEAR_MODULES);
+    if (lora.dropout !== 0) throw new Error(`config error at model.lora.dropout: the embedded engine trains LoRA without dropout (got ${lora.dropout}); set 0, or use model.engine: torch`);
+    const trainable = adapterParamCount(config, lora);
+    const plan = (baseBytesPerParam: number) => ({ baseBytesPerParam, trainable });
+    const check = (bytes: number) => {
+      if (!opts.inferenceOnly) assertFits(config, LORA_CHECK_LEN, undefined, plan(bytes));
+    };
+    if (lora.baseDtype === "float32") {
+      check(4);
+      return false;
+    }
+    let f32Fits = true;
+    try {
+      // "auto": float32 only when a 64-token sequence trains beside it.
+      assertFits(config, Math.min(config.maxPositionEmbeddings, 64), undefined, plan(4));
+    } catch {
+      f32Fits = false;
+    }
+    if (lora.baseDtype === "auto" && f32Fits) return false;
+    check(2);
+    return true;
   }
 
   info(): EngineInfo {
     let n = 0;
-    for (const w of Object.values(this.weights)) n += w.size;
+    for (const w of Object.values(this.adapters ?? this.weights)) n += w.size;
+    const bf16 = this.memoryPlan?.baseBytesPerParam === 2;
     return {
       engine: "embedded",
       modelId: this.opts.modelId ?? "random-init",
@@ -189,7 +290,7 @@ export class EmbeddedEngine implements Engine {
       maxSeqLen: this.config.maxPositionEmbeddings,
       numParams: n,
       device: jaxDevice(),
-      dtype: "float32",
+      dtype: this.lora ? `float32 (LoRA rank ${this.lora.rank}; frozen base stored as ${bf16 ? "bfloat16" : "float32"})` : "float32",
     };
   }
 
@@ -214,7 +315,18 @@ export class EmbeddedEngine implements Engine {
   /** Embeddings of token ids [rows, S] → [rows, S, D] (gather outside jit). */
   private embed(weights: Tensors, ids: Int32Array, rows: number, S: number): np.Array {
     const idx = np.array(ids, { dtype: np.int32 }).reshape([rows, S]);
-    return np.take(weights["model.embed_tokens.weight"]!.ref, idx, 0);
+    return dense(np.take(weights["model.embed_tokens.weight"]!.ref, idx, 0));
+  }
+
+  /** The parameter tree of `src` (new references), adapters attached. */
+  private params(src: Source): Params {
+    const p = paramsFromWeights(this.config, src.weights);
+    return this.lora && src.adapters ? attachAdapters(p, this.config, this.lora, src.adapters) : p;
+  }
+
+  /** The policy being trained. */
+  private get policy(): Source {
+    return { weights: this.weights, adapters: this.adapters };
   }
 
   /** One-hot targets [rows, len, V]: position t of row r is the one-hot of next(r, t) (−1: all zero). */
@@ -337,19 +449,19 @@ export class EmbeddedEngine implements Engine {
 
   /** Rows per training/scoring pass for sequences of `seqLen` tokens (memory.ts, or `maxPassRows`). */
   private passRows(kind: "train" | "score", seqLen: number): number {
-    const planned = maxRows(this.config, kind, roundUp(Math.max(seqLen, 1), LEN_BUCKET));
+    const planned = maxRows(this.config, kind, roundUp(Math.max(seqLen, 1), LEN_BUCKET), undefined, this.memoryPlan);
     return Math.max(1, Math.min(planned, this.opts.maxPassRows ?? planned));
   }
 
   /** Log-probs and entropies [B·T] of `batch` under `weights`, one jitted forward per row chunk. */
-  private async forwardChunks(weights: Tensors, batch: TokenBatch, chunks: [number, number][]): Promise<{ logprobs: Float32Array; entropy: Float32Array }> {
+  private async forwardChunks(src: Source, batch: TokenBatch, chunks: [number, number][]): Promise<{ logprobs: Float32Array; entropy: Float32Array }> {
     const T = batch.seqLen;
     const logprobs = new Float32Array(batch.batchSize * T);
     const entropy = new Float32Array(batch.batchSize * T);
     for (const [a, b] of chunks) {
       const sub = sliceRows(batch, a, b);
-      const pass = this.passInputs(weights, sub);
-      const outs = this.passFns[pass.kind].score(paramsFromWeights(this.config, weights), pass.xs, pass.fixed);
+      const pass = this.passInputs(src.weights, sub);
+      const outs = this.passFns[pass.kind].score(this.params(src), pass.xs, pass.fixed);
       const [lp, ent] = pass.unshift((await Promise.all(outs.map((o) => o.data()))) as Float32Array[]);
       logprobs.set(lp!, a * T);
       entropy.set(ent!, a * T);
@@ -358,9 +470,10 @@ export class EmbeddedEngine implements Engine {
   }
 
   async score(batch: TokenBatch, opts: { model: "policy" | "reference"; entropy?: boolean }): Promise<TokenScores> {
-    const weights = opts.model === "reference" ? this.reference : this.weights;
-    if (!weights) throw new Error("score({model: 'reference'}) called before setReference()");
-    const { logprobs, entropy } = await this.forwardChunks(weights, batch, rowChunks(batch.batchSize, this.passRows("score", batch.seqLen)));
+    const ref = this.reference && (this.lora ? { weights: this.weights, adapters: this.reference } : { weights: this.reference, adapters: null });
+    const src = opts.model === "reference" ? ref : this.policy;
+    if (!src) throw new Error("score({model: 'reference'}) called before setReference()");
+    const { logprobs, entropy } = await this.forwardChunks(src, batch, rowChunks(batch.batchSize, this.passRows("score", batch.seqLen)));
     return opts.entropy ? { logprobs, entropy } : { logprobs };
   }
 
@@ -379,13 +492,17 @@ export class EmbeddedEngine implements Engine {
     if (chunks.length === 1) return this.forwardBackwardOnce(batch, loss, opts);
     // Several chunks: score each chunk (no residuals kept), call the loss on the
     // whole batch, then back-propagate each chunk's cotangents with a jitted forward+backward.
-    const { logprobs, entropy } = await this.forwardChunks(this.weights, batch, chunks);
+    const { logprobs, entropy } = await this.forwardChunks(this.policy, batch, chunks);
     const out = loss(opts.entropy ? { logprobs, entropy } : { logprobs }, batch);
     if (!Number.isFinite(out.loss)) return { loss: out.loss, metrics: out.metrics, tokens: countTokens(batch) };
     for (const [a, b] of chunks) {
       const sub = sliceRows(batch, a, b);
       const pass = this.passInputs(this.weights, sub);
       const cots = pass.shift(out.dLogprobs.subarray(a * T, b * T), out.dEntropy?.subarray(a * T, b * T));
+      if (this.adapters) {
+        await this.addGrads(this.passFns[pass.kind].loraGrad(tree.ref(this.adapters), paramsFromWeights(this.config, this.weights), pass.xs, pass.fixed, cots));
+        continue;
+      }
       const [gParams, gXs] = this.passFns[pass.kind].grad(paramsFromWeights(this.config, this.weights), pass.xs, pass.fixed, cots);
       await this.accumulate(gParams, gXs, pass.ids);
     }
@@ -398,6 +515,7 @@ export class EmbeddedEngine implements Engine {
    */
   private async forwardBackwardOnce(batch: TokenBatch, loss: TokenLossFn, opts: { entropy?: boolean }): Promise<LossReport> {
     const pass = this.passInputs(this.weights, batch);
+    if (this.adapters) return this.loraForwardBackwardOnce(pass, batch, loss, opts);
     const fixed = pass.fixed;
     const scoreFn = this.passFns[pass.kind].score;
     const [outs, pullback] = vjp((p: Params, xs: np.Array[]) => scoreFn(p, xs, tree.ref(fixed)), [paramsFromWeights(this.config, this.weights), pass.xs]) as unknown as [
@@ -411,6 +529,24 @@ export class EmbeddedEngine implements Engine {
       const [gParams, gXs] = pullback(pass.shift(out.dLogprobs, out.dEntropy));
       await this.accumulate(gParams, gXs, pass.ids);
     }
+    pullback.dispose();
+    return { loss: out.loss, metrics: out.metrics, tokens: countTokens(batch) };
+  }
+
+  /** `forwardBackwardOnce` under LoRA: the pullback runs to the adapters only (base and embeddings are constants). */
+  private async loraForwardBackwardOnce(pass: Pass, batch: TokenBatch, loss: TokenLossFn, opts: { entropy?: boolean }): Promise<LossReport> {
+    const { fixed, xs } = pass;
+    const lora = this.lora!;
+    const base = paramsFromWeights(this.config, this.weights);
+    const scoreFn = this.passFns[pass.kind].score;
+    const [outs, pullback] = vjp((ad: Tensors) => scoreFn(attachAdapters(tree.ref(base), this.config, lora, ad, true), tree.ref(xs), tree.ref(fixed)), [tree.ref(this.adapters!)]) as unknown as [
+      np.Array[],
+      OwnedFunction<(c: np.Array[]) => [Tensors]>,
+    ];
+    tree.dispose([fixed, xs, base]);
+    const [logprobs, entropy] = pass.unshift((await Promise.all(outs.map((o) => o.data()))) as Float32Array[]);
+    const out = loss(opts.entropy ? { logprobs: logprobs!, entropy: entropy! } : { logprobs: logprobs! }, batch);
+    if (Number.isFinite(out.loss)) await this.addGrads(pullback(pass.shift(out.dLogprobs, out.dEntropy))[0]);
     pullback.dispose();
     return { loss: out.loss, metrics: out.metrics, tokens: countTokens(batch) };
   }
@@ -435,6 +571,11 @@ export class EmbeddedEngine implements Engine {
       }
     }
     g[embName] = g[embName]!.add(np.array(dEmb).reshape([this.config.vocabSize, D]));
+    await this.addGrads(g);
+  }
+
+  /** Adds gradients (of the trainable tensors, by name) to `gradAcc`. Consumes them. */
+  private async addGrads(g: Tensors): Promise<void> {
     if (!this.gradAcc) this.gradAcc = g;
     else for (const k of Object.keys(g)) this.gradAcc[k] = this.gradAcc[k]!.add(g[k]!);
     // Run the additions now: pending operations keep their inputs alive, so without this a batch
@@ -452,8 +593,9 @@ export class EmbeddedEngine implements Engine {
       tree.dispose(grads);
       return { gradNorm, skipped: true };
     }
+    const trained = this.adapters ?? this.weights;
     if (!this.adam) {
-      const zeros = (): Tensors => Object.fromEntries(Object.entries(this.weights).map(([k, w]) => [k, np.zeros(w.shape)]));
+      const zeros = (): Tensors => Object.fromEntries(Object.entries(trained).map(([k, w]) => [k, np.zeros(w.shape)]));
       this.adam = { m: zeros(), v: zeros(), t: 0 };
     }
     this.adam.t += 1;
@@ -463,8 +605,9 @@ export class EmbeddedEngine implements Engine {
     const hyper = np.array(
       new Float32Array([opt.lr, b1, b2, opt.eps ?? 1e-8, opt.weightDecay ?? 0, 1 - Math.pow(b1, this.adam.t), 1 - Math.pow(b2, this.adam.t), scale]),
     );
-    const out = adamwUpdate(this.weights, grads, this.adam.m, this.adam.v, hyper) as { w: Tensors; m: Tensors; v: Tensors };
-    this.weights = out.w;
+    const out = adamwUpdate(trained, grads, this.adam.m, this.adam.v, hyper) as { w: Tensors; m: Tensors; v: Tensors };
+    if (this.adapters) this.adapters = out.w;
+    else this.weights = out.w;
     this.adam.m = out.m;
     this.adam.v = out.v;
     return { gradNorm, skipped: false };
@@ -480,7 +623,11 @@ export class EmbeddedEngine implements Engine {
     if (this.reference) tree.dispose(this.reference);
     if (from === "policy") {
       // A frozen copy: arrays are immutable in jax-js, so sharing references is a true snapshot.
-      this.reference = tree.ref(this.weights);
+      // (Under LoRA a snapshot of the adapters: the base is shared.)
+      this.reference = tree.ref(this.adapters ?? this.weights);
+    } else if (this.lora) {
+      if (!readAdapterInfo(from.dir)) throw new Error(`setReference: under LoRA the reference is an adapter directory (adapter_config.json); ${from.dir} has none`);
+      this.reference = await readAdapters(from.dir, this.config, this.lora);
     } else {
       this.reference = (await loadCheckpoint(from.dir)).weights;
     }
@@ -495,7 +642,7 @@ export class EmbeddedEngine implements Engine {
     });
     // Rows per call: the option (default 512), lowered when the heap plan (memory.ts) says so.
     const longest = Math.max(1, ...req.prompts.map((p) => p.length));
-    const planned = maxRows(this.config, "sample", roundUp(roundUp(longest, 4) + req.maxNewTokens, 16));
+    const planned = maxRows(this.config, "sample", roundUp(roundUp(longest, 4) + req.maxNewTokens, 16), undefined, this.memoryPlan);
     const chunk = Math.max(1, Math.min(this.opts.maxSampleBatch ?? 512, planned));
     const results: SampleResult[] = [];
     for (let start = 0; start < rows.length; start += chunk) {
@@ -570,7 +717,7 @@ export class EmbeddedEngine implements Engine {
       const biasArr = np.array(bias).reshape([n, 1, S, Tk]);
       let res: { logits: np.Array; cache: KvCache };
       if (first || !cache) {
-        res = this.prefillFn(paramsFromWeights(cfg, this.weights), x0, cos, sin, biasArr, Tc) as { logits: np.Array; cache: KvCache };
+        res = this.prefillFn(this.params(this.policy), x0, cos, sin, biasArr, Tc) as { logits: np.Array; cache: KvCache };
         if (Up !== Bp || uniq.length !== R) {
           // Every row takes its prompt's cache rows.
           const idx = np.array(src, { dtype: np.int32 });
@@ -581,7 +728,7 @@ export class EmbeddedEngine implements Engine {
       } else {
         const write = new Float32Array(Tc);
         write[base] = 1;
-        res = this.decodeFn(paramsFromWeights(cfg, this.weights), x0, cos, sin, biasArr, cache, np.array(write).reshape([1, Tc, 1, 1])) as {
+        res = this.decodeFn(this.params(this.policy), x0, cos, sin, biasArr, cache, np.array(write).reshape([1, Tc, 1, 1])) as {
           logits: np.Array;
           cache: KvCache;
         };
@@ -623,22 +770,24 @@ export class EmbeddedEngine implements Engine {
 
   /** Names and shapes (Hugging Face layout, [out, in]) of all weights. */
   weightNames(): string[] {
-    return Object.keys(this.weights).sort();
+    return [...Object.keys(this.weights), ...Object.keys(this.adapters ?? {})].sort();
   }
 
-  /** A copy of weight `name` in the Hugging Face layout ([out, in] for linear weights). */
+  /** A copy of weight `name` in the Hugging Face layout ([out, in] for linear weights; LoRA adapters by their peft names, A [r, in], B [out, r]). */
   async getWeight(name: string): Promise<Float32Array> {
-    return exportTensor(this.weights, name);
+    return exportTensor(this.adapters && name in this.adapters ? this.adapters : this.weights, name);
   }
 
   /** Overwrite weight `name` from data in the Hugging Face layout. */
   setWeight(name: string, data: Float32Array): void {
-    const old = this.weights[name];
+    const into = this.adapters && name in this.adapters ? this.adapters : this.weights;
+    const old = into[name];
     if (!old) throw new Error(`no weight named ${name}`);
+    if (old.dtype !== np.float32) throw new Error(`setWeight(${name}): the weight is stored as packed bfloat16 (model.lora.baseDtype); use baseDtype float32`);
     const shape = old.shape;
     const internal = shape.length === 2 && name !== "model.embed_tokens.weight" ? transposeCopy(data, shape[1]!, shape[0]!) : data;
     if (internal.length !== old.size) throw new Error(`setWeight(${name}): expected ${old.size} values, got ${data.length}`);
-    this.weights[name] = np.array(Float32Array.from(internal)).reshape(shape);
+    into[name] = np.array(Float32Array.from(internal)).reshape(shape);
     old.dispose();
   }
 
@@ -649,11 +798,45 @@ export class EmbeddedEngine implements Engine {
 
   // ---------------------------------------------------------------- I/O
 
+  /**
+   * The checkpoint in `dir`: the Hugging Face layout, or under LoRA the adapter in peft's layout
+   * (adapter_config.json naming the base by absolute path; a random-init base is written to
+   * `dir/base` and named relatively), `merged/` (base + adapters folded, float32) with lora.saveMerged, and
+   * optimizer.safetensors (adapter moments) when asked. Tokenizer files go beside every model.
+   */
   async save(dir: string, opts: { optimizer?: boolean } = {}): Promise<void> {
-    await saveCheckpoint(dir, this.config, this.weights, opts.optimizer ? this.adam : null, this.opts.tokenizer);
+    if (!this.lora || !this.adapters) {
+      await saveCheckpoint(dir, this.config, this.weights, opts.optimizer ? this.adam : null, this.opts.tokenizer);
+      return;
+    }
+    const tok = this.opts.tokenizer;
+    // A random-init base goes to base/ inside the checkpoint, named relatively (the trainer renames checkpoint directories).
+    if (!this.baseDir) await saveCheckpoint(join(dir, "base"), this.config, this.weights, null, tok);
+    await writeAdapters(dir, this.lora, this.baseDir ?? "base", this.adapters);
+    if (tok) await tok.save(dir);
+    if (opts.optimizer && this.adam) {
+      const state = { ...(await adaptersToDisk(this.adam.m, "m:")), ...(await adaptersToDisk(this.adam.v, "v:")) };
+      state["step"] = { shape: [1], data: new Float32Array([this.adam.t]) };
+      await writeSafetensors(join(dir, "optimizer.safetensors"), state);
+    }
+    if (this.lora.saveMerged) {
+      const merged = mergeAdapters(this.weights, this.config, this.lora, this.adapters);
+      await saveCheckpoint(join(dir, "merged"), this.config, merged, null, tok);
+      tree.dispose(merged);
+    }
   }
 
   async load(dir: string): Promise<void> {
+    if (this.lora && this.adapters) {
+      if (!readAdapterInfo(dir)) throw new Error(`load: under LoRA a checkpoint is an adapter directory (adapter_config.json); ${dir} has none`);
+      const adapters = await readAdapters(dir, this.config, this.lora);
+      tree.dispose(this.adapters);
+      this.adapters = adapters;
+      if (this.adam) tree.dispose([this.adam.m, this.adam.v]);
+      this.adam = await loadOptimizerState(dir);
+      this.zeroGrad();
+      return;
+    }
     const { config, weights } = await loadCheckpoint(dir);
     for (const k of ["vocabSize", "hiddenSize", "numLayers", "numHeads", "numKvHeads", "intermediateSize"] as const) {
       if (config[k] !== this.config[k]) throw new Error(`checkpoint ${dir} has ${k} ${config[k]}, the engine's model has ${this.config[k]}`);
@@ -667,6 +850,8 @@ export class EmbeddedEngine implements Engine {
 
   async close(): Promise<void> {
     tree.dispose(this.weights);
+    if (this.adapters) tree.dispose(this.adapters);
+    this.adapters = null;
     if (this.reference) tree.dispose(this.reference);
     if (this.adam) tree.dispose([this.adam.m, this.adam.v]);
     this.zeroGrad();
@@ -678,10 +863,10 @@ export class EmbeddedEngine implements Engine {
 
 /** Copy of a named tensor in the HF layout (transposing internal [in, out] linear weights). */
 async function exportTensor(t: Tensors, name: string): Promise<Float32Array> {
-  const a = t[name];
-  if (!a) throw new Error(`no tensor named ${name}`);
-  const data = (await a.ref.data()) as Float32Array;
+  if (!t[name]) throw new Error(`no tensor named ${name}`);
+  const a = dense(t[name].ref);
   const shape = a.shape;
+  const data = (await a.data()) as Float32Array;
   return shape.length === 2 && name !== "model.embed_tokens.weight" ? transposeCopy(data, shape[0]!, shape[1]!) : Float32Array.from(data);
 }
 
@@ -715,4 +900,14 @@ function countTokens(batch: TokenBatch): number {
   let n = 0;
   for (let i = 0; i < batch.lossMask.length; i++) n += batch.lossMask[i]!;
   return n;
+}
+
+/** The weights with every even-width matrix stored as packed bfloat16 (a frozen LoRA base). Consumes `w`. */
+async function packWeights(w: Tensors): Promise<Tensors> {
+  const out: Tensors = {};
+  for (const [name, a] of Object.entries(w)) {
+    const shape = a.shape;
+    out[name] = storeWeight((await a.data()) as Float32Array, shape, true);
+  }
+  return out;
 }

@@ -22,6 +22,16 @@ export const WASM_HEAP_LIMIT = 2 ** 32;
 /** Share of the heap the planner hands out (the rest absorbs fragmentation and small arrays). */
 const USABLE = 0.85;
 
+/**
+ * LoRA's memory plan: the frozen base stored at `baseBytesPerParam` (4 float32, 2 packed
+ * bfloat16), only `trainable` adapter parameters with gradients, reference and AdamW state.
+ * Absent: full fine-tuning (every parameter trainable, float32).
+ */
+export interface MemoryPlan {
+  baseBytesPerParam: number;
+  trainable: number;
+}
+
 /** What a pass computes. */
 export type PassKind = "train" | "score" | "sample";
 
@@ -41,7 +51,8 @@ export function countParams(cfg: ModelConfig): number {
  * AdamW's two moments, and the transients of an update (a micro-batch's new gradients before they
  * are added; AdamW's new weights and moments before the old ones are freed): 10 × parameters × 4 B.
  */
-export function residentBytes(cfg: ModelConfig): number {
+export function residentBytes(cfg: ModelConfig, plan?: MemoryPlan): number {
+  if (plan) return countParams(cfg) * plan.baseBytesPerParam + 10 * plan.trainable * 4;
   return 10 * countParams(cfg) * 4;
 }
 
@@ -52,22 +63,25 @@ export function residentBytes(cfg: ModelConfig): number {
  * @returns bytes; forward-backward ≈ 4·rows·seqLen·(L·(40·D + 20·F + 8·H·seqLen) + 16·V) plus
  *   three parameter-sized arrays (gradients, transposed weights), scoring a third of the
  *   activations plus one parameter-sized array; sampling the scoring of the prompt step plus two
- *   KV caches.
+ *   KV caches. Under LoRA (`plan`) training holds four float32 copies of the base instead of three
+ *   (measured on SmolLM2-135M: the pullback keeps the unpacked weights as residuals beside their
+ *   transposes; heap 3.75 GiB after scoring and training one 64-token sequence on a bfloat16
+ *   base, estimate 3.83) plus three of the adapters.
  */
-export function passBytes(cfg: ModelConfig, kind: PassKind, rows: number, seqLen: number): number {
+export function passBytes(cfg: ModelConfig, kind: PassKind, rows: number, seqLen: number, plan?: MemoryPlan): number {
   const { hiddenSize: D, intermediateSize: F, numHeads: H, numLayers: L, vocabSize: V } = cfg;
   const perToken = 4 * (L * (40 * D + 20 * F + 8 * H * seqLen) + 16 * V);
   const act = rows * seqLen * perToken;
   const P = countParams(cfg) * 4;
-  if (kind === "train") return act + 3 * P;
+  if (kind === "train") return act + (plan ? 4 * P + 3 * plan.trainable * 4 : 3 * P);
   if (kind === "score") return Math.ceil(act / 3) + P;
   const cache = 2 * rows * seqLen * L * 2 * cfg.numKvHeads * cfg.headDim * 4;
   return Math.ceil(act / 3) + P + cache;
 }
 
 /** Bytes one pass may use: half of what the heap has left after the resident state (two kinds of pass coexist in the heap's free lists). */
-export function passBudget(cfg: ModelConfig, heapLimit = WASM_HEAP_LIMIT): number {
-  return Math.max(0, (heapLimit * USABLE - residentBytes(cfg)) / 2);
+export function passBudget(cfg: ModelConfig, heapLimit = WASM_HEAP_LIMIT, plan?: MemoryPlan): number {
+  return Math.max(0, (heapLimit * USABLE - residentBytes(cfg, plan)) / 2);
 }
 
 /**
@@ -75,10 +89,10 @@ export function passBudget(cfg: ModelConfig, heapLimit = WASM_HEAP_LIMIT): numbe
  * `passBytes` fits `passBudget` (at least 1; `assertFits` refuses models where one row cannot fit).
  * Powers of two keep the number of compiled shapes small and the heap's size classes reusable.
  */
-export function maxRows(cfg: ModelConfig, kind: PassKind, seqLen: number, heapLimit = WASM_HEAP_LIMIT): number {
-  const budget = passBudget(cfg, heapLimit);
+export function maxRows(cfg: ModelConfig, kind: PassKind, seqLen: number, heapLimit = WASM_HEAP_LIMIT, plan?: MemoryPlan): number {
+  const budget = passBudget(cfg, heapLimit, plan);
   let rows = 1;
-  while (rows < 1 << 20 && passBytes(cfg, kind, rows * 2, seqLen) <= budget) rows *= 2;
+  while (rows < 1 << 20 && passBytes(cfg, kind, rows * 2, seqLen, plan) <= budget) rows *= 2;
   return rows;
 }
 
@@ -93,14 +107,23 @@ function gib(b: number): string {
  * `seqLen` tokens must fit in USABLE × 4 GiB.
  * @throws Error naming the model size, the bytes needed, the limit, and the way out.
  */
-export function assertFits(cfg: ModelConfig, seqLen = Math.min(cfg.maxPositionEmbeddings, 64), heapLimit = WASM_HEAP_LIMIT): void {
+export function assertFits(cfg: ModelConfig, seqLen = Math.min(cfg.maxPositionEmbeddings, 64), heapLimit = WASM_HEAP_LIMIT, plan?: MemoryPlan): void {
   const n = countParams(cfg);
+  if (plan) {
+    // LoRA models are large: one scoring and one training pass of one sequence beside the base.
+    const need = residentBytes(cfg, plan) + passBytes(cfg, "train", 1, seqLen, plan) + passBytes(cfg, "score", 1, seqLen, plan);
+    if (need <= heapLimit * USABLE) return;
+    throw new Error(
+      `model too large for the embedded engine even under LoRA: ${(n / 1e6).toFixed(1)}M parameters at ${plan.baseBytesPerParam} bytes each plus one ${seqLen}-token sequence need ${gib(need)}, ` +
+        `more than the ${gib(heapLimit * USABLE)} usable of jax-js's ${gib(heapLimit)} Wasm memory32 limit; use model.lora.baseDtype: bfloat16, a smaller model, or the torch engine (model.engine: torch)`,
+    );
+  }
   const need = residentBytes(cfg) + 2 * passBytes(cfg, "train", 1, seqLen);
   if (need > heapLimit * USABLE) {
     throw new Error(
       `model too large for the embedded engine: ${(n / 1e6).toFixed(1)}M parameters need ${gib(residentBytes(cfg))} for weights, reference copy, gradients and AdamW state ` +
         `(10 × parameters × 4 bytes) plus ${gib(2 * passBytes(cfg, "train", 1, seqLen))} for one ${seqLen}-token sequence, more than the ${gib(heapLimit * USABLE)} usable of jax-js's ` +
-        `${gib(heapLimit)} Wasm memory32 limit; use a smaller model.init (hiddenSize/numLayers) or the torch engine (model.engine: torch, after rlvr setup torch)`,
+        `${gib(heapLimit)} Wasm memory32 limit; train LoRA adapters (model.lora), use a smaller model.init (hiddenSize/numLayers) or the torch engine (model.engine: torch, after rlvr setup torch)`,
     );
   }
 }

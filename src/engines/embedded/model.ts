@@ -14,6 +14,11 @@
  * Weight orientation: linear weights are stored [in, out] so that `y = x @ W` (Hugging Face
  * stores [out, in]; checkpoint.ts transposes on load and save).
  *
+ * LoRA (Hu et al. 2021, arXiv:2106.09685): a linear layer with an adapter computes
+ * y = x W + (alpha/rank) · (x A) B, A [in, r], B [r, out] (peft's lora_A/lora_B transposed). A frozen
+ * weight may be stored as packed bfloat16 (uint32 [in, out/2], `packBf16`): `dense` unpacks it to
+ * float32 inside the jitted program, so the heap holds half the bytes and compute stays float32.
+ *
  * The token-embedding lookup happens outside these functions (the caller passes `x0`, the
  * gathered embeddings), because jax-js's jit rejects the gradient of a gather; the caller
  * scatter-adds dL/dx0 into the embedding gradient.
@@ -22,8 +27,19 @@ import "./node-workers.ts"; // must precede @jax-js/jax: enables its worker thre
 import { numpy as np, nn, tree } from "@jax-js/jax";
 import type { ModelConfig } from "./hf-config.ts";
 
+/** The linear modules of a block that may carry a LoRA adapter (Hugging Face names). */
+export type LoraModule = "q_proj" | "k_proj" | "v_proj" | "o_proj" | "gate_proj" | "up_proj" | "down_proj";
+
+/** A LoRA adapter of one linear layer, internal orientation: a [in, r], b [r, out]. */
+export type Adapter = { a: np.Array; b: np.Array };
+
+/** The decoder's hyper-parameters: the model config, plus the LoRA scale alpha/rank when adapters are attached. */
+export type DecoderConfig = ModelConfig & { loraScale?: number };
+
 /** Weights of one transformer block. Shapes use D = hidden, H = heads, K = kv heads, d = head dim, F = MLP width. */
 export type LayerParams = {
+  /** LoRA adapters by module (absent: no adapter on that module). */
+  lora?: Partial<Record<LoraModule, Adapter>>;
   attnNorm: np.Array; // [D]
   wq: np.Array; // [D, H*d]
   wk: np.Array; // [D, K*d]
@@ -58,6 +74,42 @@ export type KvCache = { k: np.Array[]; v: np.Array[] };
  */
 export type CacheStep = { slots: number } | (KvCache & { write: np.Array });
 
+const u32 = (v: number) => np.array(new Uint32Array([v]), { dtype: np.uint32 }).reshape([]);
+
+/**
+ * A weight as float32: unchanged when it is float32; a packed bfloat16 matrix (uint32 [rows, c/2]
+ * holding column j in the low half and column j + c/2 in the high half of word j, see
+ * `packBf16`) unpacked to float32 [rows, c] (bfloat16 is the top half of a float32).
+ */
+export function dense(w: np.Array): np.Array {
+  if (w.dtype !== np.uint32) return w;
+  const lo = np.leftShift(w.ref, u32(16)).view(np.float32);
+  const hi = np.bitwiseAnd(w, u32(0xffff0000)).view(np.float32);
+  return np.concatenate([lo, hi], -1);
+}
+
+/**
+ * Host side of `dense`: a row-major float32 [rows, cols] matrix (cols even) rounded to bfloat16
+ * (round to nearest even) and packed two columns per uint32 word → Uint32Array [rows, cols/2].
+ */
+export function packBf16(data: Float32Array, rows: number, cols: number): Uint32Array {
+  if (cols % 2) throw new Error(`packBf16: a matrix with an odd number of columns (${cols}) cannot be packed`);
+  const bits = new Uint32Array(data.buffer, data.byteOffset, data.length);
+  const half = cols / 2;
+  const out = new Uint32Array(rows * half);
+  const bf = (u: number) => ((u + 0x7fff + ((u >>> 16) & 1)) >>> 16) & 0xffff;
+  for (let r = 0; r < rows; r++)
+    for (let j = 0; j < half; j++) out[r * half + j] = (bf(bits[r * cols + j]!) | (bf(bits[r * cols + half + j]!) << 16)) >>> 0;
+  return out;
+}
+
+/** y = x W (+ scale · (x A) B with an adapter). Consumes x, w and the adapter. */
+function linear(x: np.Array, w: np.Array, ad: Adapter | undefined, scale: number | undefined): np.Array {
+  if (!ad) return np.matmul(x, dense(w));
+  const y = np.matmul(x.ref, dense(w));
+  return y.add(np.matmul(np.matmul(x, ad.a), ad.b).mul(scale ?? 1));
+}
+
 /** RMSNorm (Zhang & Sennrich 2019): x / sqrt(mean(x²) + eps) * w, over the last axis. */
 export function rmsNorm(x: np.Array, w: np.Array, eps: number): np.Array {
   const ms = x.ref.mul(x.ref).mean(-1, { keepdims: true });
@@ -87,11 +139,11 @@ export function applyRope(x: np.Array, cos: np.Array, sin: np.Array): np.Array {
  * @param h [B, S, D] normalised input
  * @returns q [B, S, H, d], k and v [B, S, K, d]
  */
-function projectQkv(p: LayerParams, cfg: ModelConfig, h: np.Array, cos: np.Array, sin: np.Array): { q: np.Array; k: np.Array; v: np.Array } {
+function projectQkv(p: LayerParams, cfg: DecoderConfig, h: np.Array, cos: np.Array, sin: np.Array): { q: np.Array; k: np.Array; v: np.Array } {
   const [B, S] = h.shape as [number, number, number];
-  let q = np.matmul(h.ref, p.wq);
-  let k = np.matmul(h.ref, p.wk);
-  let v = np.matmul(h, p.wv);
+  let q = linear(h.ref, p.wq, p.lora?.q_proj, cfg.loraScale);
+  let k = linear(h.ref, p.wk, p.lora?.k_proj, cfg.loraScale);
+  let v = linear(h, p.wv, p.lora?.v_proj, cfg.loraScale);
   if (p.bq && p.bk && p.bv) {
     q = q.add(p.bq);
     k = k.add(p.bk);
@@ -110,7 +162,7 @@ function projectQkv(p: LayerParams, cfg: ModelConfig, h: np.Array, cos: np.Array
  *             are zero slots the mask must hide
  * @returns [B, S, D]
  */
-function attend(cfg: ModelConfig, wo: np.Array, q: np.Array, kAll: np.Array, vAll: np.Array, bias: np.Array): np.Array {
+function attend(cfg: DecoderConfig, wo: np.Array, ao: Adapter | undefined, q: np.Array, kAll: np.Array, vAll: np.Array, bias: np.Array): np.Array {
   const [B, S] = q.shape as [number, number];
   const K = cfg.numKvHeads;
   const d = cfg.headDim;
@@ -137,7 +189,7 @@ function attend(cfg: ModelConfig, wo: np.Array, q: np.Array, kAll: np.Array, vAl
   scores = scores.add(bias.reshape([bias.shape[0]!, S, 1, 1, Tk]));
   const probs = nn.softmax(scores, -1);
   const ctx = np.matmul(probs, vh).reshape([B, S, cfg.numHeads * d]); // [B,S,K,G,d] → [B,S,H·d]
-  return np.matmul(ctx, wo);
+  return linear(ctx, wo, ao, cfg.loraScale);
 }
 
 /**
@@ -151,7 +203,7 @@ function attend(cfg: ModelConfig, wo: np.Array, q: np.Array, kAll: np.Array, vAl
  */
 function attention(
   p: LayerParams,
-  cfg: ModelConfig,
+  cfg: DecoderConfig,
   h: np.Array,
   cos: np.Array,
   sin: np.Array,
@@ -176,15 +228,15 @@ function attention(
     vAll = cache.v.mul(keep).add(v.mul(cache.write));
     newCache = { k: kAll.ref, v: vAll.ref };
   }
-  const out = attend(cfg, p.wo, q, kAll, vAll, bias);
+  const out = attend(cfg, p.wo, p.lora?.o_proj, q, kAll, vAll, bias);
   return newCache ? { out, k: newCache.k, v: newCache.v } : { out };
 }
 
 /** SwiGLU MLP (Shazeer 2020, arXiv:2002.05202): (silu(x Wg) ⊙ x Wu) Wd. */
-function mlp(p: LayerParams, h: np.Array): np.Array {
-  const gate = nn.silu(np.matmul(h.ref, p.wGate));
-  const up = np.matmul(h, p.wUp);
-  return np.matmul(gate.mul(up), p.wDown);
+function mlp(p: LayerParams, cfg: DecoderConfig, h: np.Array): np.Array {
+  const gate = nn.silu(linear(h.ref, p.wGate, p.lora?.gate_proj, cfg.loraScale));
+  const up = linear(h, p.wUp, p.lora?.up_proj, cfg.loraScale);
+  return linear(gate.mul(up), p.wDown, p.lora?.down_proj, cfg.loraScale);
 }
 
 /**
@@ -197,7 +249,7 @@ function mlp(p: LayerParams, h: np.Array): np.Array {
  */
 export function decoder(
   params: Pick<Params, "layers" | "norm">,
-  cfg: ModelConfig,
+  cfg: DecoderConfig,
   x0: np.Array,
   cos: np.Array,
   sin: np.Array,
@@ -219,7 +271,7 @@ export function decoder(
       newV.push(a.v);
     }
     x = x.add(a.out);
-    x = x.ref.add(mlp(p, rmsNorm(x, p.mlpNorm, cfg.rmsNormEps)));
+    x = x.ref.add(mlp(p, cfg, rmsNorm(x, p.mlpNorm, cfg.rmsNormEps)));
   }
   if (L === 0) {
     cos.dispose();
@@ -235,9 +287,9 @@ export function decoder(
 export function lmHead(params: Pick<Params, "embed" | "lmHead">, hidden: np.Array): np.Array {
   if (params.lmHead) {
     params.embed.dispose();
-    return np.matmul(hidden, params.lmHead);
+    return np.matmul(hidden, dense(params.lmHead));
   }
-  return np.matmul(hidden, params.embed.transpose([1, 0]));
+  return np.matmul(hidden, dense(params.embed).transpose([1, 0]));
 }
 
 /**
@@ -247,7 +299,7 @@ export function lmHead(params: Pick<Params, "embed" | "lmHead">, hidden: np.Arra
  */
 export function tokenLogprobs(
   params: Params,
-  cfg: ModelConfig,
+  cfg: DecoderConfig,
   x0: np.Array,
   cos: np.Array,
   sin: np.Array,
@@ -295,7 +347,7 @@ export interface PrefixInputs {
  * (The shared-prefix forward of Prefix Grouper, Liu et al. 2025, arXiv:2506.05433.)
  * @returns lpP, entP [U, P] (shared by the group's rows) and lpS, entS [U·n, S]
  */
-export function prefixTokenLogprobs(params: Params, cfg: ModelConfig, inp: PrefixInputs): { lpP: np.Array; entP: np.Array; lpS: np.Array; entS: np.Array } {
+export function prefixTokenLogprobs(params: Params, cfg: DecoderConfig, inp: PrefixInputs): { lpP: np.Array; entP: np.Array; lpS: np.Array; entS: np.Array } {
   const [U, P, D] = inp.x0p.shape as [number, number, number];
   const [R, S] = inp.x0s.shape as [number, number];
   const n = R / U;
@@ -319,10 +371,11 @@ export function prefixTokenLogprobs(params: Params, cfg: ModelConfig, inp: Prefi
     const [vp, vs] = split(v, K);
     const kS = np.concatenate([expand(kp.ref), ks], 1);
     const vS = np.concatenate([expand(vp.ref), vs], 1);
-    const outP = attend(cfg, p.wo.ref, qp, kp, vp, inp.biasP.ref); // [U, P, D]
-    const outS = attend(cfg, p.wo, qs, kS, vS, inp.biasS.ref); // [R, S, D]
+    const ao = p.lora?.o_proj;
+    const outP = attend(cfg, p.wo.ref, ao && { a: ao.a.ref, b: ao.b.ref }, qp, kp, vp, inp.biasP.ref); // [U, P, D]
+    const outS = attend(cfg, p.wo, ao, qs, kS, vS, inp.biasS.ref); // [R, S, D]
     x = x.add(rows(outP, outS, [D]));
-    x = x.ref.add(mlp(p, rmsNorm(x, p.mlpNorm, cfg.rmsNormEps)));
+    x = x.ref.add(mlp(p, cfg, rmsNorm(x, p.mlpNorm, cfg.rmsNormEps)));
   }
   tree.dispose([cos, sin, inp.biasP, inp.biasS]);
   const { lp, ent } = targetLogprobs(lmHead(params, rmsNorm(x, params.norm, cfg.rmsNormEps)), inp.targets); // [N]

@@ -28,6 +28,7 @@ import type { Tokenizer } from "../../tokenizers/types.ts";
 import { toHfConfig, type ModelConfig } from "../embedded/hf-config.ts";
 import { probeTorch, WorkerProcess, INSTALL_HINT } from "./worker.ts";
 import { workerLaunch, type DistributedOptions } from "./launch.ts";
+import { checkSameAdapter, readAdapterInfo, type LoraConfig } from "../lora.ts";
 
 export interface TorchEngineOptions {
   /** Python executable with torch + transformers (default: $RLVR_PYTHON, python/.venv, python3). */
@@ -44,8 +45,12 @@ export interface TorchEngineOptions {
   kvCache?: "auto" | "static" | "dynamic";
   /** transformers attention implementation ("sdpa" default, "eager", "flash_attention_2"). */
   attnImplementation?: string;
-  /** Train LoRA adapters instead of all weights (needs peft in the worker's Python). */
-  lora?: { r?: number; alpha?: number; targetModules?: string[] | "all-linear" };
+  /**
+   * Train LoRA adapters instead of all weights through peft (needs peft in the worker's Python;
+   * `rlvr setup torch --lora`). Targets are checked against the model's linear modules at load.
+   * `save` then writes the adapter in peft's layout (and `merged/` with saveMerged). See ../lora.ts.
+   */
+  lora?: LoraConfig;
   /** Seed of the worker's torch RNG (random init). */
   seed?: number;
   /** torch CPU threads (0 = torch's default). */
@@ -96,9 +101,15 @@ export class TorchEngine implements Engine {
     return probeTorch(python);
   }
 
-  /** Load a local Hugging Face checkpoint directory (config.json + *.safetensors). */
+  /**
+   * Load a local Hugging Face checkpoint directory (config.json + *.safetensors), or a peft LoRA
+   * adapter directory (adapter_config.json): its base with the adapter attached and trainable
+   * (`opts.lora`, when given, must have the adapter's rank, alpha and targets).
+   */
   static async fromPretrained(dir: string, opts: TorchEngineOptions = {}): Promise<TorchEngine> {
-    return TorchEngine.start({ path: dir }, { modelId: dir, ...opts });
+    const adapter = readAdapterInfo(dir);
+    if (adapter && opts.lora) checkSameAdapter(dir, adapter.lora, opts.lora);
+    return TorchEngine.start({ path: dir }, { modelId: dir, ...opts, ...(adapter ? { lora: { ...adapter.lora, saveMerged: opts.lora?.saveMerged ?? false } } : {}) });
   }
 
   /** A randomly initialised model of `config` (transformers' initialisation, seeded by opts.seed). */
@@ -233,9 +244,11 @@ export class TorchEngine implements Engine {
     await this.exclusive(() => this.worker.call("set_reference", from === "policy" ? {} : { path: from.dir }));
   }
 
+  /** The checkpoint in `dir` (under LoRA: the adapter, plus `base/` for a random-init base and `merged/` with saveMerged), each with the tokenizer's files. */
   async save(dir: string, opts: { optimizer?: boolean } = {}): Promise<void> {
-    await this.exclusive(() => this.worker.call("save", { path: dir, optimizer: !!opts.optimizer }));
-    if (this.opts.tokenizer) await this.opts.tokenizer.save(dir);
+    const { header } = await this.exclusive(() => this.worker.call("save", { path: dir, optimizer: !!opts.optimizer }));
+    const tok = this.opts.tokenizer;
+    if (tok) for (const d of [dir, ...((header.modelDirs as string[] | undefined) ?? [])]) await tok.save(d);
   }
 
   async load(dir: string): Promise<void> {
