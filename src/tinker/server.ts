@@ -151,13 +151,16 @@ export async function serveTinker(o: TinkerServerOptions = {}): Promise<TinkerSe
     return { request_id: id, model_id: m.id };
   }
 
+  /** A new training model; its id is the SDK's `<session_id>:train:<model_seq_id>` when both are given. */
   async function createModel(body: Record<string, unknown>, dir: string, baseModel: string, lora: LoraConfig | null): Promise<TrainingModel> {
     const seed = lora?.seed ?? o.seed ?? 0;
     const { engine, tokenizer } = await open(dir, seed);
-    const id = `run-${randomUUID().slice(0, 8)}`;
+    const sid = body["session_id"];
+    const mseq = body["model_seq_id"];
+    const id = typeof sid === "string" && /^[A-Za-z0-9_-]+$/.test(sid) && Number.isInteger(mseq) ? `${sid}:train:${String(mseq)}` : `run-${randomUUID().slice(0, 8)}`;
+    if (training.has(id)) throw new UserError(`model ${id} already exists (model_seq_id ${String(mseq)} reused in session ${String(sid)})`);
     const m: TrainingModel = { id, baseModel, dir, engine, tokenizer, lora, queue: new SeqQueue(), created: new Date(), lastRequest: new Date() };
     training.set(id, m);
-    void body;
     return m;
   }
 
@@ -242,7 +245,7 @@ export async function serveTinker(o: TinkerServerOptions = {}): Promise<TinkerSe
       const m = await createModel(b, dir, String(b["base_model"]), lora);
       if (lora) log(`rlvr tinker: ${m.id} on ${m.baseModel}: LoRA rank ${lora.rank} requested; the embedded engine trains every weight (docs/tinker.md)`);
       return { json: { type: "create_model", model_id: m.id } };
-    });
+    }, `${String(b["session_id"])}/${String(b["model_seq_id"])}/create`);
     return { request_id: id };
   });
   app.post("/api/v1/get_info", async (req) => {
@@ -324,7 +327,7 @@ export async function serveTinker(o: TinkerServerOptions = {}): Promise<TinkerSe
     const id = futures.submit(async () => {
       const m = await createModel(b, base, String(b["base_model"] ?? b["path"]), null);
       return load(m);
-    });
+    }, `${String(b["session_id"])}/${String(b["model_seq_id"])}/create`);
     return { request_id: id };
   });
   app.post("/api/v1/weights_info", async (req) => {
