@@ -4,7 +4,8 @@
 //   default: every *.test.ts under test/ except the slow ones (`npm test`, a few minutes);
 //   --slow:  only the slow learning tests — files named *.slow.test.ts or under test/slow/
 //            (`npm run test:slow`; CI runs both). Files named explicitly always run.
-//   test/scale (torchrun, vLLM) runs only when named: `npm run test:scale`.
+//   test/scale (torchrun, vLLM) runs only when named: `npm run test:scale`; so does test/tinker
+//   (the official tinker SDK in .venv-tinker against `rlvr tinker`): `npm run test:tinker`.
 // The CLI that tests spawn (bin/rlvr.js) runs the current sources (RLVR_FROM_SOURCE=1), not dist/.
 import { readdirSync, statSync } from "node:fs";
 import { join, sep } from "node:path";
@@ -17,7 +18,7 @@ const named = args.filter((a) => a !== "--slow");
 /** Whether a test file belongs to the slow suite. */
 const isSlow = (p) => p.endsWith(".slow.test.ts") || p.split(sep).includes("slow");
 /** Scale-out tests (test/scale: torchrun, vLLM; minutes each) run only when named (`npm run test:scale`). */
-const isScale = (p) => p.split(sep).includes("scale");
+const isScale = (p) => p.split(sep).includes("scale") || p.split(sep).includes("tinker");
 
 function collect(path, out) {
   if (statSync(path).isDirectory()) {
