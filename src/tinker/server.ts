@@ -29,6 +29,8 @@ export interface TinkerServerOptions {
   models?: Record<string, string>;
   /** Where checkpoints (`tinker://` paths) are written (default: a new temporary directory). */
   dataDir?: string;
+  /** The engine that holds each model: "embedded" (default; in-process) or "torch" (a Python worker per model; `rlvr setup`). */
+  engine?: "embedded" | "torch";
   /** Seed of unseeded sampling requests and of model initialisation (default 0). */
   seed?: number;
   /** Longest wait of one `retrieve_future` call before it answers `try_again`, ms (default 5000). */
@@ -125,7 +127,7 @@ export async function serveTinker(o: TinkerServerOptions = {}): Promise<TinkerSe
 
   async function open(dir: string, seed: number): Promise<{ engine: Engine; tokenizer: Tokenizer }> {
     const tokenizer = await loadTokenizer(dir);
-    const engine = await openEngine({ path: dir, engine: "embedded" }, { tokenizer, seed });
+    const engine = await openEngine({ path: dir, engine: o.engine ?? "embedded" }, { tokenizer, seed });
     engines.push(engine);
     return { engine, tokenizer };
   }
@@ -243,7 +245,7 @@ export async function serveTinker(o: TinkerServerOptions = {}): Promise<TinkerSe
     if (opt && opt.type !== "adamw") throw new UserError(`create_model.optimizer_config.type: only "adamw" is supported, got "${opt.type}"`);
     const id = futures.submit(async () => {
       const m = await createModel(b, dir, String(b["base_model"]), lora);
-      if (lora) log(`rlvr tinker: ${m.id} on ${m.baseModel}: LoRA rank ${lora.rank} requested; the embedded engine trains every weight (docs/tinker.md)`);
+      if (lora) log(`rlvr tinker: ${m.id} on ${m.baseModel}: LoRA rank ${lora.rank} requested; rlvr tinker trains every weight (full fine-tuning; docs/tinker.md)`);
       return { json: { type: "create_model", model_id: m.id } };
     }, `${String(b["session_id"])}/${String(b["model_seq_id"])}/create`);
     return { request_id: id };

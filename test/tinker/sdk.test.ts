@@ -81,6 +81,12 @@ describe("tinker SDK against rlvr tinker", { skip: existsSync(python) ? false : 
     assert.ok(Math.abs(c.full - c.before) > 1e-3, "the step changed the weights");
   });
 
+  it("forward_backward_custom: a torch loss 2·CE updates exactly as cross_entropy with doubled weights", () => {
+    const c = checks.get("custom")! as Record<string, number>;
+    assert.ok(Math.abs(c["custom_loss"]! - c["ce_loss"]!) < 1e-4 * Math.abs(c["ce_loss"]!), `${c["custom_loss"]} vs ${c["ce_loss"]}`);
+    assert.ok(Math.abs(c["after_custom"]! - c["after_ce"]!) < 1e-4 * Math.abs(c["after_ce"]!), `${c["after_custom"]} vs ${c["after_ce"]}`);
+  });
+
   it("save_state / load_state (with and without optimizer) / create_training_client_from_state round trip", () => {
     const c = checks.get("state")! as Record<string, number>;
     assert.ok(Math.abs(c["moved"]! - c["before"]!) > 1e-3);

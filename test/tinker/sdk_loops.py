@@ -81,6 +81,24 @@ full = service.create_training_client_from_state_with_optimizer(state).result()
 full.forward_backward(data, "cross_entropy").result()
 full.optim_step(step).result()
 emit(check="accumulate", halves=halves.forward(data, "cross_entropy").result().metrics["loss:sum"], full=full.forward(data, "cross_entropy").result().metrics["loss:sum"], before=before)
+# forward_backward_custom: the SDK's forward + a torch loss's gradient sent back as cross_entropy
+# weights. A custom loss of 2·Σ(−w·lp) must update exactly as cross_entropy with weights 2w.
+import torch  # noqa: E402  (the SDK needs torch for custom losses)
+
+
+def double_ce(batch, logprobs_list):
+    total = sum((-lp * torch.tensor(d.loss_fn_inputs["weights"].to_numpy()) * 2).sum() for d, lp in zip(batch, logprobs_list))
+    return total, {"custom:calls": 1.0}
+
+
+custom = service.create_training_client_from_state_with_optimizer(state).result()
+cres = custom.forward_backward_custom(data, double_ce).result()
+custom.optim_step(step).result()
+doubled = [types.Datum(model_input=d.model_input, loss_fn_inputs={"target_tokens": d.loss_fn_inputs["target_tokens"], "weights": d.loss_fn_inputs["weights"].to_numpy() * 2}) for d in data]
+plain = service.create_training_client_from_state_with_optimizer(state).result()
+pres = plain.forward_backward(doubled, "cross_entropy").result()
+plain.optim_step(step).result()
+emit(check="custom", custom_loss=cres.metrics["loss:sum"], ce_loss=pres.metrics["loss:sum"], after_custom=custom.forward(data, "cross_entropy").result().metrics["loss:sum"], after_ce=plain.forward(data, "cross_entropy").result().metrics["loss:sum"])
 named = tc.save_weights_for_sampler("named").result().path
 s2 = service.create_sampling_client(model_path=named)
 emit(check="sampler_path", path=named, n=len(s2.sample(types.ModelInput.from_ints(enc("1+1=")), 2, types.SamplingParams(max_tokens=3, seed=5)).result().sequences))
