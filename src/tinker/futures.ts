@@ -24,10 +24,11 @@ interface Entry {
 /** An error the client caused (bad input): reported with category "user". */
 export class UserError extends Error {}
 
-/** The futures of one server. */
+/** The futures of one server. A settled future is kept `keepMs` (default 10 minutes), then dropped. */
 export class FutureStore {
   private entries = new Map<string, Entry>();
   private byKey = new Map<string, string>();
+  constructor(private readonly keepMs = 10 * 60_000) {}
 
   /**
    * Start `work` and return its request id. With `key` set, a second call with the same key
@@ -57,6 +58,10 @@ export class FutureStore {
       )
       .finally(() => {
         for (const w of e.waiters.splice(0)) w();
+        setTimeout(() => {
+          this.entries.delete(id);
+          if (key !== undefined) this.byKey.delete(key);
+        }, this.keepMs).unref();
       });
     return id;
   }

@@ -101,6 +101,7 @@ export async function serveTinker(o: TinkerServerOptions = {}): Promise<TinkerSe
   const sessions = new Map<string, { created: Date; lastHeartbeat: Date }>();
   const training = new Map<string, TrainingModel>();
   const samplers = new Map<string, SamplingSession>();
+  const sampleIds = new Map<string, string[]>();
   const engines: Engine[] = [];
 
   /** A base model name or directory → its directory. */
@@ -373,18 +374,27 @@ export async function serveTinker(o: TinkerServerOptions = {}): Promise<TinkerSe
     return { sampler_id: s.id, base_model: s.baseModel, model_path: s.modelPath };
   });
   app.post("/api/v1/asample", async (req) => {
-    const b = body(req) as unknown as TinkerSampleRequest & { sampling_session_id?: string; model_path?: string; base_model?: string };
+    const b = body(req) as unknown as TinkerSampleRequest & { sampling_session_id?: string; seq_id?: number; model_path?: string; base_model?: string };
     let s = b.sampling_session_id ? samplers.get(b.sampling_session_id) : undefined;
     if (b.sampling_session_id && !s) throw new UserError(`asample: no sampling session "${b.sampling_session_id}"`);
     const n = b.num_samples ?? 1;
     if (!Number.isInteger(n) || n < 1) throw new UserError("asample.num_samples must be a positive integer");
     const seed = b.sampling_params?.seed ?? seedCounter++;
-    const ids = Array.from({ length: n }, () => `seq-${randomUUID().slice(0, 12)}`);
+    // A retry of a sampling session's request (same seq_id) gets the first one's future and ids.
+    const key = b.sampling_session_id && Number.isInteger(b.seq_id) ? `${b.sampling_session_id}/${String(b.seq_id)}/asample` : undefined;
+    const ids = (key && sampleIds.get(key)) || Array.from({ length: n }, () => `seq-${randomUUID().slice(0, 12)}`);
+    if (key) sampleIds.set(key, ids);
+    if (sampleIds.size > 10_000) sampleIds.delete(sampleIds.keys().next().value!);
     const request_id = futures.submit(async () => {
       if (!s) s = b.model_path ? await newSampler(String(b.base_model ?? b.model_path), pathDir(b.model_path, "asample.model_path"), b.model_path) : await newSampler(String(b.base_model), baseDir(b.base_model, "asample.base_model"), null);
       const r = await sampleTinker(s.engine, s.tokenizer, b, seed);
-      return { json: null, proto: encodeSampleResponse(r.sequences, r.promptLogprobs) };
-    });
+      const json = {
+        type: "sample",
+        sequences: r.sequences.map((q) => ({ stop_reason: q.stopReason, tokens: Array.from(q.tokens), logprobs: Array.from(q.logprobs) })),
+        prompt_logprobs: r.promptLogprobs ? Array.from(r.promptLogprobs, (v) => (Number.isNaN(v) ? null : v)) : null,
+      };
+      return { json, proto: encodeSampleResponse(r.sequences, r.promptLogprobs) };
+    }, key);
     return { request_id, sample_sequence_ids: ids };
   });
 

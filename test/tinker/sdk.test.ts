@@ -87,6 +87,12 @@ describe("tinker SDK against rlvr tinker", { skip: existsSync(python) ? false : 
     assert.ok(Math.abs(c["after_custom"]! - c["after_ce"]!) < 1e-4 * Math.abs(c["after_ce"]!), `${c["after_custom"]} vs ${c["after_ce"]}`);
   });
 
+  it("two training clients on one base model: training one leaves the other unchanged", () => {
+    const c = checks.get("two_clients")! as Record<string, number>;
+    assert.equal(c["two_after"], c["two_before"]);
+    assert.ok(c["one"]! < c["two_before"]! - 1e-3, `one ${c["one"]} vs two ${c["two_before"]}`);
+  });
+
   it("save_state / load_state (with and without optimizer) / create_training_client_from_state round trip", () => {
     const c = checks.get("state")! as Record<string, number>;
     assert.ok(Math.abs(c["moved"]! - c["before"]!) > 1e-3);

@@ -104,6 +104,15 @@ s2 = service.create_sampling_client(model_path=named)
 emit(check="sampler_path", path=named, n=len(s2.sample(types.ModelInput.from_ints(enc("1+1=")), 2, types.SamplingParams(max_tokens=3, seed=5)).result().sequences))
 emit(check="checkpoints", ids=[c.checkpoint_id for c in service.create_rest_client().list_checkpoints(tc.model_id).result().checkpoints])
 
+# two training clients on one base model at once: training one leaves the other as it was
+one = service.create_lora_training_client(base_model=MODEL, rank=4).result()
+two = service.create_lora_training_client(base_model=MODEL, rank=4).result()
+two_before = two.forward(data, "cross_entropy").result().metrics["loss:sum"]
+for _ in range(3):
+    one.forward_backward(data, "cross_entropy").result()
+    one.optim_step(types.AdamParams(learning_rate=1e-2)).result()
+emit(check="two_clients", one=one.forward(data, "cross_entropy").result().metrics["loss:sum"], two_before=two_before, two_after=two.forward(data, "cross_entropy").result().metrics["loss:sum"])
+
 # ---------------------------------------------------------------- RL loop (rl_loop.py)
 # Reward: the first sampled character is "a". GRPO-style centring within each group.
 rl = service.create_lora_training_client(base_model=MODEL, rank=8).result()
