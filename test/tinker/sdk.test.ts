@@ -99,6 +99,15 @@ describe("tinker SDK against rlvr tinker", { skip: existsSync(python) ? false : 
     for (const k of ["restored", "restored_opt", "other_client"]) assert.ok(Math.abs(c[k]! - c["before"]!) < 1e-5, `${k} ${c[k]} vs ${c["before"]}`);
   });
 
+  it("a target that is not the next input token: NaN when unweighted, refused by name when a loss reads it", () => {
+    const c = checks.get("unscorable")!;
+    const lp = c["logprobs"] as (number | null)[];
+    assert.ok(lp[0] === null || Number.isNaN(lp[0]), `position 0: ${lp[0]}`);
+    assert.ok(typeof lp[1] === "number" && lp[1] < 0 && typeof lp[2] === "number" && lp[2] < 0);
+    assert.equal(c["raised"], true);
+    assert.match(String(c["message"]), /reads position 0.*not the next input token/);
+  });
+
   it("sampler weights by name, checkpoints listing, and an unsupported loss refused by name", () => {
     assert.equal(checks.get("sampler_path")!["n"], 2);
     const ids = checks.get("checkpoints")!["ids"] as string[];

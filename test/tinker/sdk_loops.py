@@ -173,4 +173,13 @@ try:
     emit(check="unsupported", raised=False)
 except Exception as e:  # noqa: BLE001
     emit(check="unsupported", raised=True, message=str(e)[:200])
+# a target that is not the next input token: NaN where unweighted, refused where a loss reads it
+odd = types.Datum(model_input=types.ModelInput.from_ints(enc("1+2")), loss_fn_inputs={"target_tokens": enc("9") + enc("2="), "weights": [0.0, 1.0, 1.0]})
+odd_lp = [None if math.isnan(v) else v for v in rl.forward([odd], "cross_entropy").result().loss_fn_outputs[0]["logprobs"].to_numpy().tolist()]
+bad = types.Datum(model_input=odd.model_input, loss_fn_inputs={"target_tokens": odd.loss_fn_inputs["target_tokens"], "weights": [1.0, 1.0, 1.0]})
+try:
+    rl.forward([bad], "cross_entropy").result()
+    emit(check="unscorable", logprobs=odd_lp, raised=False)
+except Exception as e:  # noqa: BLE001
+    emit(check="unscorable", logprobs=odd_lp, raised=True, message=str(e)[:300])
 emit(check="done")
