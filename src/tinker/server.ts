@@ -5,7 +5,7 @@
  * and the engine back-propagates its cotangent; gradients accumulate until `optim_step`.
  * See docs/tinker.md for what is supported.
  */
-import { existsSync } from "node:fs";
+import { createReadStream, existsSync } from "node:fs";
 import { cp, mkdir, mkdtemp, readdir, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -82,7 +82,7 @@ interface SamplingSession {
 /** Sampling sessions whose engines stay loaded (an older one answers "no sampling session"). */
 const MAX_SAMPLERS = 8;
 
-const CHECKPOINT_KINDS = { weights: "training", sampler_weights: "sampler" } as const;
+const CHECKPOINT_KINDS = { weights: "training", sampler_weights: "sampler", external_weights: "external" } as const;
 
 /**
  * Start a Tinker API server.
@@ -117,7 +117,7 @@ export async function serveTinker(o: TinkerServerOptions = {}): Promise<TinkerSe
     if (typeof p !== "string" || !p) throw new UserError(`${field} must be a tinker:// path or a local directory`);
     if (p.startsWith("tinker://")) {
       const parts = p.slice(9).split("/");
-      if (parts.length !== 3 || !(parts[1]! in CHECKPOINT_KINDS) || parts.some((s) => !s || s === ".." || s === ".")) throw new UserError(`${field}: "${p}" is not tinker://<run>/weights/<name> or tinker://<run>/sampler_weights/<name>`);
+      if (parts.length !== 3 || !(parts[1]! in CHECKPOINT_KINDS) || parts.some((s) => !s || s === ".." || s === ".")) throw new UserError(`${field}: "${p}" is not tinker://<run>/<weights|sampler_weights|external_weights>/<name>`);
       const dir = join(dataDir, ...parts);
       if (!existsSync(join(dir, "config.json"))) throw new UserError(`${field}: no checkpoint at ${p}`);
       return dir;
@@ -189,6 +189,16 @@ export async function serveTinker(o: TinkerServerOptions = {}): Promise<TinkerSe
 
   const app = Fastify({ logger: false, bodyLimit: 256 * 1024 * 1024 });
   app.addContentTypeParser("application/x-protobuf", { parseAs: "buffer" }, (_req, body, done) => done(null, body));
+  // The SDK sends DELETE with a JSON content type and no body.
+  app.removeContentTypeParser("application/json");
+  app.addContentTypeParser("application/json", { parseAs: "string" }, (_req, text, done) => {
+    if (text === "") return done(null, undefined);
+    try {
+      done(null, JSON.parse(text as string));
+    } catch (e) {
+      done(new UserError(`the request body is not valid JSON: ${(e as Error).message}`), undefined);
+    }
+  });
   app.setErrorHandler((err: Error & { statusCode?: number }, _req, reply) => {
     const user = err instanceof UserError || (err.statusCode !== undefined && err.statusCode < 500);
     void reply.status(user ? 400 : 500).send({ error: err.message, category: user ? "user" : "server" });
@@ -307,6 +317,42 @@ export async function serveTinker(o: TinkerServerOptions = {}): Promise<TinkerSe
       return { json: { type: "save_weights_for_sampler", path, sampling_session_id: s.id } };
     });
   });
+  app.post("/api/v1/save_weights_external", async (req) => {
+    const b = body(req);
+    if (b["age_encryption_recipients"]) throw new UserError("save_weights_external: age encryption is not supported by rlvr's Tinker server");
+    const name = checkName(b["path"], "save_weights_external.path");
+    return submitTraining("save_weights_external", b, async (m) => {
+      const path = await saveCheckpoint(m, "external_weights", name, false);
+      return { json: { type: "save_weights_external", path, size_bytes: await dirSize(join(dataDir, m.id, "external_weights", name)) } };
+    });
+  });
+  /** The directory of checkpoint `<run>/<kind>/<name>` (each part checked). @throws UserError when absent. */
+  function checkpointDir(run: string, kind: string, name: string): string {
+    if (!(kind in CHECKPOINT_KINDS) || [run, name].some((x) => !x || x.includes("/") || x === "." || x === "..")) throw new UserError(`no checkpoint ${run}/${kind}/${name}`);
+    const dir = join(dataDir, run, kind, name);
+    if (!existsSync(join(dir, "config.json"))) throw new UserError(`no checkpoint tinker://${run}/${kind}/${name}`);
+    return dir;
+  }
+  // Checkpoint archives as local downloads: one URL per file, served by this server.
+  app.get<{ Params: { id: string; "*": string } }>("/api/v1/training_runs/:id/checkpoints/*", async (req) => {
+    const [kind = "", name = "", what = ""] = req.params["*"].split("/");
+    if (what !== "external_weights_urls") throw new UserError(`no route GET ${req.url}`);
+    const dir = checkpointDir(req.params.id, kind, name);
+    const base = `${req.protocol}://${String(req.headers.host)}/api/v1/files/${encodeURIComponent(req.params.id)}/${kind}/${name}`;
+    const urls = Object.fromEntries((await readdir(dir)).sort().map((f) => [f, `${base}/${encodeURIComponent(f)}`]));
+    return { urls, expires: new Date(Date.now() + 7 * 24 * 3600_000).toISOString() };
+  });
+  app.delete<{ Params: { id: string; "*": string } }>("/api/v1/training_runs/:id/checkpoints/*", async (req, reply) => {
+    const [kind = "", name = ""] = req.params["*"].split("/");
+    await rm(checkpointDir(req.params.id, kind, name), { recursive: true, force: true });
+    return reply.status(200).send(null);
+  });
+  app.get<{ Params: { run: string; kind: string; name: string; file: string } }>("/api/v1/files/:run/:kind/:name/:file", async (req, reply) => {
+    const { run, kind, name, file } = req.params;
+    const dir = checkpointDir(run, kind, name);
+    if (!(await readdir(dir)).includes(file)) throw new UserError(`no file ${file} in tinker://${run}/${kind}/${name}`);
+    return reply.type("application/octet-stream").send(createReadStream(join(dir, file)));
+  });
   app.post("/api/v1/load_weights", async (req) => {
     const b = body(req);
     const dir = pathDir(b["path"], "load_weights.path");
@@ -412,6 +458,13 @@ export async function serveTinker(o: TinkerServerOptions = {}): Promise<TinkerSe
       for (const e of engines) await e.close();
     },
   };
+}
+
+/** Total bytes of the files in `dir` (one level). */
+async function dirSize(dir: string): Promise<number> {
+  let n = 0;
+  for (const f of await readdir(dir)) n += (await stat(join(dir, f))).size;
+  return n;
 }
 
 /** A float32 TensorData in the SDK's JSON shape. */

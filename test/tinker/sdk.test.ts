@@ -108,6 +108,14 @@ describe("tinker SDK against rlvr tinker", { skip: existsSync(python) ? false : 
     assert.match(String(c["message"]), /reads position 0.*not the next input token/);
   });
 
+  it("save_weights_external: each file downloadable from the server; delete_checkpoint removes one", () => {
+    const c = checks.get("external")!;
+    assert.deepEqual(c["files"], ["config.json", "model.safetensors", "tokenizer.json", "tokenizer_config.json"]);
+    for (const [f, n] of Object.entries(c["sizes"] as Record<string, number>)) assert.ok(n > 0, `${f} is empty`);
+    const ids = checks.get("deleted")!["ids"] as string[];
+    assert.ok(!ids.includes("weights/to-delete") && ids.includes("weights/after-sl") && ids.includes("external_weights/export"), ids.join(", "));
+  });
+
   it("sampler weights by name, checkpoints listing, and an unsupported loss refused by name", () => {
     assert.equal(checks.get("sampler_path")!["n"], 2);
     const ids = checks.get("checkpoints")!["ids"] as string[];

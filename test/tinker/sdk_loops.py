@@ -102,7 +102,16 @@ emit(check="custom", custom_loss=cres.metrics["loss:sum"], ce_loss=pres.metrics[
 named = tc.save_weights_for_sampler("named").result().path
 s2 = service.create_sampling_client(model_path=named)
 emit(check="sampler_path", path=named, n=len(s2.sample(types.ModelInput.from_ints(enc("1+1=")), 2, types.SamplingParams(max_tokens=3, seed=5)).result().sequences))
-emit(check="checkpoints", ids=[c.checkpoint_id for c in service.create_rest_client().list_checkpoints(tc.model_id).result().checkpoints])
+ext = tc.save_weights_external("export").result().path
+rest = tinker.RestClient(base_url=BASE_URL, api_key="tml-local")
+urls = rest.get_external_weights_urls(ext).result().urls
+import urllib.request  # noqa: E402
+sizes = {f: len(urllib.request.urlopen(u).read()) for f, u in urls.items()}
+emit(check="external", path=ext, files=sorted(urls), sizes=sizes)
+emit(check="checkpoints", ids=[c.checkpoint_id for c in rest.list_checkpoints(tc.model_id).result().checkpoints])
+doomed = tc.save_state("to-delete").result().path
+rest.delete_checkpoint_from_tinker_path(doomed).result()
+emit(check="deleted", ids=[c.checkpoint_id for c in rest.list_checkpoints(tc.model_id).result().checkpoints])
 
 # two training clients on one base model at once: training one leaves the other as it was
 one = service.create_lora_training_client(base_model=MODEL, rank=4).result()
