@@ -108,4 +108,9 @@ export class SeqQueue {
       return p;
     });
   }
+
+  /** Resolves when every request started so far has finished. */
+  async drain(): Promise<void> {
+    await this.tail;
+  }
 }
