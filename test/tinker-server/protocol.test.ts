@@ -5,11 +5,8 @@ import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { decodeForwardBackwardRequest } from "../../src/tinker/proto.ts";
 import { FutureStore, SeqQueue, UserError } from "../../src/tinker/futures.ts";
+import { RECORDED } from "./recorded.ts";
 
-// Two datums (the second with its input split over two chunks), loss ppo with a config, forward_only,
-// a target id above 2^16 (int64 on the wire), model "s:train:0", seq_id 12.
-const RECORDED =
-  "0a09733a747261696e3a30100c1a640a100a0e0a0c05000000060000000700000012300a0d7461726765745f746f6b656e73121f0a1806000000000000000700000000000000e0930400000000001802220103121e0a077765696768747312130a0c000000000000803f0000003f18012201031a8e010a080a060a04010000000a0c0a0a0a080200000003000000121f0a086c6f6770726f627312130a0c0000c0bf000080be000000c0180122010312300a0d7461726765745f746f6b656e73121f0a18020000000000000003000000000000000400000000000000180222010312210a0a616476616e746167657312130a0c000000000000803f000080bf1801220103220370706f2a1e0a13636c69705f686967685f7468726573686f6c6411cdccccccccccf43f2a1d0a12636c69705f6c6f775f7468726573686f6c6411666666666666e63f30013a200a13636c69705f686967685f7468726573686f6c64120909cdccccccccccf43f3a1f0a12636c69705f6c6f775f7468726573686f6c64120909666666666666e63f";
 
 describe("tinker protocol: ForwardBackwardRequest (protobuf) recorded from the SDK", () => {
   // Decode from inside a larger Node Buffer (as Fastify hands it) to catch views over the pool.
