@@ -80,6 +80,17 @@ describe("tinker server routes", () => {
     assert.match(String(r.body["error"]), /no checkpoint tinker:\/\/\.\.\/weights\/x/);
   });
 
+  it("sessions/<id>/finish releases the session's training models", async () => {
+    const sid = (await post("/api/v1/create_session", { tags: [], sdk_version: "0.38.0" })).body["session_id"] as string;
+    const c = await post("/api/v1/create_model", { session_id: sid, model_seq_id: 0, base_model: "tiny" });
+    const mid = (await result(c.body["request_id"])).body["model_id"];
+    assert.equal((await post("/api/v1/get_info", { model_id: mid })).status, 200);
+    assert.equal((await s.app.inject({ method: "POST", url: `/api/v1/sessions/${sid}/finish`, payload: { reason: { type: "ok" } } })).statusCode, 200);
+    const gone = await post("/api/v1/get_info", { model_id: mid });
+    assert.equal(gone.status, 400);
+    assert.match(String(gone.body["error"]), /no training model/);
+  });
+
   it("asample: unsupported top-k log-probs are refused by name", async () => {
     const r = await post("/api/v1/asample", { num_samples: 1, base_model: "tiny", prompt: { chunks: [{ type: "encoded_text", tokens: [5, 6] }] }, sampling_params: { max_tokens: 2 }, topk_prompt_logprobs: 3 });
     assert.equal((r.body["sample_sequence_ids"] as string[]).length, 1);

@@ -23,6 +23,18 @@ export function serviceRoutes(app: FastifyInstance, st: TinkerState): void {
     s.lastHeartbeat = new Date();
     return { type: "session_heartbeat" };
   });
+  // ServiceClient.close(): the session's training models are released once their requests finish.
+  app.post<{ Params: { id: string } }>("/api/v1/sessions/:id/finish", async (req, reply) => {
+    const id = req.params.id;
+    if (!st.sessions.delete(id)) throw new UserError(`no session "${id}"`);
+    for (const m of [...st.training.values()]) {
+      if (!m.id.startsWith(`${id}:train:`)) continue;
+      st.training.delete(m.id);
+      await m.queue.drain();
+      await st.unload(m);
+    }
+    return reply.status(200).send(null);
+  });
   app.get("/api/v1/get_server_capabilities", async () => ({
     supported_models: Object.keys(st.models).map((name) => ({ model_name: name, trainable: true, sampleable: true })),
   }));
