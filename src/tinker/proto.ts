@@ -279,3 +279,103 @@ export function encodeSampleResponse(sequences: ProtoSampledSequence[], promptLo
   if (promptLogprobs) w.bytes(2, f32bytes(promptLogprobs));
   return w.finish();
 }
+
+// ------------------------------------------------------------------ the client's side
+
+/**
+ * Encode a ForwardBackwardRequest as the SDK does: tokens as int32 bytes, `target_tokens` as
+ * int64 and every other loss input as float32 tensors of shape [n], the config in both the
+ * legacy and the v2 map.
+ */
+export function encodeForwardBackwardRequest(req: ProtoForwardBackwardRequest): Uint8Array {
+  const w = new Writer().string(1, req.modelId).uint(2, req.seqId);
+  for (const d of req.data) {
+    const dw = new Writer().bytes(1, new Writer().bytes(1, new Writer().bytes(1, i32bytes(d.tokens)).finish()).finish());
+    for (const [k, t] of Object.entries(d.lossFnInputs)) {
+      const int = t.dtype !== "float32";
+      const dense = int ? new Uint8Array(BigInt64Array.from(Array.from(t.values, (v) => BigInt(Math.round(v)))).buffer) : f32bytes(t.values);
+      const shape = new Writer();
+      for (const s of t.shape) shape.varint(s);
+      const tensor = new Writer().bytes(1, dense).uint(3, int ? 2 : 1).bytes(4, shape.finish()).finish();
+      dw.bytes(2, new Writer().string(1, k).bytes(2, tensor).finish());
+    }
+    w.bytes(3, dw.finish());
+  }
+  w.string(4, req.lossFn);
+  for (const [k, v] of Object.entries(req.lossFnConfig)) w.bytes(5, new Writer().string(1, k).double(2, v).finish());
+  if (req.forwardOnly) w.uint(6, 1);
+  for (const [k, v] of Object.entries(req.lossFnConfig)) w.bytes(7, new Writer().string(1, k).bytes(2, new Writer().double(1, v).finish()).finish());
+  return w.finish();
+}
+
+/** A decoded ForwardBackwardOutput: per datum, its float arrays by name; and the metrics. */
+export interface DecodedForwardBackwardOutput {
+  lossFnOutputType: string;
+  outputs: Record<string, Float32Array>[];
+  metrics: Record<string, number>;
+}
+
+function plain(buf: Uint8Array): Uint8Array {
+  return new Uint8Array(buf.buffer, buf.byteOffset, buf.byteLength);
+}
+
+/** Decode a ForwardBackwardOutput (float32 fields; other dtypes are an error naming the field). */
+export function decodeForwardBackwardOutput(buf: Uint8Array): DecodedForwardBackwardOutput {
+  const out: DecodedForwardBackwardOutput = { lossFnOutputType: "", outputs: [], metrics: {} };
+  walk(new Reader(plain(buf)), (f, w, r) => {
+    if (f === 1 && w === 2) out.lossFnOutputType = text.decode(r.bytes());
+    else if (f === 3 && w === 2) {
+      const [k, v] = mapEntry(r.bytes());
+      if (typeof v === "number") out.metrics[k] = v;
+    } else if (f === 2 && w === 2) {
+      const record: Record<string, Float32Array>[] = [];
+      let n = 0;
+      walk(sub(r.bytes()), (rf, rw, rr) => {
+        if (rf === 3 && rw === 0) n = rr.varint();
+        else if (rf === 2 && rw === 2) {
+          const [name, bt] = mapEntry(rr.bytes());
+          if (!(bt instanceof Uint8Array)) return;
+          let data = new Uint8Array(0);
+          let offsets = new Uint8Array(0);
+          let dtype = 0;
+          walk(sub(bt), (bf, bw, br) => {
+            if (bf === 1 && bw === 2) data = br.bytes().slice();
+            else if (bf === 2 && bw === 2) offsets = br.bytes().slice();
+            else if (bf === 3 && bw === 0) dtype = br.varint();
+          });
+          if (dtype !== 1) throw new Error(`ForwardBackwardOutput field ${name}: dtype code ${dtype} is not float32`);
+          const offs = new BigInt64Array(offsets.buffer, 0, offsets.length / 8);
+          for (let i = 0; i + 1 < offs.length; i++) {
+            (record[i] ??= {})[name] = new Float32Array(data.buffer.slice(Number(offs[i]!), Number(offs[i + 1]!)));
+          }
+        }
+      });
+      for (let i = 0; i < n; i++) out.outputs.push(record[i] ?? {});
+    }
+  });
+  return out;
+}
+
+/** A decoded SampleResponse. */
+export interface DecodedSampleResponse {
+  sequences: { stopReason: "stop" | "length"; tokens: number[]; logprobs: number[] | null }[];
+  /** Prompt log-probs (null where none, e.g. position 0), when asked for. */
+  promptLogprobs: (number | null)[] | null;
+}
+
+/** Decode a SampleResponse. */
+export function decodeSampleResponse(buf: Uint8Array): DecodedSampleResponse {
+  const out: DecodedSampleResponse = { sequences: [], promptLogprobs: null };
+  walk(new Reader(plain(buf)), (f, w, r) => {
+    if (f === 1 && w === 2) {
+      const seq: DecodedSampleResponse["sequences"][number] = { stopReason: "stop", tokens: [], logprobs: null };
+      walk(sub(r.bytes()), (sf, sw, sr) => {
+        if (sf === 1 && sw === 0) seq.stopReason = sr.varint() === 1 ? "length" : "stop";
+        else if (sf === 2 && sw === 2) seq.tokens = Array.from(new Int32Array(sr.bytes().slice().buffer));
+        else if (sf === 3 && sw === 2) seq.logprobs = Array.from(new Float32Array(sr.bytes().slice().buffer));
+      });
+      out.sequences.push(seq);
+    } else if (f === 2 && w === 2) out.promptLogprobs = Array.from(new Float32Array(r.bytes().slice().buffer), (v) => (Number.isNaN(v) ? null : v));
+  });
+  return out;
+}
