@@ -83,7 +83,7 @@ class Connection {
   }
 
   async postProto(path: string, body: Uint8Array): Promise<Record<string, unknown>> {
-    const res = await fetch(this.baseUrl.replace(/\/$/, "") + path, { method: "POST", headers: { "content-type": "application/x-protobuf", "x-api-key": this.apiKey }, body });
+    const res = await fetch(this.baseUrl.replace(/\/$/, "") + path, { method: "POST", headers: { "content-type": "application/x-protobuf", "x-api-key": this.apiKey }, body: Buffer.from(body) });
     const json = (await res.json()) as Record<string, unknown>;
     if (!res.ok) throw new TinkerRequestError(`${path}: ${String(json["error"] ?? res.statusText)} (HTTP ${res.status})`, String(json["category"] ?? "unknown"));
     return json;
