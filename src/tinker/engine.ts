@@ -3,7 +3,9 @@
  * `rlvr tinker`, or any server of the tinker 0.38 protocol), through the TypeScript client.
  *
  * - `score` is the server's `forward` (rows become datums: input tokens[0..len−1), targets
- *   tokens[1..len)); entropy is not available from the protocol and is refused.
+ *   tokens[1..len)). The protocol has no entropy, so `entropy` is never returned, even when asked:
+ *   a loss that needs it fails naming it (the policy loss does when its entropy coefficient ≠ 0),
+ *   and entropy metrics are absent.
  * - `forwardBackward` is `forward_backward_custom`: a forward gives the log-probs, the TypeScript
  *   loss gives dL/dlp, and a `cross_entropy` backward with weights −dL/dlp back-propagates it
  *   (the gradient of Σ −w·lp is −w). Gradients accumulate on the server until `optimStep`.
@@ -88,15 +90,14 @@ export class TinkerEngine implements Engine {
   }
 
   async score(batch: TokenBatch, opts: { model: "policy" | "reference"; entropy?: boolean }): Promise<TokenScores> {
-    if (opts.entropy) throw new Error("tinker engine: entropy is not available from a Tinker server (the protocol returns log-probs only); turn off entropy terms");
     const client = opts.model === "reference" ? this.reference : this.policy;
     if (!client) throw new Error("tinker engine: no reference model; call setReference first");
     const out = await client.forward(this.datums(batch), "cross_entropy");
     return { logprobs: this.layout(batch, out.lossFnOutputs) };
   }
 
-  async forwardBackward(batch: TokenBatch, loss: TokenLossFn, opts: { entropy?: boolean } = {}): Promise<LossReport> {
-    const scores = await this.score(batch, { model: "policy", entropy: opts.entropy });
+  async forwardBackward(batch: TokenBatch, loss: TokenLossFn): Promise<LossReport> {
+    const scores = await this.score(batch, { model: "policy" });
     const res = loss(scores, batch);
     const T = batch.seqLen;
     await this.policy.forwardBackward(this.datums(batch, (b, t) => -res.dLogprobs[b * T + t]!), "cross_entropy");
