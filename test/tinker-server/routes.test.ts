@@ -91,6 +91,26 @@ describe("tinker server routes", () => {
     assert.match(String(gone.body["error"]), /no training model/);
   });
 
+  it("asample: stop strings and stop ids end a sample at the first token; a seed repeats the samples", async () => {
+    const prompt = { chunks: [{ type: "encoded_text", tokens: [5, 6] }] };
+    const everyChar = [..."0123456789+= abc", "<"];
+    const run = async (sampling_params: Record<string, unknown>) => {
+      const r = await post("/api/v1/asample", { num_samples: 4, base_model: "tiny", prompt, sampling_params, prompt_logprobs: true });
+      return (await result(r.body["request_id"])).body as { sequences: { stop_reason: string; tokens: number[]; logprobs: number[] }[]; prompt_logprobs: (number | null)[] };
+    };
+    const byString = await run({ max_tokens: 6, seed: 7, stop: everyChar });
+    for (const q of byString.sequences) assert.deepEqual([q.tokens.length, q.stop_reason, q.logprobs.length], [1, "stop", 1]);
+    assert.equal(byString.prompt_logprobs[0], null);
+    assert.ok(typeof byString.prompt_logprobs[1] === "number");
+    const byId = await run({ max_tokens: 6, seed: 7, stop: Array.from({ length: 20 }, (_, i) => i) });
+    for (const q of byId.sequences) assert.deepEqual([q.tokens.length, q.stop_reason], [1, "stop"]);
+    const none = await run({ max_tokens: 6, seed: 7, stop: [] });
+    for (const q of none.sequences) assert.deepEqual([q.tokens.length, q.stop_reason], [6, "length"]);
+    const again = await run({ max_tokens: 6, seed: 7, stop: [] });
+    assert.deepEqual(again.sequences.map((q) => q.tokens), none.sequences.map((q) => q.tokens));
+    assert.deepEqual(byString.sequences.map((q) => q.tokens[0]), none.sequences.map((q) => q.tokens[0]));
+  });
+
   it("asample: unsupported top-k log-probs are refused by name", async () => {
     const r = await post("/api/v1/asample", { num_samples: 1, base_model: "tiny", prompt: { chunks: [{ type: "encoded_text", tokens: [5, 6] }] }, sampling_params: { max_tokens: 2 }, topk_prompt_logprobs: 3 });
     assert.equal((r.body["sample_sequence_ids"] as string[]).length, 1);
