@@ -1,4 +1,5 @@
-// The official tinker SDK (pinned in .ci/run; a venv at .venv-tinker or $TINKER_PYTHON) against
+// The official tinker SDK (pinned in .ci/run with torch and transformers; a venv at .venv-tinker
+// or $TINKER_PYTHON) against
 // serveTinker on a tiny local model: a supervised loop whose loss falls, an RL loop whose reward
 // rises, forward vs compute_logprobs, every built-in loss against its formula, gradient
 // accumulation, save/load state. Run with `npm run test:tinker` (needs the SDK installed).
@@ -34,7 +35,7 @@ describe("tinker SDK against rlvr tinker", { skip: existsSync(python) ? false : 
     dir = await mkdtemp(join(tmpdir(), "rlvr-tinker-test-"));
     await writeTinyModel(join(dir, "tiny"));
     server = await serveTinker({ port: 0, models: { tiny: join(dir, "tiny") }, dataDir: join(dir, "data"), log: () => {} });
-    const r = await runPython([new URL("./sdk_loops.py", import.meta.url).pathname, server.url, "tiny"]);
+    const r = await runPython([new URL("./sdk_loops.py", import.meta.url).pathname, server.url, "tiny", join(dir, "tiny")]);
     for (const line of r.out.split("\n")) if (line.startsWith("{")) {
       const j = JSON.parse(line) as Record<string, unknown>;
       checks.set(String(j["check"]), j);
@@ -47,6 +48,12 @@ describe("tinker SDK against rlvr tinker", { skip: existsSync(python) ? false : 
   });
 
   it("lists the registered model", () => assert.deepEqual(checks.get("capabilities")!["models"], ["tiny"]));
+
+  it("get_tokenizer loads the model's tokenizer; a local directory works as base_model", () => {
+    const c = checks.get("tokenizer")!;
+    assert.deepEqual(c["ids"], c["want"]);
+    assert.equal(c["by_dir"], join(dir, "tiny"));
+  });
 
   it("supervised loop (cross_entropy): the per-token loss falls by a third", () => {
     const l = checks.get("sl")!["losses"] as number[];
