@@ -6,6 +6,7 @@
 //            (`npm run test:slow`; CI runs both). Files named explicitly always run.
 //   test/scale (torchrun, vLLM) runs only when named: `npm run test:scale`; so does test/real (the
 //   real SmolLM2-135M-Instruct after `rlvr setup model smollm2-135m-instruct`): `npm run test:real`.
+//   test/tinker (the official tinker SDK in .venv-tinker against `rlvr tinker`) likewise: `npm run test:tinker`.
 // The CLI that tests spawn (bin/rlvr.js) runs the current sources (RLVR_FROM_SOURCE=1), not dist/.
 import { readdirSync, statSync } from "node:fs";
 import { join, sep } from "node:path";
@@ -18,7 +19,7 @@ const named = args.filter((a) => a !== "--slow");
 /** Whether a test file belongs to the slow suite. */
 const isSlow = (p) => p.endsWith(".slow.test.ts") || p.split(sep).includes("slow");
 /** Scale-out tests (test/scale: torchrun, vLLM; minutes each) run only when named (`npm run test:scale`). */
-const isScale = (p) => p.split(sep).includes("scale");
+const isScale = (p) => p.split(sep).includes("scale") || p.split(sep).includes("tinker");
 /** Real-model tests (test/real: an imported pretrained model, minutes) run only when named (`npm run test:real`). */
 const isReal = (p) => p.split(sep).includes("real");
 

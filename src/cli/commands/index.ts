@@ -12,9 +12,10 @@ import { register as serveCmd } from "./serve.ts";
 import { register as plot } from "./plot.ts";
 import { register as play } from "./play.ts";
 import { register as model } from "./model.ts";
+import { register as tinker } from "./tinker.ts";
 
 type Register = (program: Command) => void;
-const modules: Register[] = [quickstart, trainCmd, evalCmd, data, verify, dashboard, setup, doctor, serveCmd, plot, play, model];
+const modules: Register[] = [quickstart, trainCmd, evalCmd, data, verify, dashboard, setup, doctor, serveCmd, plot, play, model, tinker];
 
 export function registerCommands(program: Command): void {
   for (const register of modules) register(program);

@@ -1,0 +1,120 @@
+// serveTinker's routes without the SDK (Fastify inject): bad input answered with one line naming
+// the field, futures and try_again, idempotent retries by seq_id, the recorded SDK protobuf body.
+import { describe, it, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { serveTinker, type TinkerServer } from "../../src/tinker/server.ts";
+import { writeTinyModel } from "../tinker/fixture.ts";
+import { RECORDED } from "./recorded.ts";
+
+describe("tinker server routes", () => {
+  let dir: string;
+  let s: TinkerServer;
+  const post = async (url: string, payload: unknown) => {
+    const r = await s.app.inject({ method: "POST", url, payload: payload as object });
+    return { status: r.statusCode, body: r.json() as Record<string, unknown> };
+  };
+  const result = async (requestId: unknown) => {
+    for (;;) {
+      const r = await post("/api/v1/retrieve_future", { request_id: requestId });
+      if (r.body["type"] !== "try_again") return r;
+    }
+  };
+
+  before(async () => {
+    dir = await mkdtemp(join(tmpdir(), "rlvr-tinker-routes-"));
+    await writeTinyModel(join(dir, "tiny"));
+    s = await serveTinker({ port: 0, models: { tiny: join(dir, "tiny") }, dataDir: join(dir, "data"), log: () => {}, pollMs: 50 });
+  });
+  after(async () => {
+    await s?.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it("healthz, capabilities, and an unknown route named", async () => {
+    assert.deepEqual((await s.app.inject({ url: "/api/v1/healthz" })).json(), { status: "ok" });
+    assert.deepEqual((await s.app.inject({ url: "/api/v1/get_server_capabilities" })).json(), { supported_models: [{ model_name: "tiny", trainable: true, sampleable: true }] });
+    const r = await post("/api/v1/nope", {});
+    assert.equal(r.status, 404);
+    assert.match(String(r.body["error"]), /no route POST \/api\/v1\/nope/);
+  });
+
+  it("create_model with an unknown base model: 400 naming the field and the registered names", async () => {
+    const r = await post("/api/v1/create_model", { session_id: "s", model_seq_id: 9, base_model: "Qwen/Qwen3-8B", lora_config: { rank: 8 } });
+    assert.equal(r.status, 400);
+    assert.match(String(r.body["error"]), /create_model\.base_model: "Qwen\/Qwen3-8B" is neither a model this server registered \(tiny\)/);
+  });
+
+  it("the SDK's protobuf forward request runs on model s:train:0; an out-of-vocabulary target fails as a user error", async () => {
+    const c = await post("/api/v1/create_model", { session_id: "s", model_seq_id: 0, base_model: "tiny", lora_config: { rank: 4 } });
+    assert.deepEqual((await result(c.body["request_id"])).body, { type: "create_model", model_id: "s:train:0" });
+    const fb = await s.app.inject({ method: "POST", url: "/api/v1/forward_backward", payload: Buffer.from(RECORDED, "hex"), headers: { "content-type": "application/x-protobuf" } });
+    assert.equal(fb.statusCode, 200);
+    const r = await result(fb.json()["request_id"]);
+    assert.equal(r.body["category"], "user");
+    assert.match(String(r.body["error"]), /data\[0\]: token id 300000 is outside the vocabulary \[0, 20\)/);
+  });
+
+  it("a JSON forward_backward body is refused with the content type to use", async () => {
+    const r = await post("/api/v1/forward_backward", { model_id: "s:train:0" });
+    assert.equal(r.status, 400);
+    assert.match(String(r.body["error"]), /expected a protobuf body \(Content-Type: application\/x-protobuf\)/);
+  });
+
+  // The recorded request carried seq_id 12, so this model's next requests are 13, 14, …
+  it("optim_step: a retry with the same seq_id gets the same future; bad Adam params are named", async () => {
+    const a = await post("/api/v1/optim_step", { model_id: "s:train:0", seq_id: 13, adam_params: { learning_rate: 1e-3 } });
+    const b = await post("/api/v1/optim_step", { model_id: "s:train:0", seq_id: 13, adam_params: { learning_rate: 1e-3 } });
+    assert.equal(a.body["request_id"], b.body["request_id"]);
+    assert.ok("grad_norm" in ((await result(a.body["request_id"])).body["metrics"] as object));
+    const bad = await post("/api/v1/optim_step", { model_id: "s:train:0", seq_id: 14, adam_params: { learning_rate: "fast" } });
+    assert.equal(bad.status, 400);
+    assert.match(String(bad.body["error"]), /optim_step\.adam_params\.learning_rate must be a finite number >= 0, got "fast"/);
+  });
+
+  it("a tinker:// path that escapes the data directory is refused", async () => {
+    const r = await post("/api/v1/load_weights", { model_id: "s:train:0", seq_id: 15, path: "tinker://../weights/x", optimizer: false });
+    assert.equal(r.status, 400);
+    assert.match(String(r.body["error"]), /no checkpoint tinker:\/\/\.\.\/weights\/x/);
+  });
+
+  it("sessions/<id>/finish releases the session's training models", async () => {
+    const sid = (await post("/api/v1/create_session", { tags: [], sdk_version: "0.38.0" })).body["session_id"] as string;
+    const c = await post("/api/v1/create_model", { session_id: sid, model_seq_id: 0, base_model: "tiny" });
+    const mid = (await result(c.body["request_id"])).body["model_id"];
+    assert.equal((await post("/api/v1/get_info", { model_id: mid })).status, 200);
+    assert.equal((await s.app.inject({ method: "POST", url: `/api/v1/sessions/${sid}/finish`, payload: { reason: { type: "ok" } } })).statusCode, 200);
+    const gone = await post("/api/v1/get_info", { model_id: mid });
+    assert.equal(gone.status, 400);
+    assert.match(String(gone.body["error"]), /no training model/);
+  });
+
+  it("asample: stop strings and stop ids end a sample at the first token; a seed repeats the samples", async () => {
+    const prompt = { chunks: [{ type: "encoded_text", tokens: [5, 6] }] };
+    const everyChar = [..."0123456789+= abc", "<"];
+    const run = async (sampling_params: Record<string, unknown>) => {
+      const r = await post("/api/v1/asample", { num_samples: 4, base_model: "tiny", prompt, sampling_params, prompt_logprobs: true });
+      return (await result(r.body["request_id"])).body as { sequences: { stop_reason: string; tokens: number[]; logprobs: number[] }[]; prompt_logprobs: (number | null)[] };
+    };
+    const byString = await run({ max_tokens: 6, seed: 7, stop: everyChar });
+    for (const q of byString.sequences) assert.deepEqual([q.tokens.length, q.stop_reason, q.logprobs.length], [1, "stop", 1]);
+    assert.equal(byString.prompt_logprobs[0], null);
+    assert.ok(typeof byString.prompt_logprobs[1] === "number");
+    const byId = await run({ max_tokens: 6, seed: 7, stop: Array.from({ length: 20 }, (_, i) => i) });
+    for (const q of byId.sequences) assert.deepEqual([q.tokens.length, q.stop_reason], [1, "stop"]);
+    const none = await run({ max_tokens: 6, seed: 7, stop: [] });
+    for (const q of none.sequences) assert.deepEqual([q.tokens.length, q.stop_reason], [6, "length"]);
+    const again = await run({ max_tokens: 6, seed: 7, stop: [] });
+    assert.deepEqual(again.sequences.map((q) => q.tokens), none.sequences.map((q) => q.tokens));
+    assert.deepEqual(byString.sequences.map((q) => q.tokens[0]), none.sequences.map((q) => q.tokens[0]));
+  });
+
+  it("asample: unsupported top-k log-probs are refused by name", async () => {
+    const r = await post("/api/v1/asample", { num_samples: 1, base_model: "tiny", prompt: { chunks: [{ type: "encoded_text", tokens: [5, 6] }] }, sampling_params: { max_tokens: 2 }, topk_prompt_logprobs: 3 });
+    assert.equal((r.body["sample_sequence_ids"] as string[]).length, 1);
+    const out = await result(r.body["request_id"]);
+    assert.match(String(out.body["error"]), /top-k log-probs are not supported/);
+  });
+});

@@ -1,0 +1,72 @@
+// `rlvr tinker` on the torch engine answers the tinker SDK with the embedded engine's numbers:
+// the same supervised and PPO steps, grad norms, forward and compute_logprobs log-probs and
+// greedy samples from the same checkpoint. Needs the SDK (.venv-tinker) and the torch worker.
+import { describe, it, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { existsSync } from "node:fs";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { serveTinker } from "../../src/tinker/server.ts";
+import { TorchEngine } from "../../src/engines/torch/engine.ts";
+import { writeTinyModel } from "./fixture.ts";
+
+const python = process.env["TINKER_PYTHON"] ?? new URL("../../.venv-tinker/bin/python", import.meta.url).pathname;
+const torch = TorchEngine.probe();
+const SKIP = !existsSync(python) ? `no tinker SDK at ${python}` : !torch.ok ? `no torch engine: ${torch.reason}` : false;
+
+interface Numbers {
+  loss: number[];
+  grad_norm: number[];
+  forward: number[];
+  compute: number[];
+  greedy: number[];
+}
+
+async function numbersFrom(engine: "embedded" | "torch", model: string, dataDir: string): Promise<Numbers> {
+  const server = await serveTinker({ port: 0, models: { tiny: model }, dataDir, engine, log: () => {} });
+  try {
+    const r = await new Promise<{ code: number; out: string; err: string }>((res) => {
+      const p = spawn(python, [new URL("./sdk_parity.py", import.meta.url).pathname, server.url, "tiny"], { cwd: tmpdir() });
+      let out = "";
+      let err = "";
+      p.stdout.on("data", (d) => (out += d));
+      p.stderr.on("data", (d) => (err += d));
+      p.on("close", (code) => res({ code: code ?? 1, out, err }));
+    });
+    const line = r.out.split("\n").find((l) => l.startsWith("{"));
+    if (!line) throw new Error(`sdk_parity.py on ${engine} failed (exit ${r.code}):\n${r.err.slice(-3000)}`);
+    return JSON.parse(line) as Numbers;
+  } finally {
+    await server.close();
+  }
+}
+
+describe("rlvr tinker: torch engine vs embedded engine through the SDK", { skip: SKIP }, () => {
+  let dir: string;
+  let emb: Numbers;
+  let tor: Numbers;
+  before(async () => {
+    dir = await mkdtemp(join(tmpdir(), "rlvr-tinker-engines-"));
+    await writeTinyModel(join(dir, "tiny"));
+    emb = await numbersFrom("embedded", join(dir, "tiny"), join(dir, "emb"));
+    tor = await numbersFrom("torch", join(dir, "tiny"), join(dir, "torch"));
+  });
+  after(async () => rm(dir, { recursive: true, force: true }));
+
+  const close = (a: number[], b: number[], tol: number, what: string) => {
+    assert.equal(a.length, b.length, what);
+    a.forEach((v, i) => assert.ok(Math.abs(v - b[i]!) <= tol * Math.max(1, Math.abs(b[i]!)), `${what}[${i}]: torch ${v} vs embedded ${b[i]}`));
+  };
+  it("losses and grad norms of 3 cross_entropy + 3 ppo steps agree", () => {
+    close(tor.loss, emb.loss, 1e-4, "loss");
+    close(tor.grad_norm, emb.grad_norm, 1e-3, "grad_norm");
+  });
+  it("forward and compute_logprobs agree across engines and with each other", () => {
+    close(tor.forward, emb.forward, 1e-4, "forward");
+    close(tor.compute, emb.compute, 1e-4, "compute_logprobs");
+    close(emb.compute.slice(0, emb.forward.length), emb.forward, 1e-5, "embedded compute vs forward");
+  });
+  it("greedy samples are the same tokens", () => assert.deepEqual(tor.greedy, emb.greedy));
+});
