@@ -161,5 +161,8 @@ test("options are checked: unknown keys and bad gate values are config errors", 
   assert.throws(() => reward.checkOptions!({ gate: { minWords: 0 } }, "reward.options"), /reward\.options\.gate/);
   assert.throws(() => reference.checkOptions!({ gate: true }, "reward.options"), /unknown option/);
   assert.throws(() => reward.checkOptions!({ mode: "lenient" }, "reward.options"), /one of ifeval, ifeval-loose, strict-words/);
+  assert.throws(() => reward.checkOptions!({ gate: { minDistinct: 1.5 } }, "reward.options"), /reward\.options\.gate/);
+  assert.throws(() => reward.checkOptions!({ gate: { maxRepeat: 3 } }, "reward.options"), /reward\.options\.gate/);
+  reward.checkOptions!({ gate: { minWords: 2, minDistinct: 0.3 }, mode: "ifeval-loose", strict: false }, "reward.options");
   reward.checkOptions!({ gate: { minWords: 2 }, mode: "ifeval-loose", strict: true }, "reward.options");
 });
