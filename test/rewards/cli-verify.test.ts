@@ -38,7 +38,8 @@ test("rlvr verify ifeval and code read a file", () => {
     writeFileSync(f, JSON.stringify({ response: "all lower, no caps", constraints: [{ type: "lowercase" }, { type: "no_commas" }] }) + "\n");
     const r = cli(["verify", "ifeval", f]);
     assert.equal(r.code, 0, r.err);
-    assert.equal(r.out[0]!.reward, 0.5);
+    assert.equal(r.out[0]!.reward, 0); // the reward: all or nothing
+    assert.equal(cli(["verify", "ifeval-reference", f]).out[0]!.reward, 0.5); // the reference: fraction satisfied
     const c = join(dir, "code.jsonl");
     writeFileSync(c, JSON.stringify({ response: "function f(x) { return x + 1; }", tests: [{ call: "f(1)", expected: 2 }], language: "javascript" }) + "\n");
     const rc = cli(["verify", "code", c]);

@@ -133,7 +133,9 @@ test("a procedural task's run uses its own verifier, also the ifeval task (named
     assert.equal(v.reward, task.verify(resp, e).reward, resp); // the task's rule (all or nothing), not the built-in's fraction
   }
   const b = await compile({ verifier: "ifeval" });
-  assert.equal((await b.scoreBatch(["all lower, with a comma"], [e])).verdicts[0]!.reward, 0.5); // the built-in: fraction satisfied
+  assert.equal((await b.scoreBatch(["all lower, with a comma"], [e])).verdicts[0]!.reward, 0); // the built-in reward: all or nothing too
+  const partial = await compile({ verifier: "ifeval", options: { strict: false } });
+  assert.equal((await partial.scoreBatch(["all lower, with a comma"], [e])).verdicts[0]!.reward, 0.5); // partial credit, opt-in
   assert.deepEqual(resolveRewardConfig({ data: { task: "countdown" } }).reward.verifier, "countdown");
 });
 

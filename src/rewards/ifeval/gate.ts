@@ -12,7 +12,11 @@
  *   symbols are not words;
  * - a response whose text (markup removed) is not identified as the language a
  *   `language:response_language` constraint asks for (the reference passes text it cannot
- *   identify, and identifies a response by what its markup hides too).
+ *   identify, and identifies a response by what its markup hides too);
+ * - a repetitive response: from `REPEAT_MIN_WORDS` words on, fewer than `minDistinct` (default
+ *   0.5) of its word trigrams distinct — the prompt or its keywords pasted line after line
+ *   satisfies "at least 40 words" and "mention whiskers" without writing anything. Varied prose
+ *   keeps above 0.9 (English, French, and Japanese, where each Han/kana character is a word).
  */
 import { detectLanguage, sameLanguage } from "./reference/language.ts";
 import { getConstraint } from "./registry.ts";
@@ -21,7 +25,13 @@ import { getConstraint } from "./registry.ts";
 export interface GateOptions {
   /** Fewest words the response must hold, markup removed (default 1). */
   minWords?: number;
+  /** Lowest share of distinct word trigrams a response of REPEAT_MIN_WORDS words or more must
+   *  keep (default 0.5; 0 turns the repetition check off). */
+  minDistinct?: number;
 }
+
+/** Fewest words before the repetition check applies (a short refrain is not degenerate). */
+export const REPEAT_MIN_WORDS = 20;
 
 const COMMENT = /<!--[\s\S]*?(?:-->|$)/g;
 const TAG = /<\/?[A-Za-z][^<>]*>/g;
@@ -39,6 +49,14 @@ export function gateWords(response: string): string[] {
   return withoutMarkup(response).match(WORD) ?? [];
 }
 
+/** Share of the word trigrams of `words` that are distinct (case-folded); 1 for fewer than 3 words. */
+export function distinctTrigramShare(words: readonly string[]): number {
+  if (words.length < 3) return 1;
+  const seen = new Set<string>();
+  for (let i = 0; i + 3 <= words.length; i++) seen.add(`${words[i]} ${words[i + 1]} ${words[i + 2]}`.toLowerCase());
+  return seen.size / (words.length - 2);
+}
+
 /**
  * Why the gate rejects `response` for `constraints`, or null when it passes.
  * @param constraints the row's constraints (read for `language` parameters)
@@ -46,8 +64,11 @@ export function gateWords(response: string): string[] {
 export function gateReason(response: string, constraints: readonly { type: string; [k: string]: unknown }[], opts: GateOptions = {}): string | null {
   const min = opts.minWords ?? 1;
   if (typeof response !== "string") return "the response is not text";
-  const n = gateWords(response).length;
+  const words = gateWords(response);
+  const n = words.length;
   if (n < min) return n === 0 ? "no words (only digits, symbols or markup)" : `${n} words, fewer than the gate's minWords ${min}`;
+  const share = n >= REPEAT_MIN_WORDS ? distinctTrigramShare(words) : 1;
+  if (share < (opts.minDistinct ?? 0.5)) return `repetitive: ${Math.round(share * 100)}% of its word trigrams distinct, under the gate's minDistinct ${opts.minDistinct ?? 0.5}`;
   for (const c of constraints) {
     if (getConstraint(String(c?.type))?.name !== "language_script" || typeof c.language !== "string" || c.script !== undefined) continue;
     const got = detectLanguage(withoutMarkup(response));

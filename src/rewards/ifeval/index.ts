@@ -29,7 +29,7 @@ export {
 export { detectLanguage, languageReady, IFEVAL_LANGUAGES } from "./reference/language.ts";
 export { countSentences, sentTokenize } from "./reference/punkt.ts";
 export { wordTokenize } from "./reference/word-tokenize.ts";
-export { gateReason, gateWords, withoutMarkup, type GateOptions } from "./gate.ts";
+export { distinctTrigramShare, gateReason, gateWords, withoutMarkup, REPEAT_MIN_WORDS, type GateOptions } from "./gate.ts";
 export { fromIFEval, readConstraints, ifevalExampleSchema, ConstraintDataError } from "./schema.ts";
 
 /** Options of verifyConstraints. */

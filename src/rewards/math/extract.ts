@@ -2,7 +2,7 @@
  * Answer extraction: find the final answer inside a model response (or a reference solution).
  * Modes and their order are configurable (see {@link ExtractionMode}); every scan is linear in the text length.
  */
-import { foldUnicode, numberWithWords } from "./normalize.ts";
+import { foldUnicode, normalizeAnswer, numberWithWords } from "./normalize.ts";
 import { allBoxed, joinAnswers, lastBoxedGroup, mathSpans, type MathSpan } from "./spans.ts";
 import type { ExtractedAnswer, ExtractionMode, MathVerifyOptions } from "./types.ts";
 import { resolveOptions } from "./types.ts";
@@ -17,15 +17,44 @@ export function lastGsm8k(text: string): string | null {
   return line.length > 0 ? line : null;
 }
 
-/** Content of the last `<answer>...</answer>` block (an unclosed final `<answer>` runs to the end), or null. */
-export function lastAnswerTag(text: string): string | null {
+/** The value of one `<answer>` block's content: its `\boxed{}` group, its "answer is" statement, or all of it. */
+function tagValue(inner: string): string | null {
+  const t = inner.trim();
+  return t.length === 0 ? null : (lastBoxedGroup(t)?.answer ?? lastAnswerIs(t) ?? t);
+}
+
+/** Contents of every `<answer>...</answer>` block in order (an unclosed final `<answer>` runs to the end). Linear. */
+export function answerTags(text: string): string[] {
   const lower = text.toLowerCase();
-  const open = lower.lastIndexOf("<answer>");
-  if (open < 0) return null;
-  const close = lower.indexOf("</answer>", open);
-  const inner = text.slice(open + 8, close < 0 ? text.length : close).trim();
-  if (inner.length === 0) return null;
-  return lastBoxedGroup(inner)?.answer ?? lastAnswerIs(inner) ?? inner;
+  const out: string[] = [];
+  for (let open = lower.indexOf("<answer>"); open >= 0; ) {
+    const close = lower.indexOf("</answer>", open + 8);
+    const next = lower.indexOf("<answer>", open + 8);
+    // an unclosed tag followed by another opening one is cut there
+    const end = close < 0 ? (next < 0 ? text.length : next) : next >= 0 && next < close ? next : close;
+    out.push(text.slice(open + 8, end));
+    open = next;
+  }
+  return out;
+}
+
+/** Value of the last `<answer>...</answer>` block (an unclosed final `<answer>` runs to the end), or null. */
+export function lastAnswerTag(text: string): string | null {
+  const tags = answerTags(text);
+  return tags.length === 0 ? null : tagValue(tags[tags.length - 1]!);
+}
+
+/**
+ * Whether the `<answer>` blocks hedge: two of them state different values (`<answer>8</answer> <answer>7</answer>`),
+ * compared after normalisation. The same value repeated is one answer; empty blocks state nothing.
+ */
+export function answerTagsHedge(text: string, normalize: (s: string) => string): boolean {
+  const seen = new Set<string>();
+  for (const t of answerTags(text)) {
+    const v = tagValue(t);
+    if (v !== null) seen.add(normalize(v).replace(/\s+/g, ""));
+  }
+  return seen.size > 1;
 }
 
 /**
@@ -193,6 +222,14 @@ function numberMatches(text: string): { text: string; end: number }[] {
 }
 
 /**
+ * A bound or an approximation from below/above right before a number ("at least 7", "more than 7", "up to 7",
+ * "almost 7", "≥ 7"): the number is then a bound, not the answer, and is kept with its qualifier (it equals no bare
+ * number). "approximately / about / roughly 7" are not here: a rounded value stated as such is read as the value.
+ */
+const QUALIFIED_BEFORE =
+  /(?:^|[^a-zA-Z])((?:(?:no|not)\s+)?(?:at\s+(?:least|most)|(?:more|less|fewer|greater|larger|smaller|higher|lower)\s+than|up\s+to|(?:just\s+|well\s+)?(?:over|under|above|below|beyond)|almost|nearly|exceeding|upwards\s+of|in\s+excess\s+of)|(?<=^|\s)(?:>=?|<=?|\\(?:geq?|leq?|gt|lt|geqslant|leqslant)(?![a-zA-Z])))[\s$]*$/i;
+
+/**
  * The last number outside math spans and words (integer with separators, decimal, `a/b`, `\frac{a}{b}`), or null.
  * Words right after it are read leniently ({@link numberWithWords}): a magnitude applies (`3 hundred people`), a
  * qualifier keeps them (`5 below zero`, `12 or thirteen` are not 5 and 12).
@@ -205,6 +242,8 @@ export function lastNumber(text: string): string | null {
   const last = all[k];
   if (last === undefined) return null;
   if (isNegated(text, last.end - last.text.length, last.end)) return `not ${last.text}`;
+  const bound = QUALIFIED_BEFORE.exec(text.slice(Math.max(0, last.end - last.text.length - 40), last.end - last.text.length));
+  if (bound !== null) return `${bound[1]!.replace(/\s+/g, " ").trim()} ${last.text}`;
   const words = /^[ \t]+([a-zA-Z][a-zA-Z \t'-]*)/.exec(text.slice(last.end, last.end + 200).replace(/[\u2212\u2013]/g, "-"));
   if (words === null || /%$/.test(last.text)) return last.text;
   return numberWithWords(last.text, words[1]!, "lenient") ?? `${last.text} ${words[1]!.trim()}`;
@@ -332,6 +371,8 @@ export function extractAnswer(response: string, opts: MathVerifyOptions = {}): E
   const boxes = allBoxed(text);
   const lastBox = boxes[boxes.length - 1];
   if (lastBox !== undefined && lastBox.content.replace(/\\[,;:! ]|\s|\$/g, "").length === 0) return null;
+  // differing <answer> blocks are a hedge: no answer (not a cue to read a box or a number instead)
+  if (o.extraction.includes("answerTag") && answerTagsHedge(text, (s) => normalizeAnswer(s, o.stripUnits, o.decimalComma))) return null;
   for (const mode of o.extraction) {
     if (mode === "lastNumber" && !o.lastNumberFallback) continue;
     const a = runMode(mode, text);
@@ -349,10 +390,21 @@ export function extractAnswer(response: string, opts: MathVerifyOptions = {}): E
   return null;
 }
 
+/** Adverbs before a restated value ("the answer is therefore 8", "indeed 7"). */
+const ADVERBS = /^(?:(?:therefore|thus|so|hence|indeed|clearly|then|again|also|still|just|simply|obviously|exactly|precisely|finally)\b[\s,:]*)+/i;
 /**
- * A value stated by "the answer is …" / "Answer: …" after position `from`, when the statement starts with a value
- * (a digit, a sign, `$`, `\(` or a LaTeX command) — "the answer is therefore …" or "the answer is the same" keep
- * the box. @returns the value, or null.
+ * A statement that points back at the box ("the answer is the same", "… is correct", "… is as boxed above") or
+ * describes it ("… is independent of the order", "… is an integer", "… is greater than 5"): it keeps the box.
+ */
+const POINTS_BACK =
+  /^(?:(?:the|as|in|shown|given|written|also|always|indeed)\s+)*(?:same|correct|right|above|below|boxed|box|shown|given|stated|found|computed|this|that|it|as follows|follows|(?:in)?dependent|unique|positive|negative|nonnegative|non-negative|an?\s+(?:\w+\s+)?(?:integer|number|fraction|decimal|prime|rational|irrational|whole)|integer|rational|irrational|real|exact|valid|reasonable|plausible|consistent|simplified|simplest|lowest|verified|confirmed|checked|greater|less|smaller|larger|bigger|between|close|within)\b/i;
+
+/**
+ * A value stated by "the answer is …" / "Answer: …" after position `from` (the last box's end): the last such
+ * statement wins over the box, even when it is not math ("a common mistake is \boxed{1/2}; the answer is none of the
+ * above" states "none of the above"), unless it only points back at the box ("the answer is the same", "… is
+ * correct", "… as boxed above"). Adverbs before a value go ("the answer is therefore 8" states 8).
+ * @returns the value, or null when there is no such statement or it points back.
  */
 function answerStatementAfter(text: string, from: number): string | null {
   const re = /answer\s*(?:\*\*)?\s*(?:is|:|=)/gi;
@@ -361,9 +413,12 @@ function answerStatementAfter(text: string, from: number): string | null {
   for (let m = re.exec(text); m !== null; m = re.exec(text)) last = m.index + m[0].length;
   if (last < 0) return null;
   const rest = text.slice(last, last + 800);
-  if (!/^[\s:*]*(?:[-+\d$]|\\[([a-zA-Z])/.test(rest)) return null;
-  const v = statementValue(rest);
-  return v !== null && v.trim().length > 0 ? v.trim() : null;
+  const v = statementValue(rest)?.trim();
+  if (!v) return null;
+  if (/^[\s:*]*(?:[-+\d$]|\\[([a-zA-Z])/.test(rest)) return v;
+  const bare = v.replace(ADVERBS, "").trim();
+  if (bare.length === 0 || POINTS_BACK.test(bare)) return null;
+  return bare === v ? v : (statementValue(bare)?.trim() || null);
 }
 
 /**

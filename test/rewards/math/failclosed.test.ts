@@ -65,6 +65,22 @@ const PAIRS: [string, string, string][] = [
   ["\\boxed{23 \\bmod 5}", "\\boxed{23}", "23"],
   ["\\boxed{٢٣}", "\\boxed{٢٢}", "22"],
   ["\\boxed{\\color{red}{23}}", "\\boxed{\\color{red}{22}}", "22"],
+  // differing <answer> tags hedge (no answer, no fallback to a box or a number); the same one repeated is one answer
+  ["<answer>8</answer> <answer>7</answer>", "<answer>7</answer> <answer> 7 </answer>", "7"],
+  ["<answer>none of the above</answer> <answer>\\frac{1}{2}</answer>", "<answer>\\boxed{\\frac{1}{2}}</answer> <answer>\\frac12</answer>", "\\frac{1}{2}"],
+  ["<answer>8 <answer>7</answer>", "<think><answer>8</answer></think><answer>7</answer>", "7"],
+  // a bound before the number is not the number; "approximately", a sign, an inequality answer stay as they were
+  ["at least 7", "-7", "-7"],
+  ["So the total is at most 24.", "So the total is 24.", "24"],
+  ["There are more than 24 legs.", "There are 24 legs.", "24"],
+  ["up to 7", "approximately 3.14", "3.14"],
+  ["We need no fewer than 7 boxes.", "x \\geq 7", "x \\ge 7"],
+  ["so n \\geq 7", "so n = 7", "7"],
+  ["almost 7", "about 7", "7"],
+  // a final "the answer is …" after the last box wins, even when it is not math; one that points back keeps the box
+  ["A common mistake is \\boxed{\\frac{1}{2}}; the answer is none of the above.", "A common mistake is \\boxed{\\frac{1}{3}}; the answer is $\\frac{1}{2}$.", "\\frac{1}{2}"],
+  ["So \\boxed{7}. Hmm, the answer is not correct.", "So \\boxed{7}. I hope the answer is correct.", "7"],
+  ["So \\boxed{7}. Actually the answer is therefore eight.", "\\boxed{7}. Note the answer is independent of the order.", "7"],
 ];
 
 test("math exploits (issue 26) score 0 through the registered verifier; each control scores 1", async () => {
