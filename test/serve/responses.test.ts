@@ -126,6 +126,30 @@ test("the Vercel AI SDK's default openai(model) — generateText and streamText 
   assert.equal(await s.finishReason, sys.finish === "length" ? "length" : "stop");
   assert.equal((await s.usage).outputTokens, sys.tokens.length);
 
+  // Multi-turn with the SDK's own messages: sent as text with store: false; by default the SDK
+  // sends earlier replies as references to stored items, which this server refuses by name.
+  const turns = [{ role: "user" as const, content: "what is 1+1?" }, ...g.response.messages, { role: "user" as const, content: "and 2+2?" }];
+  const two = await generateText({ model: openai(MODEL), messages: turns, temperature: 0, maxOutputTokens: 8, maxRetries: 0, providerOptions: { openai: { store: false } } });
+  assert.equal(two.text, (await chatGreedy([{ role: "user", content: "what is 1+1?" }, { role: "assistant", content: g.text }, { role: "user", content: "and 2+2?" }], 8)).text);
+  await assert.rejects(generateText({ model: openai(MODEL), messages: turns, temperature: 0, maxOutputTokens: 8, maxRetries: 0 }), /input\.1\.type "item_reference" is not supported/);
+
   const r = await client.responses.create({ model: MODEL, input: "what is 1+1?", temperature: 0, max_output_tokens: 8 });
   assert.equal(r.output_text, chat.text);
+});
+
+test("capture mode records a /v1/responses call under its episode, with the chat prompt's ids", async () => {
+  const cap = await serve({ checkpoint: join(root, "tiny-run"), port: 0, capture: true });
+  try {
+    const chat = await chatGreedy([{ role: "system", content: "be brief" }, { role: "user", content: "hi" }], 6);
+    const res = await fetch(`${cap.url}/responses`, { method: "POST", headers: { "content-type": "application/json", "x-rlvr-episode": "ep-r" }, body: JSON.stringify({ model: MODEL, instructions: "be brief", input: "hi", temperature: 0, max_output_tokens: 6 }) });
+    const r = (await res.json()) as { output: { content: { text: string }[] }[]; usage: { output_tokens: number } };
+    const turns = cap.episodes!.get("ep-r")!.turns;
+    assert.equal(turns.length, 1);
+    assert.deepEqual(turns[0]!.promptTokens, chat.prompt);
+    assert.deepEqual(turns[0]!.tokens, chat.tokens);
+    assert.equal(r.output[0]!.content[0]!.text, chat.text);
+    assert.equal(r.usage.output_tokens, turns[0]!.tokens.length);
+  } finally {
+    await cap.close();
+  }
 });
