@@ -87,7 +87,7 @@ export function tokenText(tok: Tokenizer, id: number): string {
 /**
  * A sample's text split by token, for streaming: piece k is the text token k adds (empty for
  * tokens that add none: special tokens, a partial UTF-8 character, text past a stop string).
- * The pieces join to `s.text`.
+ * One piece per token; they join to `s.text` (the decoded tokens start with it, stop cut included).
  */
 export function textPieces(tok: Tokenizer, s: Sample): string[] {
   const pieces: string[] = [];
@@ -97,6 +97,5 @@ export function textPieces(tok: Tokenizer, s: Sample): string[] {
     pieces.push(s.text.slice(sent, upto));
     sent = upto;
   }
-  if (sent < s.text.length) pieces.push(s.text.slice(sent));
   return pieces;
 }
