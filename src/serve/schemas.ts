@@ -101,6 +101,9 @@ export const responsesRequestSchema = z.strictObject({
   temperature: z.number().min(0).max(2).nullish(),
   top_p: z.number().gt(0).max(1).nullish(),
   stream: z.boolean().nullish(),
+  /** The one inclusion served: the sampled tokens' log-probs on each output_text part. */
+  include: z.array(z.literal("message.output_text.logprobs")).nullish(),
+  top_logprobs: z.number().int().min(0).max(20).nullish(),
   /** vLLM's extensions. */
   seed: z.number().int().nullish(),
   stop,

@@ -83,6 +83,22 @@ test("streaming over fetch: the Responses API's event sequence, deltas joining t
   assert.equal(events[0]!.response.status, "in_progress");
 });
 
+test("log-probs (include message.output_text.logprobs): the sampled tokens', equal to chat's, streamed per token", async () => {
+  const messages = [{ role: "user" as const, content: "hi" }];
+  const chat = (await client.chat.completions.create({ model: MODEL, messages, temperature: 0, max_tokens: 8, logprobs: true, top_logprobs: 1 })).choices[0]!.logprobs!.content!;
+  const req = { model: MODEL, input: "hi", temperature: 0, max_output_tokens: 8, include: ["message.output_text.logprobs"], top_logprobs: 1 };
+  const r = (await (await post(req)).json()) as { output: { content: { logprobs: { token: string; logprob: number; bytes: number[]; top_logprobs: unknown[] }[] }[] }[] };
+  const lps = r.output[0]!.content[0]!.logprobs;
+  assert.deepEqual(lps.map((e) => [e.token, e.logprob]), chat.map((e) => [e.token, e.logprob]));
+  assert.deepEqual(lps[0]!.top_logprobs, [{ token: lps[0]!.token, logprob: lps[0]!.logprob, bytes: lps[0]!.bytes }]);
+  const events = (await (await post({ ...req, stream: true })).text()).trim().split("\n\n").map((b) => JSON.parse(b.split("\n")[1]!.slice(6)) as { type: string; logprobs?: { logprob: number }[] });
+  const streamed = events.filter((e) => e.type === "response.output_text.delta").flatMap((e) => e.logprobs!.map((x) => x.logprob));
+  assert.deepEqual(streamed, chat.map((e) => e.logprob));
+  // Without the include, none.
+  const plain = (await (await post({ ...req, include: undefined })).json()) as typeof r;
+  assert.deepEqual(plain.output[0]!.content[0]!.logprobs, []);
+});
+
 test("unsupported fields and items are a 400 naming them; the server keeps serving", async () => {
   const base = { model: MODEL, input: "hi", max_output_tokens: 2 };
   const cases: [Record<string, unknown>, string][] = [
@@ -90,7 +106,8 @@ test("unsupported fields and items are a 400 naming them; the server keeps servi
     [{ ...base, previous_response_id: "resp_123" }, "previous_response_id"],
     [{ ...base, background: true }, "background"],
     [{ ...base, store: true }, "store"],
-    [{ ...base, include: ["message.output_text.logprobs"] }, "include"],
+    [{ ...base, include: ["reasoning.encrypted_content"] }, "include.0"],
+    [{ ...base, reasoning: { effort: "low" } }, "reasoning"],
     [{ ...base, frobnicate: 1 }, "frobnicate"],
     [{ ...base, input: [{ type: "function_call_output", call_id: "c", output: "5" }] }, "input.0.type"],
     [{ ...base, input: [{ role: "user", content: [{ type: "input_image", image_url: "http://x" }] }] }, "input.0.content.0.type"],
@@ -117,6 +134,10 @@ test("the Vercel AI SDK's default openai(model) — generateText and streamText 
   assert.equal(g.usage.inputTokens, chat.prompt.length);
   assert.equal(g.usage.outputTokens, chat.tokens.length);
   assert.match(g.response.id, /^resp_/);
+  const withLp = await generateText({ model: openai(MODEL), prompt: "what is 1+1?", temperature: 0, maxOutputTokens: 8, maxRetries: 0, providerOptions: { openai: { logprobs: true } } });
+  const lp = (withLp.providerMetadata!.openai!.logprobs as { logprob: number }[][])[0]!;
+  assert.equal(lp.length, chat.tokens.length);
+  assert.ok(lp.every((e) => Number.isFinite(e.logprob) && e.logprob <= 0));
 
   const s = streamText({ model: openai(MODEL), system: "be brief", prompt: "what is 1+1?", temperature: 0, maxOutputTokens: 8, maxRetries: 0 });
   let streamed = "";

@@ -1,7 +1,8 @@
 /**
  * POST /v1/responses (OpenAI Responses API), text in and out, as vLLM implements it for plain
  * generation: `input` (a string or message items), `instructions`, `max_output_tokens`,
- * `temperature`, `top_p`, `stream`, plus vLLM's `seed` and `stop`. The prompt is rendered by the
+ * `temperature`, `top_p`, `stream`, `include: ["message.output_text.logprobs"]` with
+ * `top_logprobs`, plus vLLM's `seed` and `stop`. The prompt is rendered by the
  * same chat template as /v1/chat/completions and sampled through the same batcher (and captured
  * by episode in capture mode). Streaming sends the Responses API's named events: response.created,
  * response.in_progress, output_item.added, content_part.added, output_text.delta (one per token),
@@ -9,13 +10,13 @@
  * response.incomplete when `max_output_tokens` cut the reply).
  *
  * Fail closed: this server keeps no responses and runs no tools, so a field outside the list —
- * `tools`, `previous_response_id`, `background`, `store: true`, `include`, `reasoning`, … — is a
+ * `tools`, `previous_response_id`, `background`, `store: true`, `reasoning`, … — is a
  * 400 naming it, except for the values that ask for nothing (`tools: []`, `store: false`, …).
  */
 import type { FastifyInstance } from "fastify";
 import type { ServeContext } from "../context.ts";
 import { ApiError } from "../errors.ts";
-import { roomLeft, textPieces } from "../generate.ts";
+import { roomLeft, textPieces, tokenText } from "../generate.ts";
 import { chatPrompt, responsesMessages } from "../prompt.ts";
 import { responsesRequestSchema, type ResponsesRequest } from "../schemas.ts";
 import { episodeOf, newId, parseBody, sampleRequest, sendNamedSse } from "./common.ts";
@@ -28,10 +29,8 @@ const INERT: Record<string, (v: unknown) => boolean> = {
   tools: (v) => v == null || (Array.isArray(v) && v.length === 0),
   tool_choice: (v) => v == null || v === "auto" || v === "none",
   parallel_tool_calls: (v) => v == null || typeof v === "boolean",
-  include: (v) => v == null || (Array.isArray(v) && v.length === 0),
   reasoning: (v) => v == null,
   truncation: (v) => v == null || v === "disabled",
-  top_logprobs: (v) => v == null || v === 0,
   text: (v) => v == null || JSON.stringify(v) === '{"format":{"type":"text"}}',
 };
 
@@ -76,7 +75,14 @@ export function responsesRoutes(app: FastifyInstance, ctx: ServeContext): void {
     const itemId = newId("msg", "_");
     const createdAt = Math.floor(Date.now() / 1000);
     const incomplete = s.finishReason === "length";
-    const message = (status: string, text: string | null) => ({ id: itemId, type: "message", role: "assistant", status, content: text === null ? [] : [{ type: "output_text", text, annotations: [], logprobs: [] }] });
+    // Log-probs (include: ["message.output_text.logprobs"]): the sampled token's, as for chat.
+    const withLogprobs = body.include?.includes("message.output_text.logprobs") ?? false;
+    const entry = (k: number) => {
+      const token = tokenText(ctx.tokenizer, s.tokens[k]!);
+      return { token, logprob: s.logprobs[k]!, bytes: Array.from(Buffer.from(token, "utf8")) };
+    };
+    const logprobs = (from: number, to: number) => (withLogprobs ? s.tokens.slice(from, to).map((_, j) => ({ ...entry(from + j), top_logprobs: (body.top_logprobs ?? 0) > 0 ? [entry(from + j)] : [] })) : []);
+    const message = (status: string, text: string | null) => ({ id: itemId, type: "message", role: "assistant", status, content: text === null ? [] : [{ type: "output_text", text, annotations: [], logprobs: logprobs(0, s.tokens.length) }] });
     const response = (done: boolean) => ({
       id,
       object: "response",
@@ -97,6 +103,7 @@ export function responsesRoutes(app: FastifyInstance, ctx: ServeContext): void {
       text: { format: { type: "text" } },
       tool_choice: "none",
       tools: [],
+      top_logprobs: body.top_logprobs ?? 0,
       top_p: body.top_p ?? 1,
       truncation: "disabled",
       usage: done ? { input_tokens: prompt.length, input_tokens_details: { cached_tokens: 0 }, output_tokens: s.tokens.length, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: prompt.length + s.tokens.length } : null,
@@ -111,9 +118,9 @@ export function responsesRoutes(app: FastifyInstance, ctx: ServeContext): void {
       { type: "response.in_progress", response: response(false) },
       { type: "response.output_item.added", output_index: 0, item: message("in_progress", null) },
       { type: "response.content_part.added", ...at, part: { type: "output_text", text: "", annotations: [], logprobs: [] } },
-      ...textPieces(ctx.tokenizer, s).filter((p) => p.length > 0).map((delta) => ({ type: "response.output_text.delta", ...at, delta, logprobs: [] })),
-      { type: "response.output_text.done", ...at, text: s.text, logprobs: [] },
-      { type: "response.content_part.done", ...at, part: { type: "output_text", text: s.text, annotations: [], logprobs: [] } },
+      ...textPieces(ctx.tokenizer, s).map((delta, k) => ({ type: "response.output_text.delta", ...at, delta, logprobs: logprobs(k, k + 1) })),
+      { type: "response.output_text.done", ...at, text: s.text, logprobs: logprobs(0, s.tokens.length) },
+      { type: "response.content_part.done", ...at, part: { type: "output_text", text: s.text, annotations: [], logprobs: logprobs(0, s.tokens.length) } },
       { type: "response.output_item.done", output_index: 0, item: message("completed", s.text) },
       { type: incomplete ? "response.incomplete" : "response.completed", response: response(true) },
     ];
