@@ -156,6 +156,11 @@ test("the Vercel AI SDK's default openai(model) — generateText and streamText 
 
   const r = await client.responses.create({ model: MODEL, input: "what is 1+1?", temperature: 0, max_output_tokens: 8 });
   assert.equal(r.output_text, chat.text);
+  let streamedSdk = "";
+  for await (const e of await client.responses.create({ model: MODEL, input: "what is 1+1?", temperature: 0, max_output_tokens: 8, stream: true })) {
+    if (e.type === "response.output_text.delta") streamedSdk += e.delta;
+  }
+  assert.equal(streamedSdk, chat.text);
 });
 
 test("capture mode records a /v1/responses call under its episode, with the chat prompt's ids", async () => {
