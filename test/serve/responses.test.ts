@@ -109,6 +109,7 @@ test("unsupported fields and items are a 400 naming them; the server keeps servi
     [{ ...base, include: ["reasoning.encrypted_content"] }, "include.0"],
     [{ ...base, reasoning: { effort: "low" } }, "reasoning"],
     [{ ...base, frobnicate: 1 }, "frobnicate"],
+    [{ ...base, toString: 1 }, "toString"],
     [{ ...base, input: [{ type: "function_call_output", call_id: "c", output: "5" }] }, "input.0.type"],
     [{ ...base, input: [{ role: "user", content: [{ type: "input_image", image_url: "http://x" }] }] }, "input.0.content.0.type"],
     [{ ...base, input: [] }, "input"],

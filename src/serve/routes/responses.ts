@@ -53,8 +53,8 @@ function checkFields(body: unknown): unknown {
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(body)) {
     if (known.has(k)) out[k] = v;
-    else if (!INERT[k]?.(v)) {
-      const why = WHY[k] ?? "this server answers text in, text out (docs/serve.md lists the fields)";
+    else if (!(Object.hasOwn(INERT, k) && INERT[k]!(v))) {
+      const why = Object.hasOwn(WHY, k) ? WHY[k] : "this server answers text in, text out (docs/serve.md lists the fields)";
       throw new ApiError(400, `/v1/responses does not support "${k}" here: ${why}`, "invalid_request_error", k, "unsupported_parameter");
     }
   }
