@@ -83,3 +83,19 @@ export async function generate(batcher: Batcher, tok: Tokenizer, prompts: Int32A
 export function tokenText(tok: Tokenizer, id: number): string {
   return tok.decode([id], { skipSpecial: false });
 }
+
+/**
+ * A sample's text split by token, for streaming: piece k is the text token k adds (empty for
+ * tokens that add none: special tokens, a partial UTF-8 character, text past a stop string).
+ * One piece per token; they join to `s.text` (the decoded tokens start with it, stop cut included).
+ */
+export function textPieces(tok: Tokenizer, s: Sample): string[] {
+  const pieces: string[] = [];
+  let sent = 0;
+  for (let k = 0; k < s.tokens.length; k++) {
+    const upto = Math.max(sent, Math.min(s.text.length, tok.decode(s.tokens.slice(0, k + 1)).length));
+    pieces.push(s.text.slice(sent, upto));
+    sent = upto;
+  }
+  return pieces;
+}

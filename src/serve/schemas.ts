@@ -1,7 +1,8 @@
 /**
- * Request bodies of /v1/chat/completions and /v1/completions (zod), with the OpenAI API's field
- * names and ranges, plus vLLM's `return_token_ids` extension. Unknown fields are ignored, as
- * OpenAI-compatible servers do; a field out of range is a 400 naming it (errors.ts).
+ * Request bodies of /v1/chat/completions, /v1/completions and /v1/responses (zod), with the
+ * OpenAI API's field names and ranges, plus vLLM's `return_token_ids` extension. Unknown fields
+ * are ignored by the two completion routes, as OpenAI-compatible servers do, and refused by
+ * /v1/responses; a field out of range is a 400 naming it (errors.ts).
  */
 import { z } from "zod";
 
@@ -72,3 +73,45 @@ export type ChatRequest = z.infer<typeof chatRequestSchema>;
 export type CompletionRequest = z.infer<typeof completionRequestSchema>;
 export type ChatMessageIn = z.infer<typeof messageSchema>;
 export type Tool = z.infer<typeof toolSchema>;
+
+/**
+ * /v1/responses (OpenAI Responses API), text in and out, with the fields vLLM's implementation
+ * reads for plain generation. Strict: a field outside these (and the inert values of
+ * routes/responses.ts) is a 400 naming it, never silently ignored.
+ */
+/** One text part of a message item's content. */
+export const responsesTextPartSchema = z.strictObject({ type: z.enum(["input_text", "output_text"]), text: z.string(), annotations: z.array(z.unknown()).max(0).nullish(), logprobs: z.array(z.unknown()).nullish() });
+
+/** One input item: a message (`type: "message"` or no type) whose content is text. */
+export const responsesItemSchema = z.strictObject({
+  type: z.literal("message").nullish(),
+  role: z.enum(["user", "system", "developer", "assistant"]),
+  /** A string, or parts (each checked against responsesTextPartSchema by prompt.ts). */
+  content: z.union([z.string(), z.array(z.unknown())]),
+  id: z.string().nullish(),
+  status: z.literal("completed").nullish(),
+});
+
+export const responsesRequestSchema = z.strictObject({
+  model: z.string().min(1),
+  /** A string (one user message) or a list of message items; checked by responsesMessages (prompt.ts). */
+  input: z.union([z.string(), z.array(z.unknown()).min(1)]),
+  instructions: z.string().nullish(),
+  max_output_tokens: z.number().int().min(1).nullish(),
+  temperature: z.number().min(0).max(2).nullish(),
+  top_p: z.number().gt(0).max(1).nullish(),
+  stream: z.boolean().nullish(),
+  /** The one inclusion served: the sampled tokens' log-probs on each output_text part. */
+  include: z.array(z.literal("message.output_text.logprobs")).nullish(),
+  top_logprobs: z.number().int().min(0).max(20).nullish(),
+  /** vLLM's extensions. */
+  seed: z.number().int().nullish(),
+  stop,
+  /** Capture mode: the episode this request belongs to (also the `x-rlvr-episode` header). */
+  metadata: z.record(z.string(), z.unknown()).nullish(),
+  /** An end-user id (recorded nowhere). */
+  user: z.string().nullish(),
+});
+
+export type ResponsesRequest = z.infer<typeof responsesRequestSchema>;
+export type ResponsesItem = z.infer<typeof responsesItemSchema>;

@@ -1,6 +1,7 @@
 /**
  * `serve()`: an OpenAI-compatible HTTP server (Fastify) over any engine — /v1/models,
- * /v1/chat/completions, /v1/completions, and in capture mode /v1/rlvr/episodes. See docs/serve.md.
+ * /v1/chat/completions, /v1/completions, /v1/responses, and in capture mode /v1/rlvr/episodes.
+ * See docs/serve.md.
  */
 import { existsSync } from "node:fs";
 import { basename, join, resolve } from "node:path";
@@ -19,6 +20,7 @@ import { chatRoutes } from "./routes/chat.ts";
 import { completionRoutes } from "./routes/completions.ts";
 import { episodeRoutes } from "./routes/episodes.ts";
 import { modelRoutes } from "./routes/models.ts";
+import { responsesRoutes } from "./routes/responses.ts";
 
 export interface ServeOptions {
   /** A checkpoint directory, or a run directory (its checkpoints/final). Or pass `engine` and `tokenizer`. */
@@ -153,6 +155,7 @@ export async function serve(o: ServeOptions): Promise<Server> {
   modelRoutes(app, ctx);
   chatRoutes(app, ctx);
   completionRoutes(app, ctx);
+  responsesRoutes(app, ctx);
   episodeRoutes(app, ctx);
 
   const host = o.host ?? "127.0.0.1";

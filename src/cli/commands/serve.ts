@@ -23,7 +23,7 @@ export interface ServeCommandOptions {
 export function register(program: Command): void {
   withPluginOption(program
     .command("serve"))
-    .description("serve a checkpoint over an OpenAI-compatible HTTP API (/v1/chat/completions, /v1/completions, /v1/models)")
+    .description("serve a checkpoint over an OpenAI-compatible HTTP API (/v1/chat/completions, /v1/completions, /v1/responses, /v1/models)")
     .argument("<path>", "checkpoint directory, or run directory (serves its checkpoints/final)")
     .option("--port <n>", "port (0 = a free one)", (v) => parseInt(v, 10), 8000)
     .option("--host <h>", "host to listen on", "127.0.0.1")

@@ -7,7 +7,7 @@
  */
 import type { FastifyInstance } from "fastify";
 import type { ServeContext } from "../context.ts";
-import { roomLeft, tokenText, type Sample } from "../generate.ts";
+import { roomLeft, textPieces, tokenText, type Sample } from "../generate.ts";
 import { chatPrompt } from "../prompt.ts";
 import { chatRequestSchema, type ChatRequest } from "../schemas.ts";
 import { parseToolCalls, type ToolCall } from "../tools.ts";
@@ -68,13 +68,9 @@ export function chatRoutes(app: FastifyInstance, ctx: ServeContext): void {
         const calls = parsed[i]!.calls.map((c, k) => ({ index: k, ...c }));
         events.push(chunk([{ index: i, delta: { content: parsed[i]!.content, tool_calls: calls }, logprobs: logprobsOf(s), finish_reason: null, ...(tokenIds ? { token_ids: s.tokens } : {}) }]));
       } else {
-        let sent = 0;
-        for (let k = 0; k < s.tokens.length; k++) {
-          const upto = Math.min(s.text.length, tok.decode(s.tokens.slice(0, k + 1)).length);
-          const piece = s.text.slice(sent, Math.max(sent, upto));
-          sent = Math.max(sent, upto);
+        textPieces(tok, s).forEach((piece, k) => {
           events.push(chunk([{ index: i, delta: { content: piece }, logprobs: logprobsOf(s, k, k + 1), finish_reason: null, ...(tokenIds ? { token_ids: [s.tokens[k]] } : {}) }]));
-        }
+        });
       }
       events.push(chunk([{ index: i, delta: {}, logprobs: null, finish_reason: finish(i) }]));
     });

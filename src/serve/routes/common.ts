@@ -45,14 +45,23 @@ export function checkCaptureN(ctx: ServeContext, ids: { episode?: string }, rows
   if (ctx.episodes && ids.episode && rows !== 1) throw new ApiError(400, "a captured request (x-rlvr-episode) records one trajectory: send one prompt with n = 1", "invalid_request_error", "n", "invalid_value");
 }
 
-/** A response id with `prefix` (e.g. "chatcmpl"). */
-export function newId(prefix: string): string {
-  return `${prefix}-${randomBytes(12).toString("hex")}`;
+/** A response id with `prefix` (e.g. "chatcmpl-…"; the Responses API's ids use "_": "resp_…"). */
+export function newId(prefix: string, sep = "-"): string {
+  return `${prefix}${sep}${randomBytes(12).toString("hex")}`;
 }
 
 /** Send `events` as a Server-Sent Events body ending with `data: [DONE]`. */
 export function sendSse(reply: FastifyReply, events: unknown[]): FastifyReply {
   const body = events.map((e) => `data: ${JSON.stringify(e)}\n\n`).join("") + "data: [DONE]\n\n";
+  return reply.header("content-type", "text/event-stream; charset=utf-8").header("cache-control", "no-cache").send(body);
+}
+
+/**
+ * Send typed `events` as named Server-Sent Events (`event: <type>` then `data: <json>`), the
+ * Responses API's framing: no `[DONE]` line, the stream ends after the last event.
+ */
+export function sendNamedSse(reply: FastifyReply, events: { type: string }[]): FastifyReply {
+  const body = events.map((e) => `event: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`).join("");
   return reply.header("content-type", "text/event-stream; charset=utf-8").header("cache-control", "no-cache").send(body);
 }
 

@@ -6,7 +6,7 @@
  */
 import type { FastifyInstance } from "fastify";
 import type { ServeContext } from "../context.ts";
-import { tokenText, type Sample } from "../generate.ts";
+import { textPieces, tokenText, type Sample } from "../generate.ts";
 import { completionPrompts } from "../prompt.ts";
 import { completionRequestSchema, type CompletionRequest } from "../schemas.ts";
 import { checkCaptureN, episodeOf, newId, parseBody, sampleRequest, sendSse, usage } from "./common.ts";
@@ -54,14 +54,11 @@ export function completionRoutes(app: FastifyInstance, ctx: ServeContext): void 
     const chunk = (choices: unknown[], extra: Record<string, unknown> = {}) => ({ id, object: "text_completion", created, model: ctx.modelName, choices, ...extra });
     const events: unknown[] = [];
     samples.forEach((s, i) => {
-      let sent = 0;
-      for (let k = 0; k < s.tokens.length; k++) {
-        const upto = Math.min(s.text.length, tok.decode(s.tokens.slice(0, k + 1)).length);
-        const piece = (k === 0 ? echo(s) : "") + s.text.slice(sent, Math.max(sent, upto));
-        sent = Math.max(sent, upto);
+      textPieces(tok, s).forEach((text, k) => {
+        const piece = (k === 0 ? echo(s) : "") + text;
         const ids2 = tokenIds ? { ...(k === 0 ? { prompt_token_ids: Array.from(prompts[s.promptIndex]!) } : {}), token_ids: [s.tokens[k]] } : {};
         events.push(chunk([{ index: i, text: piece, logprobs: logprobsOf(s, k, k + 1), finish_reason: null, ...ids2 }]));
-      }
+      });
       events.push(chunk([{ index: i, text: "", logprobs: null, finish_reason: s.finishReason }]));
     });
     if (body.stream_options?.include_usage) events.push(chunk([], { usage: usage(prompts, samples) }));
