@@ -9,14 +9,14 @@
  * about half the time to multi-step stories it rarely solves. The prompt ends with the instruction to put the final answer after
  * `####` (GSM8K's convention); `solution` is a worked solution ending in `#### n`.
  *
- * Verifier: the math verifier on the final answer (`#### n`, `\boxed{n}`, "the answer is n"; see
- * docs/rewards-math.md), so a response in any of the conventions a chat model writes is graded,
- * and a response with no final-answer statement scores 0.
+ * Verifier: the math verifier's final-answer extraction (`#### n`, `\boxed{n}`, "the answer is n", the
+ * last number; see docs/rewards-math.md) and an exact integer comparison (verifyWordProblem).
  *
  * Source: the layout of GSM8K (Cobbe et al. 2021, arXiv:2110.14168): a question in prose and an
  * integer answer after `####`. The stories are generated, not taken from the dataset.
  */
-import { verifyMath } from "../rewards/math/index.ts";
+import { extractAnswer } from "../rewards/math/extract.ts";
+import { normalizeAnswer } from "../rewards/math/normalize.ts";
 import type { Rng } from "./rng.ts";
 import { checkDifficulty, generateInSplit, type GenerateOptions } from "./split.ts";
 import type { Example, Task, Verdict } from "./types.ts";
@@ -90,12 +90,19 @@ function makeProblem(rng: Rng, d: number) {
 }
 
 /**
- * Grade a response to a word problem: the math verifier on its final answer against the integer
- * answer. Never throws; a response with no final answer scores 0.
+ * Grade a response to a word problem: the math verifier's final-answer extraction (`#### n`,
+ * `\boxed{n}`, "the answer is n", else the last number; docs/rewards-math.md) and its
+ * normalisation (units and count nouns stripped: "11 cards" is 11), then an exact integer
+ * comparison — the answers are integers, so no CAS is loaded. Never throws; a response with no
+ * final answer, a non-integer or a qualified one ("at least 11") scores 0.
  */
 export function verifyWordProblem(response: string, example: Example): Verdict {
-  const v = verifyMath(typeof response === "string" ? response : "", example.answer);
-  return { correct: v.correct, reward: v.correct ? 1 : 0, extracted: v.extracted ?? null, reason: v.reason ?? (v.correct ? "ok" : "wrong answer") };
+  const found = extractAnswer(typeof response === "string" ? response : "");
+  if (!found) return { correct: false, reward: 0, extracted: null, reason: "no final answer" };
+  const value = normalizeAnswer(found.answer, true).replace(/^\{(.*)\}$/, "$1").trim();
+  if (!/^-?\d+(?:\.0+)?$/.test(value)) return { correct: false, reward: 0, extracted: found.answer, reason: `not an integer: ${JSON.stringify(value)}` };
+  const ok = BigInt(value.replace(/\.0+$/, "")) === BigInt(example.answer.trim());
+  return { correct: ok, reward: ok ? 1 : 0, extracted: found.answer, reason: ok ? `ok (${found.mode})` : `wrong answer (expected ${example.answer})` };
 }
 
 /** GSM8K-style arithmetic word problems for chat models; difficulty 1..8 (events and magnitudes). */

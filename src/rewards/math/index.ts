@@ -7,7 +7,8 @@ import { compareAnswers } from "./equivalence.ts";
 import { extractAnswer, extractReference } from "./extract.ts";
 import { normalizeAnswer } from "./normalize.ts";
 import { normalizeText, parseAnswer } from "./parse.ts";
-import { resolveOptions, type Equivalence, type ExtractedAnswer, type MathVerdict, type MathVerifyOptions } from "./types.ts";
+import { mathjsBackend } from "./cas.ts";
+import { resolveOptions, setDefaultCas, type Equivalence, type ExtractedAnswer, type MathVerdict, type MathVerifyOptions } from "./types.ts";
 
 export type { DecimalCommaMode, Equivalence, ExtractedAnswer, ExtractionMode, MathVerdict, MathVerifyOptions, PercentMode } from "./types.ts";
 export type { CasBackend, CompiledExpr, Complex } from "./cas.ts";
@@ -15,6 +16,8 @@ export type { Node } from "./parse.ts";
 export { extractAnswer, extractReference, isNegated, removeThink } from "./extract.ts";
 export { mathjsBackend } from "./cas.ts";
 export { foldUnicode, normalizeAnswer, numberWithWords } from "./normalize.ts";
+
+setDefaultCas(mathjsBackend);
 
 /** Most CAS compilations one comparison may spend (lists and matrices of many items). */
 const COMPILE_BUDGET = 400;

@@ -1,4 +1,15 @@
-import { mathjsBackend, type CasBackend } from "./cas.ts";
+import type { CasBackend } from "./cas.ts";
+
+/** The default CAS, set by ./index.ts when the verifier loads (so extraction alone does not load mathjs). */
+let defaultCas: CasBackend | undefined;
+
+/** Set the CAS backend that options without `cas` use (./index.ts sets mathjs). */
+export function setDefaultCas(b: CasBackend): void {
+  defaultCas = b;
+}
+
+/** Stands in until ./index.ts has loaded: extraction never compiles, so reaching it is a bug. */
+const NO_CAS = new Proxy({}, { get: () => { throw new Error("the math CAS is not loaded: import src/rewards/math/index.ts (rlvr/math)"); } }) as CasBackend;
 
 /**
  * Public types and defaults of the math answer verifier (src/rewards/math).
@@ -124,6 +135,6 @@ export function resolveOptions(opts: MathVerifyOptions = {}): ResolvedMathOption
     maxAnswerLength: opts.maxAnswerLength ?? 400,
     probePoints: opts.probePoints ?? 6,
     decimalComma: opts.decimalComma ?? "auto",
-    cas: opts.cas ?? mathjsBackend,
+    cas: opts.cas ?? defaultCas ?? NO_CAS,
   };
 }
