@@ -52,6 +52,7 @@ describe("tinker SDK against rlvr tinker", { skip: existsSync(python) ? false : 
   it("get_tokenizer loads the model's tokenizer; a local directory works as base_model", () => {
     const c = checks.get("tokenizer")!;
     assert.deepEqual(c["ids"], c["want"]);
+    assert.deepEqual(c["with_bos"], [1, ...(c["want"] as number[])], "add_special_tokens (the default) prepends <bos>, as rlvr's own encode does");
     assert.equal(c["by_dir"], join(dir, "tiny"));
   });
 

@@ -39,7 +39,9 @@ emit(check="capabilities", models=[m.model_name for m in service.get_server_capa
 tc = service.create_lora_training_client(base_model=MODEL, rank=8).result()
 # a local Hugging Face directory works as base_model too; get_tokenizer loads the model's tokenizer
 by_dir = service.create_lora_training_client(base_model=MODEL_DIR, rank=8).result()
-emit(check="tokenizer", ids=tc.get_tokenizer().encode("1+2=a"), want=enc("1+2=a"), by_dir=by_dir.get_info().model_data.model_name)
+tok = tc.get_tokenizer()
+# without special tokens: the text's ids; by default the tokenizer.json post-processor adds <bos> (id 1), as rlvr does
+emit(check="tokenizer", ids=tok.encode("1+2=a", add_special_tokens=False), want=enc("1+2=a"), with_bos=tok.encode("1+2=a"), by_dir=by_dir.get_info().model_data.model_name)
 data = [sft_datum(f"{a}+{b}=", str((a + b) % 10)) for a in range(3) for b in range(3)]
 adam = types.AdamParams(learning_rate=5e-3, beta1=0.9, beta2=0.95, eps=1e-8)
 losses = []
