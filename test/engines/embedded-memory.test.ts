@@ -30,12 +30,18 @@ test("countParams equals the engine's parameter count (llama untied, qwen2 tied 
   assert.ok(Math.abs(countParams(big) / 1e6 - 13.6) < 0.1, `13.6M expected, got ${countParams(big)}`);
 });
 
-test("passBytes bounds the Wasm heap one forward-backward and one scoring pass take", async () => {
+test("passBytes bounds the Wasm heap one sampling, one scoring and one forward-backward pass take", async () => {
   const cfg = tinyLlama({ vocabSize: 16, hiddenSize: 64, intermediateSize: 192, numLayers: 2, numHeads: 4, numKvHeads: 4, headDim: 16 });
   const engine = await EmbeddedEngine.create(cfg, { seed: 2 });
   const rows = 64;
   const T = 16;
   const batch = randomBatch(new Rng(3), cfg.vocabSize, Array.from({ length: rows }, () => T), { promptLen: 4 });
+  const beforeSample = wasmHeapBytes();
+  // 64 distinct 4-token prompts + 12 new tokens: a 16-slot cache.
+  const prompts = Array.from({ length: rows }, (_, i) => Int32Array.from([1 + (i % 7), 2 + (i % 5), 3, 1 + (i % 3)]));
+  await engine.sample({ prompts, n: 1, maxNewTokens: 12, temperature: 1, seed: 4, stopTokens: [] });
+  const afterSample = wasmHeapBytes();
+  assert.ok(afterSample - beforeSample <= passBytes(cfg, "sample", rows, T), `sampling grew the heap by ${afterSample - beforeSample} B, estimate ${passBytes(cfg, "sample", rows, T)}`);
   const before = wasmHeapBytes();
   await engine.score(batch, { model: "policy" });
   const afterScore = wasmHeapBytes();
@@ -59,6 +65,13 @@ test("the plan splits the 13.6M model's 512-sequence pass but not the quickstart
   assert.ok(maxRows(quick, "train", T) >= 512, "the quickstart's 512 sequences stay one pass");
   assert.ok(maxRows(quick, "sample", 16) >= 128, "the quickstart samples 128 rows a call as before");
   assert.ok(maxRows(big, "score", T) >= bigRows, "scoring keeps less than training");
+});
+
+test("an inference-only SmolLM2-135M samples 4 prompts × 4 samples × 32 tokens in one call", () => {
+  const smol = tinyLlama({ vocabSize: 49152, hiddenSize: 576, intermediateSize: 1536, numLayers: 30, numHeads: 9, numKvHeads: 3, headDim: 64, maxPositionEmbeddings: 8192, tieWordEmbeddings: true });
+  // Its weights and a reference copy resident; before, the full-training plan (10 × parameters) left no room and it sampled one row a call.
+  assert.ok(maxRows(smol, "sample", 64, undefined, { baseBytesPerParam: 8, trainable: 0 }) >= 16);
+  assert.equal(maxRows(smol, "sample", 64), 1);
 });
 
 test("a model too large for the 4 GiB Wasm heap is refused before allocation, with the reason", async () => {

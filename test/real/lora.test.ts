@@ -5,8 +5,8 @@
  *   node --import tsx --test test/real/lora.test.ts
  * - torch engine (peft): one LoRA step, saved adapter and merged/; their log-probs agree (≤ 1e-4;
  *   measured 5.9e-5: 30 layers of float32 summation-order differences; the tiny model's test holds 1e-5);
- * - embedded engine: the same adapter on the float32 base scores within 5e-4 of peft (measured
- *   1.6e-4; the two engines' base models alone differ by 2.0e-4 on this sequence); one
+ * - embedded engine: the same adapter on the float32 base scores within 1e-4 of peft (measured 5.3e-5;
+ *   1.6e-4 before its log-softmax summed the 49,152 logits in blocks, model.ts `logSoftmax`); one
  *   forward-backward + AdamW step on a 16-token sequence, timed, with the Wasm heap's peak;
  *   the packed-bfloat16 base likewise (its log-probs within bfloat16 rounding).
  * Prints the measured numbers (`# real-lora …` lines).
@@ -108,7 +108,7 @@ describe("LoRA on SmolLM2-135M (Q4_1-dequantised weights)", { skip: HAVE ? false
         if (torchLp) {
           const d = maxAbsDiff(lp, torchLp);
           report(`embedded ${baseDtype} vs peft log-probs: max |Δ| = ${d.toExponential(2)}`);
-          assert.ok(d <= (baseDtype === "float32" ? 5e-4 : 0.5), `log-probs differ by ${d}`);
+          assert.ok(d <= (baseDtype === "float32" ? 1e-4 : 0.5), `log-probs differ by ${d}`);
         }
         for (let i = 0; i < 2; i++) {
           const t2 = performance.now();

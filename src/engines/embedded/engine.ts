@@ -153,6 +153,9 @@ export class EmbeddedEngine implements Engine {
     if (lora) {
       const bf16 = Object.values(weights).some((w) => w.dtype === np.uint32);
       this.memoryPlan = { baseBytesPerParam: bf16 ? 2 : 4, trainable: adapterParamCount(config, lora) };
+    } else if (opts.inferenceOnly) {
+      // Weights and a possible reference copy; no gradients or AdamW state (sizes sampling and scoring passes).
+      this.memoryPlan = { baseBytesPerParam: 8, trainable: 0 };
     }
     const half = config.headDim / 2;
     this.invFreq = new Float64Array(half);

@@ -24,7 +24,7 @@
  * scatter-adds dL/dx0 into the embedding gradient.
  */
 import "./node-workers.ts"; // must precede @jax-js/jax: enables its worker threads on Node
-import { numpy as np, nn, tree } from "@jax-js/jax";
+import { numpy as np, nn, lax, tree } from "@jax-js/jax";
 import type { ModelConfig } from "./hf-config.ts";
 
 /** The linear modules of a block that may carry a LoRA adapter (Hugging Face names). */
@@ -312,10 +312,47 @@ export function tokenLogprobs(
 
 /** lp = log softmax(z)[target] and ent = −Σ softmax(z)·log softmax(z) over the last axis of logits [.., V]. */
 function targetLogprobs(logits: np.Array, targets: np.Array): { lp: np.Array; ent: np.Array } {
-  const logp = nn.logSoftmax(logits, -1);
+  const logp = logSoftmax(logits);
   const lp = logp.ref.mul(targets).sum(-1);
-  const ent = np.exp(logp.ref).mul(logp).sum(-1).neg();
+  const ent = blockedSum(np.exp(logp.ref).mul(logp)).neg();
   return { lp, ent };
+}
+
+/** Inner block of `blockedSum`: 256 terms, then the ⌈V/256⌉ block sums. */
+const SUM_BLOCK = 256;
+
+/**
+ * Σ over the last axis of x [.., V] in two levels: blocks of 256 terms, then the block sums (the
+ * tail padded with zeros). A float32 sum of V terms in one sequential pass drifts by up to ~V·ε
+ * relative (jax-js's Wasm reductions run in index order): for a 49,152-entry vocabulary that put
+ * log-softmax off by 1e-4–2e-4; two levels bring it to ~1e-6, as a pairwise sum does. Consumes x.
+ * @returns [..] (last axis reduced)
+ */
+export function blockedSum(x: np.Array): np.Array {
+  const V = x.shape.at(-1)!;
+  if (V <= 2 * SUM_BLOCK) return x.sum(-1);
+  const lead = x.shape.slice(0, -1);
+  const nb = Math.ceil(V / SUM_BLOCK);
+  const padded = nb * SUM_BLOCK === V ? x : np.pad(x, [...lead.map(() => [0, 0] as [number, number]), [0, nb * SUM_BLOCK - V]]);
+  return padded.reshape([...lead, nb, SUM_BLOCK]).sum(-1).sum(-1);
+}
+
+/**
+ * log softmax over the last axis of logits [.., V], accurate to ~1e-6 at V ≈ 50k (jax-js's
+ * `nn.logSoftmax` is off by up to 2e-4 there): max-subtracted exp summed by `blockedSum`, and
+ * log Z refined by one Newton step L ← L + Z·e^(−L) − 1, because jax-js's Wasm log is a
+ * 4-term series off by up to 1.2e-5 (its exp is good to ~1e-7). Same cost as `nn.logSoftmax` under
+ * `jit(grad(…))` (measured at V = 49,152). Consumes logits.
+ * @returns [.., V] log-probabilities
+ */
+export function logSoftmax(logits: np.Array): np.Array {
+  const shifted = logits.ref.sub(lax.stopGradient(np.max(logits, -1, { keepdims: true })));
+  const z = blockedSum(np.exp(shifted.ref)).reshape([...shifted.shape.slice(0, -1), 1]);
+  const l0 = np.log(z.ref);
+  // The correction only fixes the value: log's derivative (1/Z) is exact, and differentiating the
+  // correction too would run the backward of exp(shifted) twice.
+  const logZ = l0.ref.add(lax.stopGradient(z.mul(np.exp(l0.neg())).sub(1)));
+  return shifted.sub(logZ);
 }
 
 /** Inputs of the shared-prefix forward (`prefixTokenLogprobs`). P = shared positions, S = the rest, n = rows per group. */
