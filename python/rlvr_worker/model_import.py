@@ -233,6 +233,13 @@ def _save(model: Any, tok: Any, out: str, template: Optional[str], roles: Dict[s
             fh.write(template)
     if add_bos is not None:
         tcfg["add_bos_token"] = bool(add_bos)
+    # The special tokens by the ids the model declares (GGUF's tokenizer.ggml.*_token_id): how
+    # transformers' GGUF loader names them differs by version (5.17 wrote eos_token <|im_start|>
+    # for SmolLM2, whose eos is <|im_end|>), so they are written here, not left to it.
+    for role in ("bos", "eos", "pad"):
+        tid = roles.get(f"{role}_token_id")
+        if isinstance(tid, int) and 0 <= tid < len(tok):
+            tcfg[f"{role}_token"] = tok.convert_ids_to_tokens(tid)
     with open(cfg_path, "w", encoding="utf-8") as fh:
         json.dump(tcfg, fh, indent=2, ensure_ascii=False)
         fh.write("\n")
