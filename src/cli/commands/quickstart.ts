@@ -147,10 +147,10 @@ export function register(program: Command): void {
     .option("--sft-steps <n>", "SFT warm-up steps at most (it stops earlier at 30% check-set accuracy)", (v) => parseInt(v, 10), 300)
     .option("--rl-steps <n>", "GRPO steps", (v) => parseInt(v, 10), 300)
     .option("--seed <s>", "seed", (v) => parseInt(v, 10), 1)
-    .option("--model <name|dir>", "train a pretrained chat model instead: smollm2-135m-instruct (set up on first use) or a Hugging Face directory (GRPO on word problems; --rl-steps defaults to 40)")
+    .option("--model <name|dir>", "train a pretrained chat model instead: smollm2-135m-instruct (set up on first use) or a Hugging Face directory (GRPO on word problems; --rl-steps defaults to 30)")
     .option("--engine <name>", "with --model: torch (default) or embedded")
     .action(async (o: QuickstartOptions, cmd: Command) => {
-      if (o.model) await runRealQuickstart(o, cmd.getOptionValueSource("rlSteps") === "cli" ? o.rlSteps : 40);
+      if (o.model) await runRealQuickstart(o, cmd.getOptionValueSource("rlSteps") === "cli" ? o.rlSteps : 30);
       else await runQuickstart(o);
     });
 }
