@@ -101,7 +101,9 @@ export function verifyWordProblem(response: string, example: Example): Verdict {
   if (!found) return { correct: false, reward: 0, extracted: null, reason: "no final answer" };
   const value = normalizeAnswer(found.answer, true).replace(/^\{(.*)\}$/, "$1").trim();
   if (!/^-?\d+(?:\.0+)?$/.test(value)) return { correct: false, reward: 0, extracted: found.answer, reason: `not an integer: ${JSON.stringify(value)}` };
-  const ok = BigInt(value.replace(/\.0+$/, "")) === BigInt(example.answer.trim());
+  const reference = typeof example.answer === "string" ? example.answer.trim() : "";
+  if (!/^-?\d+$/.test(reference)) return { correct: false, reward: 0, extracted: found.answer, reason: `the example's answer is not an integer: ${JSON.stringify(example.answer)}` };
+  const ok = BigInt(value.replace(/\.0+$/, "")) === BigInt(reference);
   return { correct: ok, reward: ok ? 1 : 0, extracted: found.answer, reason: ok ? `ok (${found.mode})` : `wrong answer (expected ${example.answer})` };
 }
 
