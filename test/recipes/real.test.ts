@@ -10,6 +10,7 @@ import { parse } from "yaml";
 import { loadRunConfig, parseRunConfig } from "../../src/config/schema.ts";
 import { defaultModelDir } from "../../src/engines/catalog.ts";
 import { openEngine } from "../../src/engines/open.ts";
+import { CharTokenizer } from "../../src/tokenizers/index.ts";
 import { realRecipeConfig } from "../../src/recipes/real.ts";
 
 const YAML = resolve(import.meta.dirname, "../../examples/real/smollm2-grpo.yaml");
@@ -31,7 +32,7 @@ test("model.path: a catalogue name that is not set up fails in one line with the
     writeFileSync(join(dir, "cfg.json"), JSON.stringify(raw));
     const cfg = loadRunConfig(join(dir, "cfg.json"));
     assert.equal(cfg.model.path, join(dir, "cache", "models", "smollm2-135m-instruct"));
-    await assert.rejects(openEngine({ ...cfg.model, engine: "embedded" }, {}), (e: Error) => {
+    await assert.rejects(openEngine({ ...cfg.model, engine: "embedded" }, { tokenizer: new CharTokenizer({ alphabet: "0123456789" }) }), (e: Error) => {
       assert.equal(e.message.split("\n").length, 1);
       assert.match(e.message, /model\.path: directory .*smollm2-135m-instruct does not exist; run `rlvr setup model smollm2-135m-instruct` first/);
       return true;
