@@ -9,7 +9,8 @@ import { adviseEngine, probeShapeOf, type ProbeShape } from "../engines/probe.ts
 import type { Tokenizer } from "../tokenizers/types.ts";
 import { CharTokenizer, loadTokenizer, promptEncoder, type PromptFormat } from "../tokenizers/index.ts";
 import type { Example, Verdict } from "../tasks/types.ts";
-import { getTask, generateExamples, loadDataset } from "../tasks/index.ts";
+import { getTask, generateExamples, hasTask, loadDataset } from "../tasks/index.ts";
+import { hasVerifier } from "../rewards/registry.ts";
 import type { RunConfig } from "../config/schema.ts";
 import { createVerifierPool, type VerifierPool } from "../rewards/pool/pool.ts";
 import { resolveRewardConfig } from "../rewards/config.ts";
@@ -72,6 +73,9 @@ export function contextWith(parts: Omit<RunContext, "verifyBatch" | "verifyAsync
  */
 export async function buildReward(cfg: RunConfig): Promise<{ reward: CompiledReward; closePool: () => Promise<void> }> {
   const { reward, at } = resolveRewardConfig(cfg);
+  // data.task names the task first: an unknown one is an unknown task (with the known ones), not an unknown verifier.
+  const task = cfg.data.task;
+  if (at === "data.task" && task !== undefined && !hasTask(task) && !hasVerifier(task)) getTask(task);
   const p = cfg.rl?.verifierPool;
   let pool: VerifierPool | null = null;
   let usesMath = false;

@@ -6,7 +6,7 @@
  * nothing else in the directory. A directory holding only the config.yaml of a start that failed in
  * its setup is reused. A live run is refused earlier, by the run lock (./lock.ts).
  */
-import { existsSync, rmSync } from "node:fs";
+import { existsSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { UserError } from "../util/errors.ts";
 
@@ -17,6 +17,13 @@ export const RUN_FILES = ["config.yaml", "metrics.jsonl", "samples.jsonl", "eval
  * that failed before its first log line (a config or data error): a fresh start may reuse it.
  */
 const STARTED = RUN_FILES.filter((f) => f !== "config.yaml");
+
+/** Whether a run file holds something a second run would mix with: checkpoints, or a log with content (an empty or special file — e.g. a test's /dev/full — holds nothing). */
+function holdsData(path: string): boolean {
+  if (!existsSync(path)) return false;
+  const st = statSync(path);
+  return st.isDirectory() || (st.isFile() && st.size > 0);
+}
 
 /** A fresh start into a directory that holds a run. */
 export class RunDirError extends UserError {
@@ -37,7 +44,7 @@ export function runFilesIn(dir: string): string[] {
  */
 export function prepareFreshRunDir(dir: string, overwrite: boolean, notice: (line: string) => void): void {
   const found = runFilesIn(dir);
-  if (!STARTED.some((f) => existsSync(join(dir, f)))) return; // empty, or only a failed start's config.yaml (rewritten next)
+  if (!STARTED.some((f) => holdsData(join(dir, f)))) return; // empty, only a failed start's config.yaml (rewritten next), or empty logs
   if (!overwrite) {
     throw new RunDirError(
       `run directory ${dir} already holds a run (${found.join(", ")}); continue it with --resume ${dir}, set a new out (--out), or pass --overwrite (overwrite: true in train()) to delete those files`,

@@ -184,7 +184,13 @@ export async function openEvalEngine(dir: string, tokenizer: Tokenizer, o: Pick<
   const engine = o.engine ?? run?.model.engine ?? "auto";
   if (!(EVAL_ENGINES as readonly string[]).includes(engine)) throw new Error(`rlvr eval: --engine must be one of ${EVAL_ENGINES.join(", ")}, got "${engine}"`);
   const model = { ...(run?.model ?? {}), init: undefined, path: dir };
-  if (engine !== "vllm") return openEngine({ ...model, engine: engine as "embedded" | "torch" | "auto" }, { tokenizer, seed: o.seed, inferenceOnly: true });
+  if (engine !== "vllm") {
+    // engine: auto says what it chose once the checkpoint has opened (a load error stays one line).
+    const said: string[] = [];
+    const opened = await openEngine({ ...model, engine: engine as "embedded" | "torch" | "auto" }, { tokenizer, seed: o.seed, inferenceOnly: true, log: (l) => said.push(l) });
+    for (const l of said) process.stderr.write(l + "\n");
+    return opened;
+  }
   const rollout = run?.rollout?.engine === "vllm" ? run.rollout : rolloutEngineSchema.parse({ engine: "vllm" });
   const cfg = withColocatedPython({ model, rollout });
   const trainer = await openEngine({ ...cfg.model, engine: "torch" }, { tokenizer, seed: o.seed });
