@@ -63,6 +63,9 @@ test("a directory with only a failed start's config.yaml is reused; other files 
   writeFileSync(join(dir, "config.yaml"), "seed: 1\n");
   writeFileSync(join(dir, "notes.txt"), "mine\n");
   prepareFreshRunDir(dir, false, () => assert.fail("nothing to delete"));
+  // An empty log holds nothing to mix with (a start that failed before its first line): reused too.
   writeFileSync(join(dir, "metrics.jsonl"), "");
+  prepareFreshRunDir(dir, false, () => assert.fail("nothing to delete"));
+  writeFileSync(join(dir, "metrics.jsonl"), '{"step":1}\n');
   assert.throws(() => prepareFreshRunDir(dir, false, () => {}), /already holds a run \(config\.yaml, metrics\.jsonl\)/);
 });
