@@ -63,11 +63,8 @@ export function hasContent(response: unknown): response is string {
   return typeof response === "string" && CONTENT.test(response.replace(FENCE, ""));
 }
 
-/** A constraint in data: its checker name (or IFEval instruction id) and parameters. */
-export interface Constraint {
-  type: string;
-  [param: string]: unknown;
-}
+export type { Constraint } from "./registry.ts";
+import type { Constraint } from "./registry.ts";
 
 export interface ConstraintResult {
   type: string;

@@ -4,6 +4,12 @@
  * Users add their own with registerConstraint(); a constraint in data is `{type, ...params}`.
  */
 
+/** A constraint in data: its checker name (or IFEval instruction id) and parameters. */
+export interface Constraint {
+  type: string;
+  [param: string]: unknown;
+}
+
 export interface ConstraintOutcome {
   ok: boolean;
   reason: string;

@@ -16,7 +16,7 @@ import "./checkers-content.ts";
 import "./checkers-format.ts";
 import "./reference/rules.ts";
 import { IFEVAL_MODES, checkFor, getConstraint } from "./registry.ts";
-import type { Constraint } from "./index.ts";
+import type { Constraint } from "./registry.ts";
 
 /** A row's field is not what the IFEval verifier reads; `path` names it (e.g. ["meta", "constraints", 2, "type"]). */
 export class ConstraintDataError extends Error {
