@@ -111,52 +111,48 @@ export function tinkerCrossEntropy(x: TinkerLossInputs): TinkerLossOutput {
   return finish(o);
 }
 
-/** importance_sampling: ℓ = −Σ r·A; dℓ/dlp = −r·A. */
-export function tinkerImportanceSampling(x: TinkerLossInputs): TinkerLossOutput {
+/**
+ * The per-token loop the advantage-weighted losses share: for every position with A ≠ 0, `term`
+ * gets the target log-prob lp, the sampler's q, A and the clip bounds, and returns
+ * [elementwise loss, dℓ/dlp]; positions with A = 0 contribute nothing.
+ */
+function advantageLoss(x: TinkerLossInputs, term: (lp: number, q: number, a: number, lo: number, hi: number) => [number, number]): TinkerLossOutput {
   const o = out(x.targetLogprobs.length);
   const q = x.inputs["logprobs"]!;
   const A = x.inputs["advantages"]!;
+  const th = thresholds(x);
   for (let i = 0; i < o.grad.length; i++) {
     if (A[i] === 0) continue;
-    const r = Math.exp(x.targetLogprobs[i]! - q[i]!);
-    o.elementwise[i] = -r * A[i]!;
-    o.grad[i] = -r * A[i]!;
+    const [lo, hi] = th(i);
+    [o.elementwise[i], o.grad[i]] = term(x.targetLogprobs[i]!, q[i]!, A[i]!, lo, hi);
   }
   return finish(o);
+}
+
+/** importance_sampling: ℓ = −Σ r·A; dℓ/dlp = −r·A. */
+export function tinkerImportanceSampling(x: TinkerLossInputs): TinkerLossOutput {
+  return advantageLoss(x, (lp, q, a) => {
+    const r = Math.exp(lp - q);
+    return [-r * a, -r * a];
+  });
 }
 
 /** ppo: ℓ = −Σ min(r·A, clamp(r, lo, hi)·A); the gradient is −r·A where the unclipped term is the min, else 0. */
 export function tinkerPpo(x: TinkerLossInputs): TinkerLossOutput {
-  const o = out(x.targetLogprobs.length);
-  const q = x.inputs["logprobs"]!;
-  const A = x.inputs["advantages"]!;
-  const th = thresholds(x);
-  for (let i = 0; i < o.grad.length; i++) {
-    if (A[i] === 0) continue;
-    const [lo, hi] = th(i);
-    const r = Math.exp(x.targetLogprobs[i]! - q[i]!);
-    const unclipped = r * A[i]!;
-    const clipped = Math.min(hi, Math.max(lo, r)) * A[i]!;
-    o.elementwise[i] = -Math.min(unclipped, clipped);
-    o.grad[i] = unclipped <= clipped ? -r * A[i]! : 0;
-  }
-  return finish(o);
+  return advantageLoss(x, (lp, q, a, lo, hi) => {
+    const r = Math.exp(lp - q);
+    const unclipped = r * a;
+    const clipped = Math.min(hi, Math.max(lo, r)) * a;
+    return [-Math.min(unclipped, clipped), unclipped <= clipped ? -r * a : 0];
+  });
 }
 
 /** cispo: ℓ = −Σ sg(clamp(r, lo, hi))·lp·A; dℓ/dlp = −clamp(r, lo, hi)·A. */
 export function tinkerCispo(x: TinkerLossInputs): TinkerLossOutput {
-  const o = out(x.targetLogprobs.length);
-  const q = x.inputs["logprobs"]!;
-  const A = x.inputs["advantages"]!;
-  const th = thresholds(x);
-  for (let i = 0; i < o.grad.length; i++) {
-    if (A[i] === 0) continue;
-    const [lo, hi] = th(i);
-    const w = Math.min(hi, Math.max(lo, Math.exp(x.targetLogprobs[i]! - q[i]!)));
-    o.elementwise[i] = -w * x.targetLogprobs[i]! * A[i]!;
-    o.grad[i] = -w * A[i]!;
-  }
-  return finish(o);
+  return advantageLoss(x, (lp, q, a, lo, hi) => {
+    const w = Math.min(hi, Math.max(lo, Math.exp(lp - q)));
+    return [-w * lp * a, -w * a];
+  });
 }
 
 /** dro: ℓ = −Σ (lp·A − β/2·(lp − q)²); dℓ/dlp = −A + β·(lp − q). */
