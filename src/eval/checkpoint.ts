@@ -5,15 +5,15 @@
  * With no options it repeats the run's own final evaluation (its test set, reward, prompt format,
  * eval settings and seed), so the number equals the run's last eval.jsonl line.
  */
-import { existsSync } from "node:fs";
-import { dirname, join, resolve } from "node:path";
+import { join } from "node:path";
 import type { Example, Verdict } from "../tasks/types.ts";
 import { loadDataset } from "../tasks/dataset.ts";
 import { loadTokenizer } from "../tokenizers/index.ts";
 import { promptEncoder, type PromptFormat } from "../tokenizers/prompt.ts";
 import { openEngine } from "../engines/open.ts";
 import type { RunConfig } from "../config/schema.ts";
-import { loadRunConfigFile } from "../config/plugins.ts";
+import { loadRunConfigFile, runConfigPath } from "../config/plugins.ts";
+import { isModelDir } from "../engines/lora.ts";
 import { compileReward } from "../rewards/compile.ts";
 import { rewardConfigSchema, type RewardConfigInput } from "../rewards/config.ts";
 import { toVerdict } from "../rewards/registry.ts";
@@ -54,16 +54,15 @@ export interface EvaluateCheckpointOptions {
 
 /** The run config of a checkpoint: config.yaml in the run directory (`path`, or up to two levels above a checkpoint). */
 export async function runConfigOf(path: string): Promise<RunConfig | null> {
-  const abs = resolve(path);
-  const found = [abs, dirname(abs), dirname(dirname(abs))].map((d) => join(d, "config.yaml")).find((f) => existsSync(f));
+  const found = runConfigPath(path);
   return found ? loadRunConfigFile(found) : null;
 }
 
-/** A run directory's final checkpoint, or `path` itself when it holds config.json. */
+/** A run directory's final checkpoint, or `path` itself when it holds a model (config.json, or a LoRA adapter's adapter_config.json). */
 function checkpointDir(path: string): string {
-  if (existsSync(join(path, "config.json"))) return path;
+  if (isModelDir(path)) return path;
   const final = join(path, "checkpoints", "final");
-  if (existsSync(join(final, "config.json"))) return final;
+  if (isModelDir(final)) return final;
   throw new Error(`evaluateCheckpoint: no checkpoint at ${path}: expected config.json there or in ${final}`);
 }
 

@@ -113,13 +113,6 @@ export async function evalExamples(o: EvalCommandOptions, check?: CompiledReward
   return out;
 }
 
-/** The config.yaml of the run that `path` (a run directory or one of its checkpoints) belongs to, or null. */
-export function findRunConfig(path: string): string | null {
-  const abs = resolve(path);
-  const configs = [join(abs, "config.yaml"), join(abs, "..", "config.yaml"), join(abs, "..", "..", "config.yaml")];
-  return configs.find((c) => existsSync(c)) ?? null;
-}
-
 /**
  * The verifier of an evaluation: `--verifier` when given, else the run's own reward block (its
  * config.yaml, found beside `runDir` or above its checkpoint), else — for --task prompts — each
@@ -148,7 +141,7 @@ export async function runDefaults(path: string, o: EvalCommandInput): Promise<{ 
 /** The compiled reward of an evaluation (see evalVerifier), in-process. */
 export async function evalReward(o: Pick<EvalCommandOptions, "verifier" | "data">, runDir: string): Promise<CompiledReward> {
   if (o.verifier) return compileReward(rewardConfigSchema.parse({ verifier: o.verifier }), { at: "--verifier" });
-  const found = findRunConfig(runDir);
+  const found = runConfigPath(runDir);
   // --data rows need the run's reward (its config errors surface); --task prompts use it when the run config is complete.
   const run = found && (o.data ? loadRunConfig(found) : tryLoadRunConfig(found));
   if (run) return buildInProcessReward(run);
@@ -225,7 +218,7 @@ export async function evalPromptFormat(o: Pick<EvalCommandOptions, "template" | 
  */
 export async function evalCheckpoint(dir: string, examples: Example[], o: EvalCommandOptions, format?: PromptFormat): Promise<EvalResult> {
   const tokenizer = await loadTokenizer(dir);
-  const runConfig = findRunConfig(dir);
+  const runConfig = runConfigPath(dir);
   const run = runConfig ? tryLoadRunConfig(runConfig) : null;
   const engine = await openEvalEngine(dir, tokenizer, { ...o, engine: o.engine ?? (runConfig ? (configuredEngine(runConfig) ?? "embedded") : undefined) }, run);
   try {
