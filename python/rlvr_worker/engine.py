@@ -33,6 +33,7 @@ import numpy as np
 import torch
 
 from .protocol import Tensors
+from .scoring import split_model, split_scores
 
 Array = "np.ndarray[Any, Any]"
 
@@ -53,6 +54,10 @@ class Options:
     seed: int = 0
     lora: Optional[Dict[str, Any]] = None
     threads: int = 0
+    # Run the prompt a run of consecutive rows shares once (scoring.py); plain causal LMs only.
+    shared_prompts: bool = True
+    # Most positions whose logits exist at once in the chunked head (scoring.py).
+    head_chunk: int = 1024
 
     @staticmethod
     def from_json(o: Dict[str, Any]) -> "Options":
@@ -66,6 +71,8 @@ class Options:
             seed=int(o.get("seed", 0)),
             lora=o.get("lora"),
             threads=int(o.get("threads", 0)),
+            shared_prompts=bool(o.get("sharedPrompts", True)),
+            head_chunk=int(o.get("headChunk", 1024)),
         )
 
 
@@ -332,8 +339,15 @@ class Worker:
         return torch.autocast(device_type=self.device.type, dtype=self.dtype)
 
     def _token_scores(self, model: Any, ids: torch.Tensor, lengths: torch.Tensor, entropy: bool) -> Tuple[torch.Tensor, Optional[torch.Tensor]]:
-        """lp, H: [B, T] float32 in the contract layout (0 at t = 0 and on padding)."""
+        """lp, H: [B, T] float32 in the contract layout (0 at t = 0 and on padding). Plain causal
+        LMs go through scoring.split_scores (chunked head, shared prompts run once); others through
+        the full logits."""
+        parts = split_model(model)
         with self._autocast():
+            if parts is not None:
+                # Gradient checkpointing turns the KV cache off in training, so no shared prompts with it.
+                shared = self.opts.shared_prompts and not (self.opts.gradient_checkpointing and model.training)
+                return split_scores(parts[0], parts[1], ids, lengths, entropy, self.opts.head_chunk, shared)
             logits = model(input_ids=ids, use_cache=False).logits
         z = logits[:, :-1].float()  # position t-1 predicts token t
         lse = torch.logsumexp(z, dim=-1)

@@ -119,6 +119,21 @@ export function policyLossTerms(cfg: AlgorithmConfig, counts: StepCounts, scores
     metrics["mismatch/ratio_max"] = mw.ratioMax;
   }
 
+  // A sampler's batch trained without a re-score pass (src/pipeline/collect.ts rescoreReason): the
+  // sampler-trainer gap |Δ log p| over trained tokens, as the re-score pass would report it.
+  if (batch.samplerLogprobs && !batch.oldLogprobs) {
+    let gap = 0;
+    let gapMax = 0;
+    for (let i = 0; i < n; i++) {
+      if (!(mask[i]! > 0)) continue;
+      const d = Math.abs(detached[i]! - batch.samplerLogprobs[i]!);
+      gap += d;
+      gapMax = Math.max(gapMax, d);
+    }
+    metrics["rollout/logprob_diff"] = gap / N;
+    metrics["rollout/logprob_diff_max"] = gapMax;
+  }
+
   // KL and entropy coefficients.
   const klCoef = cfg.kl.placement === "loss" ? (state.klCoef ?? cfg.kl.coef) : 0;
   const ref = batch.refLogprobs;

@@ -7,10 +7,15 @@
  * (src/rollout/dynamic-sampling.ts). The verifier runs here, at generation time, because the group
  * filters and hints select on its verdicts; the reward stage turns verdicts into rewards.
  *
- * With a sampler apart from the trainer (RunContext.sampler: vLLM, a server), the trainer
- * re-scores the sampled tokens: `oldLogprobs` become the trainer's and the sampler's are kept
- * as `samplerLogprobs` for mismatch correction; `rollout/logprob_diff` (mean |Δ log p| over
- * response tokens) and `rollout/logprob_diff_max` measure the gap.
+ * With a sampler apart from the trainer (RunContext.sampler: vLLM, a server), the sampler's
+ * log-probs are kept as `samplerLogprobs` for mismatch correction, and the trainer's log-probs of
+ * the sampled tokens become `oldLogprobs` one of two ways (`rescoreReason`):
+ *   - one on-policy update (rl.epochs 1, rl.miniBatches 1, no rl.async, no KL term, no method
+ *     adding sequences): the update's own forward pass is at the weights that sampled, so the loss
+ *     takes lp_old = sg(lp) and no separate pass runs (TRL does the same at num_iterations 1);
+ *     `mismatch/logprob_gap` measures the gap;
+ *   - otherwise `rescore`: a scoring pass before the reward stage; `rollout/logprob_diff` (mean
+ *     |Δ log p| over response tokens) and `rollout/logprob_diff_max` measure the gap.
  */
 import { collectRollouts, responseMask } from "../rollout/collect.ts";
 import { fillBatch } from "../rollout/dynamic-sampling.ts";
@@ -117,6 +122,26 @@ function sequences(ctx: RunContext, b: StepBatch): Sequence[] {
     }
     return s;
   });
+}
+
+/**
+ * Why the trainer must re-score a sampler's batch before the reward stage, or null when the one
+ * update's own forward gives the same old log-probs (lp_old = sg(lp) at the sampling weights).
+ * @param klTerm the step scores a reference model (its KL reads the old log-probs first)
+ */
+export function rescoreReason(ctx: RunContext, b: StepBatch, klTerm: boolean): string | null {
+  const r = ctx.cfg.rl!;
+  if (r.epochs > 1) return `rl.epochs is ${r.epochs}: later epochs train from weights that did not sample`;
+  if (r.miniBatches > 1) return `rl.miniBatches is ${r.miniBatches}: later updates train from weights that did not sample`;
+  if ((r.async?.maxStaleness ?? 0) > 0) return "rl.async: batches are trained from newer weights than sampled them";
+  if (klTerm) return "the KL term reads the trainer's log-probs before the update";
+  if (!b.seqs.every((s) => s.samplerLogprobs !== undefined && s.oldLogprobs === s.samplerLogprobs)) return "a method added sequences with their own old log-probs";
+  return null;
+}
+
+/** One on-policy update: drop the sampler's log-probs as `oldLogprobs` so the loss takes sg(lp). */
+export function useUpdateForward(b: StepBatch): void {
+  for (const s of b.seqs) delete s.oldLogprobs;
 }
 
 /**

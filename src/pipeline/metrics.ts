@@ -99,7 +99,7 @@ export function metrics(ctx: RunContext, batch: StepBatch, opt: OptimizeReport, 
     ...Object.fromEntries(Object.entries(t).filter(([k]) => !["sample", "reward", "step"].includes(k)).map(([k, v]) => [`time/${k}`, v])),
     ...staleness(batch, st),
     // Mismatch correction (algorithm.mismatch; on by default with vLLM rollouts): mean weight, corrected fraction, |Δ log p|, largest ratio.
-    ...Object.fromEntries(Object.keys(lm).filter((k) => k.startsWith("mismatch/")).map((k) => [k, k.endsWith("_max") ? lm[k]! : mean(k)])),
+    ...Object.fromEntries(Object.keys(lm).filter((k) => k.startsWith("mismatch/") || k.startsWith("rollout/logprob_diff")).map((k) => [k, k.endsWith("_max") ? lm[k]! : mean(k)])),
   };
   Object.assign(m, batch.metrics, g.metrics);
   log.metrics({ stage: "rl", step: st.step, ...m });

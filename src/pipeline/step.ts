@@ -16,7 +16,7 @@ import type { RunLogger } from "../trainer/logger.ts";
 import type { RlState } from "../trainer/rl.ts";
 import type { StepBatch } from "./batch.ts";
 import { advantages } from "./advantages.ts";
-import { collect, rescore } from "./collect.ts";
+import { collect, rescore, rescoreReason, useUpdateForward } from "./collect.ts";
 import { metrics } from "./metrics.ts";
 import { optimize, type OptimizeReport } from "./optimize.ts";
 import { reference } from "./reference.ts";
@@ -42,7 +42,7 @@ export async function rlStep(ctx: RunContext, alg: AlgorithmConfig, st: RlState,
   let batch = await (st.pending.shift() ?? collect(ctx, st, hooks));
   const times = batch.times;
   times["collect"] = (performance.now() - tc) / 1000;
-  if (ctx.sampler && !ctx.sampler.exact) await timed(times, "rescore", () => rescore(ctx, batch));
+  if (ctx.sampler && !ctx.sampler.exact) await oldLogprobs(ctx, alg, st, batch, log);
   prefetch(ctx, st, hooks);
   checkStaleness(ctx, st, batch);
   batch = await timed(times, "reward", () => reward(ctx, alg, batch, hooks));
@@ -55,6 +55,17 @@ export async function rlStep(ctx: RunContext, alg: AlgorithmConfig, st: RlState,
   st.step++;
   times["step"] = (performance.now() - t0) / 1000;
   return metrics(ctx, batch, opt, st, log);
+}
+
+/** A sampler's batch: re-score it, or let the update's own forward give lp_old (collect.ts rescoreReason). */
+async function oldLogprobs(ctx: RunContext, alg: AlgorithmConfig, st: RlState, batch: StepBatch, log: RunLogger): Promise<void> {
+  const why = rescoreReason(ctx, batch, st.kl.coef > 0 || alg.kl.adaptive !== undefined);
+  if (st.rescoreWhy !== why) {
+    st.rescoreWhy = why;
+    log.info(why === null ? "rollout: one on-policy update a step, so the trainer's log-probs come from the update's own forward (no re-score pass)" : `rollout: the trainer re-scores every batch because ${why}`);
+  }
+  if (why === null) useUpdateForward(batch);
+  else await timed(batch.times, "rescore", () => rescore(ctx, batch));
 }
 
 /**

@@ -39,6 +39,8 @@ export interface RlState {
   policyVersion: number;
   /** rl.async: batches of the next steps being collected (not saved; a resumed run collects anew). */
   pending: Promise<StepBatch>[];
+  /** Why the trainer re-scores a sampler's batches (null: it does not); logged when it changes. Not saved. */
+  rescoreWhy?: string | null;
 }
 
 export function initRlState(ctx: RunContext, alg: AlgorithmConfig): RlState {

@@ -1,0 +1,52 @@
+"""Parity of python/rlvr_worker/scoring.py (chunked head, shared prompts) with the plain pass
+`model(ids).logits` -> log-softmax, on tiny random Llama and Qwen2 models: log-probs, entropies
+and the parameter gradients of a random linear loss of both. Prints one JSON line per case."""
+
+import json
+import sys
+
+import numpy as np
+import torch
+from transformers import LlamaConfig, LlamaForCausalLM, Qwen2Config, Qwen2ForCausalLM
+
+from rlvr_worker.scoring import plan_shared, split_model, split_scores
+
+
+def plain(m, ids, lens):
+    B, T = ids.shape
+    z = m(input_ids=ids, use_cache=False).logits[:, :-1].float()
+    lse = torch.logsumexp(z, -1)
+    lp = z.gather(-1, ids[:, 1:, None])[..., 0] - lse
+    H = lse - (z.softmax(-1) * z).sum(-1)
+    valid = torch.arange(1, T)[None] < lens[:, None]
+    zero = torch.zeros(B, 1)
+    return torch.cat([zero, torch.where(valid, lp, 0.0)], 1), torch.cat([zero, torch.where(valid, H, 0.0)], 1)
+
+
+def run(m, fn, w, we):
+    m.zero_grad()
+    lp, H = fn()
+    ((lp * w).sum() + (H * we).sum()).backward()
+    return lp.detach(), H.detach(), torch.cat([p.grad.flatten() for p in m.parameters()])
+
+
+torch.manual_seed(0)
+for name, cls, cfgc in [("llama", LlamaForCausalLM, LlamaConfig), ("qwen2", Qwen2ForCausalLM, Qwen2Config)]:
+    cfg = cfgc(vocab_size=97, hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2, tie_word_embeddings=True)
+    m = cls(cfg).float()
+    B, T = 9, 20
+    ids = torch.randint(0, 97, (B, T))
+    # Two groups of 4 sharing 9 prompt tokens (one row shorter than the prompt + 1), and a loner.
+    for g in range(2):
+        ids[g * 4 : (g + 1) * 4, :9] = ids[g * 4, :9]
+    lens = torch.tensor([20, 15, 10, 18, 9, 20, 11, 14, 17])
+    plan = plan_shared(ids.numpy(), lens.numpy())
+    decoder, head = split_model(m)
+    w, we = torch.randn(B, T), torch.randn(B, T)
+    ref = run(m, lambda: plain(m, ids, lens), w, we)
+    for case, shared, chunk in [("chunked", False, 7), ("shared", True, 7), ("shared-1-chunk", True, 4096)]:
+        got = run(m, lambda: split_scores(decoder, head, ids, lens, True, chunk, shared), w, we)
+        diff = [float((a - b).abs().max()) for a, b in zip(got, ref)]
+        scale = float(ref[2].abs().max())
+        print(json.dumps({"model": name, "case": case, "lp": diff[0], "entropy": diff[1], "grad": diff[2] / scale, "runs": plan[0].tolist() if plan else None, "shared": plan[1] if plan else 0}))
+sys.stdout.flush()
