@@ -155,6 +155,8 @@ class DistributedWorker(Worker):
     same order. Batch arguments are the whole batch on rank 0 and None on the other ranks;
     results are meaningful on rank 0 only."""
 
+    split_scoring = False  # FSDP2/DDP: scores through the wrapped root's forward (engine.Worker)
+
     def __init__(self, ctx: DistContext, strategy: str) -> None:
         super().__init__()
         if strategy not in ("fsdp2", "ddp"):

@@ -190,6 +190,10 @@ class _Pending:
 class Worker:
     """One policy model (+ optional reference) and its optimizer."""
 
+    # Score plain causal LMs through their decoder and head (scoring.py). Off under torchrun: FSDP2
+    # and DDP gather parameters and hook gradients in the root module's own forward.
+    split_scoring = True
+
     def __init__(self) -> None:
         self.model: Any = None
         self.reference: Any = None
@@ -342,7 +346,7 @@ class Worker:
         """lp, H: [B, T] float32 in the contract layout (0 at t = 0 and on padding). Plain causal
         LMs go through scoring.split_scores (chunked head, shared prompts run once); others through
         the full logits."""
-        parts = split_model(model)
+        parts = split_model(model) if self.split_scoring else None
         with self._autocast():
             if parts is not None:
                 # Gradient checkpointing turns the KV cache off in training, so no shared prompts with it.

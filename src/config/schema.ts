@@ -46,6 +46,12 @@ const modelSchema = z
     gradientCheckpointing: z.boolean().default(false),
     /** Torch engine only: most tokens (rows × padded length) per forward; larger batches are micro-batched. */
     tokenBudget: posInt.max(1 << 30).default(16384),
+    /**
+     * Both engines: run the prompt positions a group of consecutive rows shares (a GRPO group) once
+     * when training and scoring (exact up to float rounding; torch: python/rlvr_worker/scoring.py,
+     * embedded: src/engines/embedded/prefix.ts). Turn off only to measure what it saves.
+     */
+    sharedPrompts: z.boolean().default(true),
     /** Torch engine only: data-parallel training under torchrun (FSDP2 or DDP); see docs/scaling.md. */
     distributed: z
       .strictObject({

@@ -57,16 +57,16 @@ export interface OpenEngineOptions {
 export async function openEngine(model: ModelSpec, o: OpenEngineOptions): Promise<Engine> {
   if (model.engine === "auto") return openAuto(model, o);
   const seed = o.seed ?? 0;
-  const torchOpts = { python: model.python, device: model.device ?? "auto", dtype: model.dtype ?? "auto", gradientCheckpointing: model.gradientCheckpointing ?? false, tokenBudget: model.tokenBudget ?? 16384, seed, tokenizer: o.tokenizer, distributed: model.distributed, onStderr: o.torchStderr, lora: model.lora };
+  const torchOpts = { python: model.python, device: model.device ?? "auto", dtype: model.dtype ?? "auto", gradientCheckpointing: model.gradientCheckpointing ?? false, tokenBudget: model.tokenBudget ?? 16384, sharedPrompts: model.sharedPrompts ?? true, seed, tokenizer: o.tokenizer, distributed: model.distributed, onStderr: o.torchStderr, lora: model.lora };
   if (model.path) {
     if (!existsSync(model.path)) throw new Error(missingModel(model.path));
     if (model.engine === "torch") return TorchEngine.fromPretrained(model.path, torchOpts);
-    return EmbeddedEngine.fromPretrained(model.path, { tokenizer: o.tokenizer, seed, inferenceOnly: o.inferenceOnly, lora: model.lora });
+    return EmbeddedEngine.fromPretrained(model.path, { tokenizer: o.tokenizer, seed, inferenceOnly: o.inferenceOnly, lora: model.lora, sharedPrefix: model.sharedPrompts ?? true });
   }
   if (!model.init) throw new Error("config error at model: set model.path (a checkpoint directory) or model.init (a random model's size)");
   const mc = initModelConfig(parseModelInit(model.init), o.tokenizer);
   if (model.engine === "torch") return TorchEngine.create(mc, torchOpts);
-  return EmbeddedEngine.create(mc, { seed, tokenizer: o.tokenizer, modelId: `random-init(${mc.hiddenSize}x${mc.numLayers})`, lora: model.lora });
+  return EmbeddedEngine.create(mc, { seed, tokenizer: o.tokenizer, modelId: `random-init(${mc.hiddenSize}x${mc.numLayers})`, lora: model.lora, sharedPrefix: model.sharedPrompts ?? true });
 }
 
 /**

@@ -41,6 +41,8 @@ export interface TorchEngineOptions {
   gradientCheckpointing?: boolean;
   /** Most tokens (rows × padded length) in one forward; larger batches are micro-batched. Default 16384. */
   tokenBudget?: number;
+  /** Run the prompt a group of consecutive rows shares once when training and scoring (exact; python/rlvr_worker/scoring.py). Default true. */
+  sharedPrompts?: boolean;
   /** KV cache used by generate(): "auto" (static on CUDA in float32; dynamic on CPU and under bfloat16 autocast), "static" or "dynamic". */
   kvCache?: "auto" | "static" | "dynamic";
   /** transformers attention implementation ("sdpa" default, "eager", "flash_attention_2"). */
@@ -129,6 +131,7 @@ export class TorchEngine implements Engine {
         dtype: opts.dtype ?? "auto",
         gradientCheckpointing: opts.gradientCheckpointing ?? false,
         tokenBudget: opts.tokenBudget ?? 16384,
+        sharedPrompts: opts.sharedPrompts ?? true,
         kvCache: opts.kvCache ?? "auto",
         attnImplementation: opts.attnImplementation ?? "sdpa",
         seed: opts.seed ?? 0,

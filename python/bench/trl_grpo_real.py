@@ -1,0 +1,111 @@
+"""Baseline for `npm run bench -- real` (bench/real.ts): TRL's GRPOTrainer on SmolLM2-135M-Instruct
+with the real-model recipe's settings: word-problems rows as chat messages (the model's own
+template, generation prompt added), prompts x group per step, max new tokens, temperature 1,
+learning rate, no KL term, one update per generation batch, full fine-tune or LoRA (peft).
+
+Reward: 1 when the number after the last "####" (else the last number) equals the row's answer.
+Prints one JSON line {"step_seconds": [...], "trl": version, "torch": version} on stdout.
+Run with python/.venv-bench (torch==2.13.0, transformers, trl, datasets, peft).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+import time
+from typing import Any, List
+
+import torch
+import trl
+from datasets import Dataset
+from transformers import AutoModelForCausalLM, AutoTokenizer, TrainerCallback
+from trl import GRPOConfig, GRPOTrainer
+
+
+class StepTimer(TrainerCallback):  # type: ignore[misc]
+    def __init__(self) -> None:
+        self.t = time.perf_counter()
+        self.steps: List[float] = []
+
+    def on_step_end(self, args: Any, state: Any, control: Any, **kw: Any) -> None:
+        now = time.perf_counter()
+        self.steps.append(now - self.t)
+        self.t = now
+
+
+def final_number(text: str) -> str:
+    tail = text.rsplit("####", 1)[-1] if "####" in text else text
+    nums = re.findall(r"-?\d+(?:\.\d+)?", tail.replace(",", ""))
+    return nums[-1] if nums else ""
+
+
+def reward_answer(completions: List[Any], answer: List[str], **kw: Any) -> List[float]:
+    out = []
+    for c, a in zip(completions, answer):
+        text = c[-1]["content"] if isinstance(c, list) else str(c)
+        out.append(1.0 if final_number(text) == a else 0.0)
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--model", required=True)
+    ap.add_argument("--data", required=True, help="word-problems JSONL (prompt, answer)")
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--prompts-per-step", type=int, default=8)
+    ap.add_argument("--group", type=int, default=4)
+    ap.add_argument("--max-new", type=int, default=48)
+    ap.add_argument("--steps", type=int, default=6)
+    ap.add_argument("--lr", type=float, default=1e-5)
+    ap.add_argument("--lora-rank", type=int, default=0, help="0: full fine-tune")
+    ap.add_argument("--lora-alpha", type=float, default=32)
+    ap.add_argument("--seed", type=int, default=1)
+    a = ap.parse_args()
+    rows = [json.loads(l) for l in open(a.data) if l.strip()]
+    n_rows = a.prompts_per_step * (a.steps + 1)
+    rows = (rows * (n_rows // len(rows) + 1))[:n_rows]
+    ds = Dataset.from_dict({"prompt": [[{"role": "user", "content": r["prompt"]}] for r in rows], "answer": [str(r["answer"]) for r in rows]})
+    tok = AutoTokenizer.from_pretrained(a.model)
+    model = AutoModelForCausalLM.from_pretrained(a.model, dtype=torch.float32)
+    peft_config = None
+    if a.lora_rank > 0:
+        from peft import LoraConfig
+
+        peft_config = LoraConfig(r=a.lora_rank, lora_alpha=a.lora_alpha, lora_dropout=0.0, target_modules="all-linear", task_type="CAUSAL_LM")
+    cfg = GRPOConfig(
+        output_dir=a.out,
+        per_device_train_batch_size=a.prompts_per_step * a.group,
+        gradient_accumulation_steps=1,
+        num_generations=a.group,
+        max_completion_length=a.max_new,
+        learning_rate=a.lr,
+        lr_scheduler_type="constant",
+        warmup_steps=0,
+        weight_decay=0.0,
+        max_grad_norm=1.0,
+        beta=0.0,
+        loss_type="grpo",
+        scale_rewards="group",
+        temperature=1.0,
+        num_iterations=1,
+        max_steps=a.steps,
+        logging_steps=1,
+        report_to=[],
+        save_strategy="no",
+        use_cpu=True,
+        bf16=False,
+        seed=a.seed,
+        dataloader_num_workers=0,
+        disable_tqdm=True,
+    )
+    timer = StepTimer()
+    trainer = GRPOTrainer(model=model, args=cfg, reward_funcs=reward_answer, train_dataset=ds, processing_class=tok, callbacks=[timer], peft_config=peft_config)
+    timer.t = time.perf_counter()
+    trainer.train()
+    sys.stdout.write(json.dumps({"step_seconds": timer.steps, "trl": trl.__version__, "torch": torch.__version__}) + "\n")
+
+
+if __name__ == "__main__":
+    main()
