@@ -1,6 +1,7 @@
 // TinkerEngine (rlvr's engine contract on a model held by a Tinker server) against the embedded
-// engine on the same checkpoint: scores, a linear loss's update, greedy samples, the reference
-// model and save/load agree.
+// engine on the same checkpoint with the LoRA adapters the server builds for rank 4 (engineLora:
+// attention, MLP and head, alpha 32, the server's seed 0): scores, a linear loss's update, greedy
+// samples, the reference model and save/load agree.
 import { describe, it, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { mkdtemp, rm } from "node:fs/promises";
@@ -10,6 +11,7 @@ import { EmbeddedEngine } from "../../src/engines/embedded/engine.ts";
 import { loadTokenizer } from "../../src/tokenizers/index.ts";
 import { serveTinker, type TinkerServer } from "../../src/tinker/server.ts";
 import { TinkerEngine } from "../../src/tinker/engine.ts";
+import { engineLora } from "../../src/tinker/state.ts";
 import { Rng } from "../../src/util/rng.ts";
 import { writeTinyModel } from "../tinker/fixture.ts";
 import { linearLoss, randomBatch } from "../engines/helpers/tiny.ts";
@@ -29,7 +31,7 @@ describe("TinkerEngine vs EmbeddedEngine (same checkpoint)", () => {
     dir = await mkdtemp(join(tmpdir(), "rlvr-tinker-engine-"));
     await writeTinyModel(join(dir, "tiny"));
     const tokenizer = await loadTokenizer(join(dir, "tiny"));
-    local = await EmbeddedEngine.fromPretrained(join(dir, "tiny"), { tokenizer });
+    local = await EmbeddedEngine.fromPretrained(join(dir, "tiny"), { tokenizer, seed: 0, lora: engineLora({ rank: 4 }) });
     server = await serveTinker({ port: 0, models: { tiny: join(dir, "tiny") }, dataDir: join(dir, "data"), log: () => {} });
     remote = await TinkerEngine.open({ baseUrl: server.url, baseModel: "tiny", rank: 4, vocabSize: tokenizer.vocabSize, maxSeqLen: 64 });
   });

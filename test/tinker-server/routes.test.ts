@@ -12,6 +12,7 @@ import { RECORDED } from "./recorded.ts";
 describe("tinker server routes", () => {
   let dir: string;
   let s: TinkerServer;
+  const logs: string[] = [];
   const post = async (url: string, payload: unknown) => {
     const r = await s.app.inject({ method: "POST", url, payload: payload as object });
     return { status: r.statusCode, body: r.json() as Record<string, unknown> };
@@ -26,7 +27,7 @@ describe("tinker server routes", () => {
   before(async () => {
     dir = await mkdtemp(join(tmpdir(), "rlvr-tinker-routes-"));
     await writeTinyModel(join(dir, "tiny"));
-    s = await serveTinker({ port: 0, models: { tiny: join(dir, "tiny") }, dataDir: join(dir, "data"), log: () => {}, pollMs: 50 });
+    s = await serveTinker({ port: 0, models: { tiny: join(dir, "tiny") }, dataDir: join(dir, "data"), log: (l) => logs.push(l), pollMs: 50 });
   });
   after(async () => {
     await s?.close();
@@ -55,6 +56,30 @@ describe("tinker server routes", () => {
     const r = await result(fb.json()["request_id"]);
     assert.equal(r.body["category"], "user");
     assert.match(String(r.body["error"]), /data\[0\]: token id 300000 is outside the vocabulary \[0, 20\)/);
+  });
+
+  it("lora_config is checked at create_model: rank, train_* booleans, at least one target", async () => {
+    for (const [lora, want] of [
+      [{ rank: 0 }, /lora_config\.rank must be a positive integer/],
+      [{ rank: 4, train_mlp: "yes" }, /lora_config\.train_mlp must be true or false/],
+      [{ rank: 4, train_mlp: false, train_attn: false, train_unembed: false }, /at least one of train_attn, train_mlp, train_unembed/],
+    ] as const) {
+      const r = await post("/api/v1/create_model", { session_id: "s", model_seq_id: 50, base_model: "tiny", lora_config: lora });
+      assert.equal(r.status, 400);
+      assert.match(String(r.body["error"]), want);
+    }
+  });
+
+  it("a second LoRA client and a base-model sampler on the same base share its frozen weights (no copy)", async () => {
+    logs.length = 0;
+    for (const seq of [60, 61]) {
+      const c = await post("/api/v1/create_model", { session_id: "share", model_seq_id: seq, base_model: "tiny", lora_config: { rank: 2, train_unembed: false } });
+      assert.equal((await result(c.body["request_id"])).body["model_id"], `share:train:${seq}`);
+    }
+    const smp = await post("/api/v1/create_sampling_session", { base_model: "tiny" });
+    assert.equal(smp.status, 200);
+    assert.ok(logs.some((l) => /a LoRA rank 2 client shares the frozen base .*tiny already loaded/.test(l)), logs.join("\n"));
+    assert.ok(logs.some((l) => /a base-model sampler shares the frozen base/.test(l)), logs.join("\n"));
   });
 
   it("a JSON forward_backward body is refused with the content type to use", async () => {
