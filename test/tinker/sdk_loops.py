@@ -113,6 +113,12 @@ urls = rest.get_external_weights_urls(ext).result().urls
 import urllib.request  # noqa: E402
 sizes = {f: len(urllib.request.urlopen(u).read()) for f, u in urls.items()}
 emit(check="external", path=ext, files=sorted(urls), sizes=sizes)
+# the checkpoint is a peft LoRA adapter: the SDK's defaults train attention, MLP and the head, alpha 32
+adapter_cfg = json.loads(urllib.request.urlopen(urls["adapter_config.json"]).read())
+attn_only = service.create_lora_training_client(base_model=MODEL, rank=2, train_mlp=False, train_unembed=False).result()
+attn_info = rest.get_weights_info_by_tinker_path(attn_only.save_state("attn").result().path).result()
+emit(check="adapter", r=adapter_cfg["r"], alpha=adapter_cfg["lora_alpha"], targets=sorted(adapter_cfg["target_modules"]),
+     attn_only=[attn_info.is_lora, attn_info.lora_rank, attn_info.train_attn, attn_info.train_mlp, attn_info.train_unembed])
 emit(check="checkpoints", ids=[c.checkpoint_id for c in rest.list_checkpoints(tc.model_id).result().checkpoints])
 doomed = tc.save_state("to-delete").result().path
 rest.delete_checkpoint_from_tinker_path(doomed).result()
@@ -126,6 +132,30 @@ for _ in range(3):
     one.forward_backward(data, "cross_entropy").result()
     one.optim_step(types.AdamParams(learning_rate=1e-2)).result()
 emit(check="two_clients", one=one.forward(data, "cross_entropy").result().metrics["loss:sum"], two_before=two_before, two_after=two.forward(data, "cross_entropy").result().metrics["loss:sum"])
+# at once, interleaved: A and B (same seed) train on different data step by step; B must end as a
+# client C with B's seed trained alone on B's data (its adapter and AdamW state kept apart from A's)
+data2 = [sft_datum(f"{a}+{b}=", "c") for a in range(3) for b in range(3)]
+a_c = service.create_lora_training_client(base_model=MODEL, rank=4, seed=7).result()
+b_c = service.create_lora_training_client(base_model=MODEL, rank=4, seed=7).result()
+for _ in range(3):
+    fa = a_c.forward_backward(data, "cross_entropy")
+    fb2 = b_c.forward_backward(data2, "cross_entropy")
+    oa = a_c.optim_step(types.AdamParams(learning_rate=1e-2))
+    ob = b_c.optim_step(types.AdamParams(learning_rate=1e-2))
+    for f in (fa, fb2, oa, ob):
+        f.result()
+c_c = service.create_lora_training_client(base_model=MODEL, rank=4, seed=7).result()
+for _ in range(3):
+    c_c.forward_backward(data2, "cross_entropy").result()
+    c_c.optim_step(types.AdamParams(learning_rate=1e-2)).result()
+lp_of = lambda client: client.forward(data2, "cross_entropy").result().loss_fn_outputs[0]["logprobs"].to_numpy().tolist()
+emit(check="interleaved", b=lp_of(b_c), c=lp_of(c_c), a=lp_of(a_c))
+# the base as a KL/reference model: a sampling client on base_model; its compute_logprobs equal a
+# fresh LoRA client's forward (B = 0: exactly the base) and differ from a trained client's
+ref = service.create_sampling_client(base_model=MODEL)
+fresh = service.create_lora_training_client(base_model=MODEL, rank=4).result()
+toks2 = data2[0].model_input.to_ints() + [int(data2[0].loss_fn_inputs["target_tokens"].to_numpy()[-1])]
+emit(check="reference", base=ref.compute_logprobs(types.ModelInput.from_ints(toks2)).result()[1:], fresh=lp_of(fresh), trained=lp_of(c_c))
 
 # ---------------------------------------------------------------- RL loop (rl_loop.py)
 # Reward: the first sampled character is "a". GRPO-style centring within each group.
