@@ -269,14 +269,23 @@ export interface ProtoSampledSequence {
   logprobs: ArrayLike<number>;
 }
 
-/** Encode a SampleResponse; `promptLogprobs` (NaN where none) when prompt log-probs were asked for. */
-export function encodeSampleResponse(sequences: ProtoSampledSequence[], promptLogprobs?: ArrayLike<number>): Uint8Array {
+/** Top-k log-probs per position (TopkLogprobs): row-major [length, k]; an empty cell is id 0, log-prob −99999. */
+export interface ProtoTopk {
+  k: number;
+  length: number;
+  ids: ArrayLike<number>;
+  logprobs: ArrayLike<number>;
+}
+
+/** Encode a SampleResponse; `promptLogprobs` (NaN where none) when prompt log-probs were asked for, `topk` when top-k prompt log-probs were. */
+export function encodeSampleResponse(sequences: ProtoSampledSequence[], promptLogprobs?: ArrayLike<number>, topk?: ProtoTopk): Uint8Array {
   const w = new Writer();
   for (const s of sequences) {
     const seq = new Writer().uint(1, s.stopReason === "length" ? 1 : 0).bytes(2, i32bytes(s.tokens)).bytes(3, f32bytes(s.logprobs)).finish();
     w.bytes(1, seq);
   }
   if (promptLogprobs) w.bytes(2, f32bytes(promptLogprobs));
+  if (topk) w.bytes(3, new Writer().bytes(1, i32bytes(topk.ids)).bytes(2, f32bytes(topk.logprobs)).uint(3, topk.k).uint(4, topk.length).finish());
   return w.finish();
 }
 

@@ -123,6 +123,24 @@ describe("tinker SDK against rlvr tinker", { skip: existsSync(python) ? false : 
     assert.ok(c["base"]!.some((v, i) => Math.abs(v - c["trained"]![i]!) > 1e-3));
   });
 
+  it("topk_prompt_logprobs: the k most likely next tokens at each prompt position, sorted, the actual token's log-prob among them when it ranks", () => {
+    const c = checks.get("topk")! as { topk: ([number, number][] | null)[]; prompt: (number | null)[]; tokens: number[] };
+    assert.equal(c.topk.length, c.tokens.length);
+    assert.equal(c.topk[0], null);
+    let ranked = 0;
+    c.topk.slice(1).forEach((row, i) => {
+      const t = i + 1;
+      assert.equal(row!.length, 3);
+      for (let j = 1; j < 3; j++) assert.ok(row![j]![1] <= row![j - 1]![1], `position ${t} not sorted`);
+      const hit = row!.find(([id]) => id === c.tokens[t]);
+      if (hit) {
+        ranked++;
+        assert.ok(Math.abs(hit[1] - c.prompt[t]!) < 1e-5, `position ${t}: top-k ${hit[1]} vs prompt log-prob ${c.prompt[t]}`);
+      } else assert.ok(c.prompt[t]! <= row![2]![1] + 1e-6, `position ${t}: an unlisted token outranks the 3rd`);
+    });
+    assert.ok(Math.exp(c.topk[1]![0]![1]) <= 1 && ranked >= 0);
+  });
+
   it("save_state / load_state (with and without optimizer) / create_training_client_from_state round trip", () => {
     const c = checks.get("state")! as Record<string, number>;
     assert.ok(Math.abs(c["moved"]! - c["before"]!) > 1e-3);

@@ -155,6 +155,9 @@ emit(check="interleaved", b=lp_of(b_c), c=lp_of(c_c), a=lp_of(a_c))
 ref = service.create_sampling_client(base_model=MODEL)
 fresh = service.create_lora_training_client(base_model=MODEL, rank=4).result()
 toks2 = data2[0].model_input.to_ints() + [int(data2[0].loss_fn_inputs["target_tokens"].to_numpy()[-1])]
+# top-k prompt log-probs: per position the k most likely tokens with their log-probs (position 0: None)
+tk = ref.sample(types.ModelInput.from_ints(toks2), 1, types.SamplingParams(max_tokens=1, seed=3), include_prompt_logprobs=True, topk_prompt_logprobs=3).result()
+emit(check="topk", topk=[None if row is None else [[int(t), float(l)] for t, l in row] for row in tk.topk_prompt_logprobs], prompt=[None if v is None else float(v) for v in tk.prompt_logprobs], tokens=toks2)
 emit(check="reference", base=ref.compute_logprobs(types.ModelInput.from_ints(toks2)).result()[1:], fresh=lp_of(fresh), trained=lp_of(c_c))
 
 # ---------------------------------------------------------------- RL loop (rl_loop.py)

@@ -143,6 +143,8 @@ export class EmbeddedEngine implements Engine {
   >;
   private readonly prefillFn;
   private readonly decodeFn;
+  /** Logits [1, T, V] of every position of one sequence (topLogprobs). */
+  private readonly logitsFn;
 
   private constructor(
     readonly config: ModelConfig,
@@ -207,6 +209,7 @@ export class EmbeddedEngine implements Engine {
       },
       { staticArgnums: [5] },
     );
+    this.logitsFn = jit((p: Params, x0: np.Array, cos: np.Array, sin: np.Array, bias: np.Array) => lmHead(p, decoder(p, cfg, x0, cos, sin, bias, null).hidden, cfg.loraScale));
     this.decodeFn = jit((p: Params, x0: np.Array, cos: np.Array, sin: np.Array, bias: np.Array, cache: KvCache, write: np.Array) => {
       const out = decoder(p, cfg, x0, cos, sin, bias, { k: cache.k, v: cache.v, write });
       const last = out.hidden.slice([], -1); // [B, D]
@@ -664,6 +667,49 @@ export class EmbeddedEngine implements Engine {
     } else {
       this.reference = (await loadCheckpoint(from.dir)).weights;
     }
+  }
+
+  /**
+   * The k most likely tokens of each next-token distribution along `tokens` under the policy
+   * (Tinker's top-k prompt log-probs): row t (1 ≤ t < len) lists the top k of the distribution
+   * that predicted token t, by log-prob descending (ties: lower id first); row 0 has none.
+   * Not part of the engine contract: the torch engine does not offer it.
+   * @returns ids and logprobs, row-major [len, k] (row 0: id −1, log-prob NaN)
+   * @throws Error when k is not in [1, vocabSize] or a token id is outside the vocabulary
+   */
+  async topLogprobs(tokens: Int32Array, k: number): Promise<{ ids: Int32Array; logprobs: Float32Array }> {
+    const V = this.config.vocabSize;
+    const T = tokens.length;
+    if (!Number.isInteger(k) || k < 1 || k > V) throw new Error(`topLogprobs: k must be an integer in [1, ${V}], got ${k}`);
+    for (const id of tokens) if (id < 0 || id >= V) throw new Error(`topLogprobs: token id ${id} is outside the vocabulary [0, ${V})`);
+    const Tp = passLength(T, LEN_BUCKET);
+    const ids = Int32Array.from({ length: Tp }, (_, i) => (i < T ? tokens[i]! : 0));
+    const { cos, sin } = this.rope(Int32Array.from({ length: Tp }, (_, i) => i), 1, Tp);
+    const logits = (await (this.logitsFn(this.params(this.policy), this.embed(this.weights, ids, 1, Tp), cos, sin, EmbeddedEngine.causalBias(0, Tp)) as np.Array).data()) as Float32Array;
+    const outIds = new Int32Array(T * k).fill(-1);
+    const outLp = new Float32Array(T * k).fill(NaN);
+    for (let t = 1; t < T; t++) {
+      const row = logits.subarray((t - 1) * V, t * V);
+      let max = -Infinity;
+      for (let v = 0; v < V; v++) max = Math.max(max, row[v]!);
+      let sum = 0;
+      for (let v = 0; v < V; v++) sum += Math.exp(row[v]! - max);
+      const lse = max + Math.log(sum);
+      // Insertion into a sorted list of the k best (descending logit; a tie keeps the lower id first).
+      const best: number[] = [];
+      for (let v = 0; v < V; v++) {
+        if (best.length === k && row[v]! <= row[best[k - 1]!]!) continue;
+        let i = best.length === k ? k - 1 : best.length;
+        while (i > 0 && row[best[i - 1]!]! < row[v]!) i--;
+        best.splice(i, 0, v);
+        if (best.length > k) best.pop();
+      }
+      best.forEach((v, j) => {
+        outIds[t * k + j] = v;
+        outLp[t * k + j] = row[v]! - lse;
+      });
+    }
+    return { ids: outIds, logprobs: outLp };
   }
 
   // ---------------------------------------------------------------- sampling

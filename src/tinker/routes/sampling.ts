@@ -1,8 +1,8 @@
 /** Sampling routes of the Tinker protocol: sampling sessions, samplers, asample (results in protobuf). */
 import { randomUUID } from "node:crypto";
 import { UserError } from "../futures.ts";
-import { encodeSampleResponse } from "../proto.ts";
-import { sampleTinker, type TinkerSampleRequest } from "../sample.ts";
+import { encodeSampleResponse, type ProtoTopk } from "../proto.ts";
+import { sampleTinker, TOPK_MASK_LOGPROB, type TinkerSampleRequest } from "../sample.ts";
 import type { FastifyInstance } from "fastify";
 import { requestBody, type TinkerState } from "../state.ts";
 
@@ -37,9 +37,19 @@ export function samplingRoutes(app: FastifyInstance, st: TinkerState): void {
         type: "sample",
         sequences: r.sequences.map((q) => ({ stop_reason: q.stopReason, tokens: Array.from(q.tokens), logprobs: Array.from(q.logprobs) })),
         prompt_logprobs: r.promptLogprobs ? Array.from(r.promptLogprobs, (v) => (Number.isNaN(v) ? null : v)) : null,
+        topk_prompt_logprobs: r.topkPromptLogprobs ? topkJson(r.topkPromptLogprobs) : null,
       };
-      return { json, proto: encodeSampleResponse(r.sequences, r.promptLogprobs) };
+      return { json, proto: encodeSampleResponse(r.sequences, r.promptLogprobs, r.topkPromptLogprobs) };
     }, key);
     return { request_id, sample_sequence_ids: ids };
+  });
+}
+
+/** Top-k prompt log-probs in the SDK's list form: per position a list of [token id, log-prob], or null where empty. */
+function topkJson(t: ProtoTopk): ([number, number][] | null)[] {
+  return Array.from({ length: t.length }, (_, i) => {
+    const row: [number, number][] = [];
+    for (let j = 0; j < t.k; j++) if (t.logprobs[i * t.k + j] !== TOPK_MASK_LOGPROB) row.push([t.ids[i * t.k + j]!, t.logprobs[i * t.k + j]!]);
+    return row.length ? row : null;
   });
 }
