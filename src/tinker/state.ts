@@ -71,6 +71,8 @@ export interface SamplingSession {
   id: string;
   baseModel: string;
   modelPath: string | null;
+  /** The weights' directory (a base model, a checkpoint or an adapter). */
+  dir: string;
   engine: Engine;
   tokenizer: Tokenizer;
 }
@@ -79,7 +81,7 @@ export interface SamplingSession {
 export const CHECKPOINT_KINDS = { weights: "training", sampler_weights: "sampler", external_weights: "external" } as const;
 export type CheckpointKind = keyof typeof CHECKPOINT_KINDS;
 
-/** Sampling sessions whose engines stay loaded (an older one answers "no sampling session"). */
+/** Sampling sessions whose engines stay loaded (an older one is released and reloaded on its next request). */
 const MAX_SAMPLERS = 8;
 
 export interface TinkerStateOptions {
@@ -108,6 +110,10 @@ export class TinkerState {
   readonly sessions = new Map<string, { created: Date; lastHeartbeat: Date }>();
   readonly training = new Map<string, TrainingModel>();
   readonly samplers = new Map<string, SamplingSession>();
+  /** Released sampling sessions (past MAX_SAMPLERS): what reopens each on its next request. */
+  private readonly parked = new Map<string, { baseModel: string; dir: string; modelPath: string | null }>();
+  /** Released sessions being reloaded (concurrent requests share one reload). */
+  private readonly reloading = new Map<string, Promise<SamplingSession>>();
   /** Sequence ids handed out per sampling request key (a retry gets the same ones). */
   readonly sampleIds = new Map<string, string[]>();
   readonly models: Record<string, string>;
@@ -234,17 +240,49 @@ export class TinkerState {
     return `tinker://${m.id}/${kind}/${name}`;
   }
 
-  /** A sampling session on the weights in `dir`; the oldest sessions past MAX_SAMPLERS are released. */
-  async newSampler(baseModel: string, dir: string, modelPath: string | null): Promise<SamplingSession> {
+  /**
+   * A sampling session on the weights in `dir` (`id` given: a released session reopened). Past
+   * MAX_SAMPLERS live sessions the oldest is released; its next request reopens it (sampler()).
+   */
+  async newSampler(baseModel: string, dir: string, modelPath: string | null, id = `sampler-${randomUUID().slice(0, 8)}`): Promise<SamplingSession> {
     const { engine, tokenizer } = await this.open(dir, this.o.seed, null);
-    const s: SamplingSession = { id: `sampler-${randomUUID().slice(0, 8)}`, baseModel, modelPath, engine, tokenizer };
+    const s: SamplingSession = { id, baseModel, modelPath, dir, engine, tokenizer };
+    this.parked.delete(id);
     this.samplers.set(s.id, s);
-    for (const [id, old] of this.samplers) {
+    for (const [oid, old] of this.samplers) {
       if (this.samplers.size <= MAX_SAMPLERS) break;
-      this.samplers.delete(id);
+      this.samplers.delete(oid);
+      this.parked.set(oid, { baseModel: old.baseModel, dir: old.dir, modelPath: old.modelPath });
       await this.release(old.engine);
     }
     return s;
+  }
+
+  /** Whether sampling session `id` was created here (loaded or released). */
+  hasSampler(id: string): boolean {
+    return this.samplers.has(id) || this.parked.has(id);
+  }
+
+  /** Sampling session `id`, reloaded from its weights when it was released. @throws UserError when there is none. */
+  async sampler(id: string): Promise<SamplingSession> {
+    const s = this.samplers.get(id);
+    if (s) return s;
+    const p = this.parked.get(id);
+    if (!p) throw new UserError(`no sampling session "${id}"`);
+    let pending = this.reloading.get(id);
+    if (!pending) {
+      this.log(`rlvr tinker: reloading released sampling session ${id} (${p.modelPath ?? p.baseModel})`);
+      pending = this.newSampler(p.baseModel, p.dir, p.modelPath, id).finally(() => this.reloading.delete(id));
+      this.reloading.set(id, pending);
+    }
+    return pending;
+  }
+
+  /** A sampling session's record without loading it: {baseModel, modelPath}. @throws UserError when there is none. */
+  samplerInfo(id: string): { baseModel: string; modelPath: string | null } {
+    const s = this.samplers.get(id) ?? this.parked.get(id);
+    if (!s) throw new UserError(`no sampler "${id}"`);
+    return { baseModel: s.baseModel, modelPath: s.modelPath };
   }
 
   /** A training run in the SDK's TrainingRun shape. */

@@ -12,6 +12,8 @@ import { loadTokenizer } from "../../src/tokenizers/index.ts";
 import { serveTinker, type TinkerServer } from "../../src/tinker/server.ts";
 import { TinkerEngine } from "../../src/tinker/engine.ts";
 import { engineLora } from "../../src/tinker/state.ts";
+import { parseRunConfig } from "../../src/config/schema.ts";
+import { openEngine } from "../../src/engines/open.ts";
 import { Rng } from "../../src/util/rng.ts";
 import { writeTinyModel } from "../tinker/fixture.ts";
 import { linearLoss, randomBatch } from "../engines/helpers/tiny.ts";
@@ -68,6 +70,24 @@ describe("TinkerEngine vs EmbeddedEngine (same checkpoint)", () => {
     assert.ok(maxDiff((await remote.score(batch, { model: "reference" })).logprobs, before) < 1e-6);
     await remote.load(join(dir, "ckpt"));
     assert.ok(maxDiff((await remote.score(batch, { model: "policy" })).logprobs, before) < 1e-6);
+  });
+
+  it("model.engine: tinker in a run config opens a TinkerEngine on the server (a fresh adapter scores as the base model)", async () => {
+    const run = (model: Record<string, unknown>) => parseRunConfig({ model: { path: join(dir, "tiny"), ...model }, data: { task: "addition" } } as never);
+    assert.throws(() => run({ engine: "tinker" }), /model\.tinker.*set both or neither/);
+    assert.throws(() => run({ tinker: { baseUrl: server.url } }), /set both or neither/);
+    assert.throws(() => run({ engine: "tinker", tinker: { baseUrl: server.url }, lora: {} }), /model\.tinker\.rank and drop model\.lora/);
+    const cfg = run({ engine: "tinker", tinker: { baseUrl: server.url, baseModel: "tiny", rank: 2 } });
+    const tokenizer = await loadTokenizer(join(dir, "tiny"));
+    const [e, base] = [await openEngine(cfg.model, { tokenizer }), await EmbeddedEngine.fromPretrained(join(dir, "tiny"), { tokenizer })];
+    try {
+      assert.equal(e.info().engine, "tinker");
+      assert.equal(e.info().maxSeqLen, 64);
+      assert.ok(maxDiff((await e.score(batch, { model: "policy" })).logprobs, (await base.score(batch, { model: "policy" })).logprobs) < 1e-5);
+    } finally {
+      await e.close();
+      await base.close();
+    }
   });
 
   it("entropy is never returned (the protocol has none), even when asked", async () => {

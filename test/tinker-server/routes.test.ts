@@ -82,6 +82,17 @@ describe("tinker server routes", () => {
     assert.ok(logs.some((l) => /a base-model sampler shares the frozen base/.test(l)), logs.join("\n"));
   });
 
+  it("a sampling session released past the newest 8 is reloaded on its next request, not an error", async () => {
+    const ids: string[] = [];
+    for (let i = 0; i < 9; i++) ids.push(String((await post("/api/v1/create_sampling_session", { base_model: "tiny" })).body["sampling_session_id"]));
+    logs.length = 0;
+    const r = await post("/api/v1/asample", { sampling_session_id: ids[0], seq_id: 0, num_samples: 1, prompt: { chunks: [{ type: "encoded_text", tokens: [5, 6] }] }, sampling_params: { max_tokens: 2, seed: 1 } });
+    assert.equal(r.status, 200);
+    assert.equal((await result(r.body["request_id"])).body["type"], "sample");
+    assert.ok(logs.some((l) => l.includes(`reloading released sampling session ${ids[0]}`)), logs.join("\n"));
+    assert.equal((await post("/api/v1/asample", { sampling_session_id: "sampler-nope", prompt: { chunks: [] } })).status, 400);
+  });
+
   it("a JSON forward_backward body is refused with the content type to use", async () => {
     const r = await post("/api/v1/forward_backward", { model_id: "s:train:0" });
     assert.equal(r.status, 400);
@@ -136,10 +147,16 @@ describe("tinker server routes", () => {
     assert.deepEqual(byString.sequences.map((q) => q.tokens[0]), none.sequences.map((q) => q.tokens[0]));
   });
 
-  it("asample: unsupported top-k log-probs are refused by name", async () => {
-    const r = await post("/api/v1/asample", { num_samples: 1, base_model: "tiny", prompt: { chunks: [{ type: "encoded_text", tokens: [5, 6] }] }, sampling_params: { max_tokens: 2 }, topk_prompt_logprobs: 3 });
-    assert.equal((r.body["sample_sequence_ids"] as string[]).length, 1);
-    const out = await result(r.body["request_id"]);
-    assert.match(String(out.body["error"]), /top-k log-probs are not supported/);
+  it("asample: topk_sample_logprobs is refused by name; topk_prompt_logprobs answers k entries a position; a bad prompt_logprobs_last_n is named", async () => {
+    const ask = async (extra: Record<string, unknown>) => {
+      const r = await post("/api/v1/asample", { num_samples: 1, base_model: "tiny", prompt: { chunks: [{ type: "encoded_text", tokens: [5, 6, 7] }] }, sampling_params: { max_tokens: 2 }, ...extra });
+      assert.equal((r.body["sample_sequence_ids"] as string[]).length, 1);
+      return (await result(r.body["request_id"])).body;
+    };
+    assert.match(String((await ask({ topk_sample_logprobs: 3 }))["error"]), /topk_sample_logprobs .* is not supported/);
+    const top = (await ask({ topk_prompt_logprobs: 2 }))["topk_prompt_logprobs"] as ([number, number][] | null)[];
+    assert.equal(top[0], null);
+    assert.deepEqual(top.slice(1).map((r) => r!.length), [2, 2]);
+    assert.match(String((await ask({ prompt_logprobs: true, prompt_logprobs_last_n: 3 }))["error"]), /prompt_logprobs_last_n must be between 1 and len\(prompt\) - 1 = 2/);
   });
 });

@@ -14,14 +14,13 @@ export function samplingRoutes(app: FastifyInstance, st: TinkerState): void {
     return { type: "create_sampling_session", sampling_session_id: s.id };
   });
   app.get<{ Params: { id: string } }>("/api/v1/samplers/:id", async (req) => {
-    const s = st.samplers.get(req.params.id);
-    if (!s) throw new UserError(`no sampler "${req.params.id}"`);
-    return { sampler_id: s.id, base_model: s.baseModel, model_path: s.modelPath };
+    const s = st.samplerInfo(req.params.id);
+    return { sampler_id: req.params.id, base_model: s.baseModel, model_path: s.modelPath };
   });
   app.post("/api/v1/asample", async (req) => {
     const b = requestBody(req) as unknown as TinkerSampleRequest & { sampling_session_id?: string; seq_id?: number; model_path?: string; base_model?: string };
-    let s = b.sampling_session_id ? st.samplers.get(b.sampling_session_id) : undefined;
-    if (b.sampling_session_id && !s) throw new UserError(`asample: no sampling session "${b.sampling_session_id}"`);
+    const sid = b.sampling_session_id;
+    if (sid && !st.hasSampler(sid)) throw new UserError(`asample: no sampling session "${sid}"`);
     const n = b.num_samples ?? 1;
     if (!Number.isInteger(n) || n < 1) throw new UserError("asample.num_samples must be a positive integer");
     const seed = b.sampling_params?.seed ?? st.seedCounter++;
@@ -31,7 +30,7 @@ export function samplingRoutes(app: FastifyInstance, st: TinkerState): void {
     if (key) st.sampleIds.set(key, ids);
     if (st.sampleIds.size > 10_000) st.sampleIds.delete(st.sampleIds.keys().next().value!);
     const request_id = st.futures.submit(async () => {
-      if (!s) s = b.model_path ? await st.newSampler(String(b.base_model ?? b.model_path), st.pathDir(b.model_path, "asample.model_path"), b.model_path) : await st.newSampler(String(b.base_model), st.baseDir(b.base_model, "asample.base_model"), null);
+      const s = sid ? await st.sampler(sid) : b.model_path ? await st.newSampler(String(b.base_model ?? b.model_path), st.pathDir(b.model_path, "asample.model_path"), b.model_path) : await st.newSampler(String(b.base_model), st.baseDir(b.base_model, "asample.base_model"), null);
       const r = await sampleTinker(s.engine, s.tokenizer, b, seed);
       const json = {
         type: "sample",
