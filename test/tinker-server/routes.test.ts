@@ -93,6 +93,15 @@ describe("tinker server routes", () => {
     assert.equal((await post("/api/v1/asample", { sampling_session_id: "sampler-nope", prompt: { chunks: [] } })).status, 400);
   });
 
+  it("load_state of an adapter with another rank is refused as a user error naming both", async () => {
+    const mk = async (seq: number, rank: number) => (await result((await post("/api/v1/create_model", { session_id: "ld", model_seq_id: seq, base_model: "tiny", lora_config: { rank } })).body["request_id"])).body["model_id"];
+    const [a, b] = [await mk(0, 2), await mk(1, 4)];
+    const saved = await result((await post("/api/v1/save_weights", { model_id: a, seq_id: 1, path: "r2" })).body["request_id"]);
+    const r = await result((await post("/api/v1/load_weights", { model_id: b, seq_id: 1, path: saved.body["path"] })).body["request_id"]);
+    assert.equal(r.body["category"], "user");
+    assert.match(String(r.body["error"]), /holds LoRA rank 2 on .*lm_head.*; training client ld:train:1 trains LoRA rank 4/);
+  });
+
   it("a JSON forward_backward body is refused with the content type to use", async () => {
     const r = await post("/api/v1/forward_backward", { model_id: "s:train:0" });
     assert.equal(r.status, 400);

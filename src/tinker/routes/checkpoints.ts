@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { randomUUID } from "node:crypto";
 import { UserError } from "../futures.ts";
-import { checkName, type TrainingModel } from "../state.ts";
+import { checkName, engineLora, type TrainingModel } from "../state.ts";
 import { readAdapterInfo } from "../../engines/lora.ts";
 import type { FastifyInstance } from "fastify";
 import { requestBody, type TinkerState } from "../state.ts";
@@ -62,6 +62,7 @@ export function checkpointRoutes(app: FastifyInstance, st: TinkerState): void {
     const dir = st.pathDir(b["path"], "load_weights.path");
     const withOptimizer = b["optimizer"] === true;
     const load = async (m: TrainingModel) => {
+      checkLoadable(m, dir, String(b["path"]));
       let from = dir;
       if (!withOptimizer && existsSync(join(dir, "optimizer.safetensors"))) {
         from = await mkdtemp(join(tmpdir(), "rlvr-tinker-load-"));
@@ -104,4 +105,13 @@ async function dirSize(dir: string): Promise<number> {
   let n = 0;
   for (const f of await readdir(dir)) n += (await stat(join(dir, f))).size;
   return n;
+}
+
+/** A LoRA client loads an adapter of its own rank and targets, a full client a full checkpoint. @throws UserError naming both. */
+function checkLoadable(m: TrainingModel, dir: string, path: string): void {
+  const have = readAdapterInfo(dir)?.lora;
+  const key = (l: { rank: number; targets: readonly string[] }) => `LoRA rank ${l.rank} on ${[...l.targets].sort().join(", ")}`;
+  const want = m.lora ? key(engineLora(m.lora)) : "every weight (a full checkpoint)";
+  const got = have ? key(have) : "every weight (a full checkpoint)";
+  if (want !== got) throw new UserError(`load_weights.path: ${path} holds ${got}; training client ${m.id} trains ${want}; load it with create_training_client_from_state instead`);
 }
