@@ -9,7 +9,7 @@
 import type { Engine } from "../engines/engine.ts";
 import type { Tokenizer } from "../tokenizers/types.ts";
 import { UserError } from "./futures.ts";
-import type { ProtoSampledSequence, ProtoTopk } from "./proto.ts";
+import { TOPK_MASK_LOGPROB, type ProtoSampledSequence, type ProtoTopk } from "./proto.ts";
 import { EmbeddedEngine } from "../engines/embedded/engine.ts";
 
 /** The JSON body of `asample` (the fields rlvr reads). */
@@ -90,8 +90,6 @@ export async function sampleTinker(engine: Engine, tok: Tokenizer, req: TinkerSa
   return { sequences, promptLogprobs, topkPromptLogprobs };
 }
 
-/** The SDK's log-prob of an empty top-k cell. */
-export const TOPK_MASK_LOGPROB = -99999;
 
 /** SamplingParams.stop → stop token ids and stop strings. None keeps EOS; [] stops on nothing. */
 function stops(stop: string | string[] | number[] | null | undefined, tok: Tokenizer): { ids: number[]; strings: string[] } {

@@ -1,8 +1,8 @@
 /** Sampling routes of the Tinker protocol: sampling sessions, samplers, asample (results in protobuf). */
 import { randomUUID } from "node:crypto";
 import { UserError } from "../futures.ts";
-import { encodeSampleResponse, type ProtoTopk } from "../proto.ts";
-import { sampleTinker, TOPK_MASK_LOGPROB, type TinkerSampleRequest } from "../sample.ts";
+import { encodeSampleResponse, TOPK_MASK_LOGPROB, type ProtoTopk } from "../proto.ts";
+import { sampleTinker, type TinkerSampleRequest } from "../sample.ts";
 import type { FastifyInstance } from "fastify";
 import { requestBody, type TinkerState } from "../state.ts";
 
