@@ -11,7 +11,7 @@ import type { Engine } from "../engines/engine.ts";
 import { openEngine } from "../engines/open.ts";
 import { EmbeddedEngine } from "../engines/embedded/engine.ts";
 import { isModelDir, LORA_HEAD_MODULE, loraConfigSchema, readAdapterInfo, type LoraConfig as EngineLora } from "../engines/lora.ts";
-import { loadTokenizer } from "../tokenizers/index.ts";
+import { tinkerTokenizer } from "./ids-tokenizer.ts";
 import type { Tokenizer } from "../tokenizers/types.ts";
 import { FutureStore, SeqQueue, UserError, type FutureResult } from "./futures.ts";
 
@@ -183,7 +183,7 @@ export class TinkerState {
    * or adapter, shares the frozen base of a live LoRA engine on the same base instead of loading it again.
    */
   private async open(dir: string, seed: number, lora: EngineLora | null): Promise<{ engine: Engine; tokenizer: Tokenizer }> {
-    const tokenizer = await loadTokenizer(dir);
+    const tokenizer = await tinkerTokenizer(dir);
     const adapter = readAdapterInfo(dir);
     const base = this.o.engine === "embedded" ? this.sharedBase(adapter?.base ?? dir) : undefined;
     let engine: Engine;

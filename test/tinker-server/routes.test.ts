@@ -2,7 +2,7 @@
 // the field, futures and try_again, idempotent retries by seq_id, the recorded SDK protobuf body.
 import { describe, it, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { mkdtemp, rm } from "node:fs/promises";
+import { copyFile, mkdir, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { serveTinker, type TinkerServer } from "../../src/tinker/server.ts";
@@ -100,6 +100,20 @@ describe("tinker server routes", () => {
     const r = await result((await post("/api/v1/load_weights", { model_id: b, seq_id: 1, path: saved.body["path"] })).body["request_id"]);
     assert.equal(r.body["category"], "user");
     assert.match(String(r.body["error"]), /holds LoRA rank 2 on .*lm_head.*; training client ld:train:1 trains LoRA rank 4/);
+  });
+
+  it("a model directory without tokenizer files trains and samples on token ids; stop strings are refused naming it", async () => {
+    const bare = join(dir, "bare");
+    await mkdir(bare);
+    for (const f of ["config.json", "model.safetensors"]) await copyFile(join(dir, "tiny", f), join(bare, f));
+    const c = await post("/api/v1/create_model", { session_id: "bare", model_seq_id: 0, base_model: bare, lora_config: { rank: 2 } });
+    assert.equal((await result(c.body["request_id"])).body["model_id"], "bare:train:0");
+    const ask = async (stop: unknown) => {
+      const r = await post("/api/v1/asample", { num_samples: 1, base_model: bare, prompt: { chunks: [{ type: "encoded_text", tokens: [5, 6] }] }, sampling_params: { max_tokens: 3, seed: 1, stop } });
+      return (await result(r.body["request_id"])).body;
+    };
+    assert.equal(((await ask([2]))["sequences"] as unknown[]).length, 1);
+    assert.match(String((await ask(["="]))["error"]), /stop strings .* needs a tokenizer, and .*bare has none \(no tokenizer\.json\)/);
   });
 
   it("a JSON forward_backward body is refused with the content type to use", async () => {
