@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { hfParamNames, toHfConfig } from "../../src/engines/embedded/hf-config.ts";
 import { EmbeddedEngine } from "../../src/engines/embedded/engine.ts";
 import { adapterTensorName, loraConfigSchema } from "../../src/engines/lora.ts";
-import { tinyLlama, randomBatch, randomHfWeights, linearLoss, writeHfCheckpoint, maxAbsDiff, Rng } from "./helpers/tiny.ts";
+import { tinyLlama, tinyQwen2, randomBatch, randomHfWeights, linearLoss, writeHfCheckpoint, maxAbsDiff, Rng } from "./helpers/tiny.ts";
 
 const CFG = tinyLlama({ vocabSize: 19, hiddenSize: 16, intermediateSize: 24, numHeads: 4, numKvHeads: 2, headDim: 4 });
 const lora = (targets: string[], rank = 4) => loraConfigSchema.parse({ rank, targets, baseDtype: "float32" });
@@ -54,6 +54,17 @@ describe("LoRA on the output head (lm_head)", () => {
     assert.ok(maxAbsDiff(before, await e.getWeight(B)) > 1e-6);
     await Promise.all([e.close(), merged.close(), plain.close()]);
   });
+});
+
+test("a head adapter on tied embeddings (Qwen2-style) trains; merging it is refused by name", async () => {
+  const e = await EmbeddedEngine.create(tinyQwen2({ vocabSize: 19 }), { seed: 3, lora: { ...lora(["q_proj", "lm_head"]), saveMerged: true } });
+  const B = adapterTensorName(-1, "lm_head", "B");
+  const before = await lp(e);
+  await train(e, 2);
+  assert.ok(maxAbsDiff(new Float32Array(19 * 4), await e.getWeight(B)) > 1e-6, "the head's B moved");
+  assert.ok(maxAbsDiff(before, await lp(e)) > 1e-4);
+  await assert.rejects(e.save(join(tmp, "tied")), /lm_head adapter on a model with tied embeddings cannot be merged/);
+  await e.close();
 });
 
 describe("shareBase: several LoRA engines on one frozen base", () => {
