@@ -141,6 +141,13 @@ describe("tinker SDK against rlvr tinker", { skip: existsSync(python) ? false : 
     assert.ok(Math.exp(c.topk[1]![0]![1]) <= 1 && ranked >= 0);
   });
 
+  it("a tied Qwen2 directory written by transformers alone (no tokenizer): LoRA with the head trains (ppo loss falls), its sampler scores as forward, samples", () => {
+    const c = checks.get("bare_qwen2")! as { losses: number[]; forward: number[]; compute: number[]; sample: number[] };
+    assert.ok(c.losses[2]! < c.losses[0]!, `ppo loss ${c.losses.join(" → ")}`);
+    c.forward.forEach((v, i) => assert.ok(Math.abs(v - c.compute[i]!) < 1e-5, `position ${i}: ${v} vs ${c.compute[i]}`));
+    assert.ok(c.sample.length >= 1 && c.sample.length <= 3);
+  });
+
   it("save_state / load_state (with and without optimizer) / create_training_client_from_state round trip", () => {
     const c = checks.get("state")! as Record<string, number>;
     assert.ok(Math.abs(c["moved"]! - c["before"]!) > 1e-3);

@@ -229,4 +229,24 @@ try:
     emit(check="unscorable", logprobs=odd_lp, raised=False)
 except Exception as e:  # noqa: BLE001
     emit(check="unscorable", logprobs=odd_lp, raised=True, message=str(e)[:300])
+# a Hugging Face directory written by transformers alone (tied Qwen2, no tokenizer files): a LoRA
+# client with the SDK's defaults (the head included) trains, saves, samples and scores on token ids
+import os  # noqa: E402
+import tempfile  # noqa: E402
+from transformers import Qwen2Config, Qwen2ForCausalLM  # noqa: E402
+
+torch.manual_seed(0)
+qdir = os.path.join(tempfile.mkdtemp(prefix="rlvr-tinker-qwen2-"), "qwen2")
+Qwen2ForCausalLM(Qwen2Config(vocab_size=48, hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=64, tie_word_embeddings=True)).save_pretrained(qdir)
+qc = service.create_lora_training_client(base_model=qdir, rank=4).result()
+qtoks = [3, 9, 12, 7, 30, 5, 2]
+qd = types.Datum(model_input=types.ModelInput.from_ints(qtoks[:-1]), loss_fn_inputs={"target_tokens": qtoks[1:], "logprobs": [-3.0] * 6, "advantages": [1.0, -0.5, 0.3, 0.0, 2.0, -1.0]})
+q_losses = []
+for _ in range(3):
+    q_losses.append(qc.forward_backward([qd], "ppo").result().metrics["loss:sum"])
+    qc.optim_step(types.AdamParams(learning_rate=1e-2)).result()
+qs = qc.save_weights_and_get_sampling_client().result()
+q_fwd = qc.forward([qd], "ppo").result().loss_fn_outputs[0]["logprobs"].to_numpy().tolist()
+emit(check="bare_qwen2", losses=q_losses, forward=q_fwd, compute=qs.compute_logprobs(types.ModelInput.from_ints(qtoks)).result()[1:],
+     sample=qs.sample(types.ModelInput.from_ints(qtoks[:3]), 1, types.SamplingParams(max_tokens=3, stop=[2])).result().sequences[0].tokens)
 emit(check="done")
