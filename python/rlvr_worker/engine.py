@@ -257,7 +257,9 @@ class Worker:
         except ImportError as e:  # pragma: no cover - depends on the environment
             raise RuntimeError("LoRA needs peft: pip install peft (inside the worker's virtual environment)") from e
         targets = [str(t) for t in cfg.get("targets", [])]
-        modules = linear_module_names(model)
+        # The output head (lm_head) may carry an adapter too (Tinker's train_unembed).
+        head = [n.rsplit(".", 1)[-1] for n, m in model.named_modules() if m is model.get_output_embeddings()]
+        modules = linear_module_names(model) + head
         unknown = [t for t in targets if t not in modules]
         if unknown:
             raise ValueError(f"config error at model.lora.targets: {', '.join(repr(u) for u in unknown)} not a module of this model; its linear modules: {', '.join(modules)}")

@@ -27,7 +27,7 @@ export { TorchEngine, type TorchEngineOptions } from "../engines/torch/engine.ts
 export { importModel, setupModel, MODEL_CATALOG, defaultModelDir, rlvrCacheDir, type ImportSummary, type ImportModelOptions, type SetupModelOptions, type CatalogModel } from "../engines/torch/model-import.ts";
 export type { ModelConfig } from "../engines/embedded/hf-config.ts";
 // LoRA on both engines (model.lora): the config schema, target checks, peft adapter directories.
-export { loraConfigSchema, checkLoraTargets, readAdapterInfo, isModelDir, LLAMA_LINEAR_MODULES, type LoraConfig, type AdapterInfo } from "../engines/lora.ts";
+export { loraConfigSchema, checkLoraTargets, readAdapterInfo, isModelDir, LLAMA_LINEAR_MODULES, LORA_HEAD_MODULE, type LoraConfig, type AdapterInfo } from "../engines/lora.ts";
 export * from "../tokenizers/index.ts";
 
 // Samplers apart from the trainer (rollouts on vLLM, an OpenAI-compatible server, or a worker-thread copy of an embedded policy for rl.async).

@@ -18,3 +18,4 @@ export {
   type SampleResponse,
 } from "../tinker/client.ts";
 export { TinkerEngine, type TinkerEngineOptions } from "../tinker/engine.ts";
+export { engineLora, TINKER_LORA_ALPHA, type LoraConfig as TinkerLoraConfig } from "../tinker/state.ts";

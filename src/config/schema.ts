@@ -35,7 +35,24 @@ const modelSchema = z
      * model finds it faster, else embedded; the choice and its reason are printed (docs/engines.md).
      * The torch-only fields below apply when auto picks torch.
      */
-    engine: z.enum(["embedded", "torch", "auto"]).default("embedded"),
+    engine: z.enum(["embedded", "torch", "auto", "tinker"]).default("embedded"),
+    /**
+     * engine: tinker — train on a model held by a Tinker API server (`rlvr tinker`, or any server
+     * of the tinker 0.38 protocol) through a LoRA training client (src/tinker/engine.ts,
+     * docs/tinker.md). model.path still gives the tokenizer (and the context length).
+     */
+    tinker: z
+      .strictObject({
+        /** The server, e.g. http://127.0.0.1:8000. */
+        baseUrl: z.string().url(),
+        /** The base model name the server knows (default: model.path). */
+        baseModel: z.string().min(1).optional(),
+        /** LoRA rank asked of the server. */
+        rank: posInt.max(4096).default(32),
+        /** API key (default $TINKER_API_KEY; rlvr tinker checks none). */
+        apiKey: z.string().optional(),
+      })
+      .optional(),
     /** Torch engine only: Python with torch + transformers (default $RLVR_PYTHON, python/.venv, python3). */
     python: z.string().optional(),
     /** Torch engine only: "auto" (cuda when available), "cpu", "cuda", "cuda:N". */
@@ -70,6 +87,8 @@ const modelSchema = z
   })
   .refine((m) => m.path !== undefined || m.init !== undefined, { message: "set model.path (a checkpoint directory) or model.init (a random model's size)" })
   .refine((m) => m.distributed === undefined || m.engine === "torch", { message: "model.distributed needs engine: torch", path: ["distributed"] })
+  .refine((m) => (m.engine === "tinker") === (m.tinker !== undefined), { message: "model.engine: tinker and model.tinker (baseUrl, …) go together: set both or neither", path: ["tinker"] })
+  .refine((m) => m.engine !== "tinker" || m.lora === undefined, { message: "engine: tinker trains a LoRA adapter on the server; set its rank in model.tinker.rank and drop model.lora", path: ["lora"] })
   .refine((m) => m.distributed === undefined || m.lora === undefined, { message: "LoRA under model.distributed is not supported yet; train LoRA in one process (drop model.distributed)", path: ["lora"] });
 
 const tokenizerSchema = z.discriminatedUnion("type", [

@@ -18,6 +18,12 @@ import { z } from "zod";
 export const LLAMA_LINEAR_MODULES = ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"] as const;
 
 /**
+ * The output head (unembedding) as a LoRA target, by its Hugging Face name. An adapter there adds
+ * (alpha/rank)·h A B to the logits, tied heads included (peft: base_model.model.lm_head.lora_A.weight).
+ */
+export const LORA_HEAD_MODULE = "lm_head";
+
+/**
  * `model.lora` of a run config. Defaults: rank 16, alpha 32, dropout 0, every linear module of a
  * block (attention and MLP: "LoRA Without Regret", Schulman et al. 2025, finds MLP adapters matter
  * for RL), no merged checkpoint.
@@ -118,8 +124,9 @@ export function adapterConfigJson(lora: LoraConfig, base: string): Record<string
   };
 }
 
-/** The Hugging Face name of module `module` (q_proj …) of block `layer`, e.g. model.layers.3.mlp.down_proj. */
+/** The Hugging Face name of module `module` (q_proj …) of block `layer`, e.g. model.layers.3.mlp.down_proj; "lm_head" is the head (no layer). */
 export function moduleName(layer: number, module: string): string {
+  if (module === LORA_HEAD_MODULE) return LORA_HEAD_MODULE;
   const group = ["gate_proj", "up_proj", "down_proj"].includes(module) ? "mlp" : "self_attn";
   return `model.layers.${layer}.${group}.${module}`;
 }

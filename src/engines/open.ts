@@ -6,8 +6,8 @@
  * torch when it is set up and measured faster on this model, embedded otherwise, the reason in one
  * line), so the rest of the code only ever sees a concrete engine.
  */
-import { existsSync } from "node:fs";
-import { basename, dirname } from "node:path";
+import { existsSync, readFileSync } from "node:fs";
+import { basename, dirname, join } from "node:path";
 import { MODEL_CATALOG, defaultModelDir } from "./catalog.ts";
 import type { RunConfig } from "../config/schema.ts";
 import type { Tokenizer } from "../tokenizers/types.ts";
@@ -56,6 +56,7 @@ export interface OpenEngineOptions {
  */
 export async function openEngine(model: ModelSpec, o: OpenEngineOptions): Promise<Engine> {
   if (model.engine === "auto") return openAuto(model, o);
+  if (model.engine === "tinker") return openTinker(model, o);
   const seed = o.seed ?? 0;
   const torchOpts = { python: model.python, device: model.device ?? "auto", dtype: model.dtype ?? "auto", gradientCheckpointing: model.gradientCheckpointing ?? false, tokenBudget: model.tokenBudget ?? 16384, sharedPrompts: model.sharedPrompts ?? true, seed, tokenizer: o.tokenizer, distributed: model.distributed, onStderr: o.torchStderr, lora: model.lora };
   if (model.path) {
@@ -67,6 +68,21 @@ export async function openEngine(model: ModelSpec, o: OpenEngineOptions): Promis
   const mc = initModelConfig(parseModelInit(model.init), o.tokenizer);
   if (model.engine === "torch") return TorchEngine.create(mc, torchOpts);
   return EmbeddedEngine.create(mc, { seed, tokenizer: o.tokenizer, modelId: `random-init(${mc.hiddenSize}x${mc.numLayers})`, lora: model.lora, sharedPrefix: model.sharedPrompts ?? true });
+}
+
+/**
+ * `engine: tinker`: a LoRA training client on a Tinker API server (model.tinker), the tokenizer's
+ * vocabulary, and the context length of model.path's config.json when there is one (else 2048).
+ */
+async function openTinker(model: ModelSpec, o: OpenEngineOptions): Promise<Engine> {
+  const t = model.tinker;
+  if (!t) throw new Error("config error at model.tinker: engine: tinker needs model.tinker.baseUrl (the Tinker server)");
+  const baseModel = t.baseModel ?? model.path;
+  if (!baseModel) throw new Error("config error at model.tinker.baseModel: name the server's base model (or set model.path)");
+  const cfgFile = model.path ? join(model.path, "config.json") : "";
+  const maxSeqLen = cfgFile && existsSync(cfgFile) ? Number((JSON.parse(readFileSync(cfgFile, "utf8")) as { max_position_embeddings?: number }).max_position_embeddings ?? 2048) : 2048;
+  const { TinkerEngine } = await import("../tinker/engine.ts");
+  return TinkerEngine.open({ baseUrl: t.baseUrl, apiKey: t.apiKey, baseModel, rank: t.rank ?? 32, vocabSize: o.tokenizer.vocabSize, maxSeqLen });
 }
 
 /**

@@ -282,8 +282,12 @@ export class SamplingClient {
     readonly samplingSessionId: string,
   ) {}
 
-  /** `numSamples` continuations of `prompt` (token ids), with their per-token log-probs. */
-  async sample(prompt: number[], numSamples: number, p: SamplingParams = {}, o: { includePromptLogprobs?: boolean } = {}): Promise<SampleResponse> {
+  /**
+   * `numSamples` continuations of `prompt` (token ids), with their per-token log-probs; the
+   * prompt's log-probs with `includePromptLogprobs`, and with `topkPromptLogprobs: k` the k most
+   * likely tokens at each prompt position (`topkPromptLogprobs` of the response).
+   */
+  async sample(prompt: number[], numSamples: number, p: SamplingParams = {}, o: { includePromptLogprobs?: boolean; topkPromptLogprobs?: number } = {}): Promise<SampleResponse> {
     const sampling_params = { max_tokens: p.maxTokens ?? null, temperature: p.temperature ?? 1, top_k: p.topK ?? -1, top_p: p.topP ?? 1, seed: p.seed ?? null, stop: p.stop ?? null };
     const f = await this.conn.call("POST", "/api/v1/asample", {
       num_samples: numSamples,
@@ -292,6 +296,7 @@ export class SamplingClient {
       sampling_session_id: this.samplingSessionId,
       seq_id: this.seq++,
       prompt_logprobs: o.includePromptLogprobs ?? false,
+      topk_prompt_logprobs: o.topkPromptLogprobs ?? 0,
       type: "sample",
     });
     const r = await this.conn.result(f["request_id"], true);

@@ -269,14 +269,23 @@ export interface ProtoSampledSequence {
   logprobs: ArrayLike<number>;
 }
 
-/** Encode a SampleResponse; `promptLogprobs` (NaN where none) when prompt log-probs were asked for. */
-export function encodeSampleResponse(sequences: ProtoSampledSequence[], promptLogprobs?: ArrayLike<number>): Uint8Array {
+/** Top-k log-probs per position (TopkLogprobs): row-major [length, k]; an empty cell is id 0, log-prob −99999. */
+export interface ProtoTopk {
+  k: number;
+  length: number;
+  ids: ArrayLike<number>;
+  logprobs: ArrayLike<number>;
+}
+
+/** Encode a SampleResponse; `promptLogprobs` (NaN where none) when prompt log-probs were asked for, `topk` when top-k prompt log-probs were. */
+export function encodeSampleResponse(sequences: ProtoSampledSequence[], promptLogprobs?: ArrayLike<number>, topk?: ProtoTopk): Uint8Array {
   const w = new Writer();
   for (const s of sequences) {
     const seq = new Writer().uint(1, s.stopReason === "length" ? 1 : 0).bytes(2, i32bytes(s.tokens)).bytes(3, f32bytes(s.logprobs)).finish();
     w.bytes(1, seq);
   }
   if (promptLogprobs) w.bytes(2, f32bytes(promptLogprobs));
+  if (topk) w.bytes(3, new Writer().bytes(1, i32bytes(topk.ids)).bytes(2, f32bytes(topk.logprobs)).uint(3, topk.k).uint(4, topk.length).finish());
   return w.finish();
 }
 
@@ -361,6 +370,30 @@ export interface DecodedSampleResponse {
   sequences: { stopReason: "stop" | "length"; tokens: number[]; logprobs: number[] | null }[];
   /** Prompt log-probs (null where none, e.g. position 0), when asked for. */
   promptLogprobs: (number | null)[] | null;
+  /** Top-k prompt log-probs, when asked for: per position up to k [token id, log-prob] pairs, or null where none. */
+  topkPromptLogprobs?: ([number, number][] | null)[];
+}
+
+/** The SDK's log-prob of an empty top-k cell (tinker/types/topk_logprobs.py MASK_LOGPROB). */
+export const TOPK_MASK_LOGPROB = -99999;
+
+/** A TopkLogprobs message as per-position lists (empty cells dropped; an all-empty position is null). */
+function decodeTopk(r: Reader): ([number, number][] | null)[] {
+  let ids = new Int32Array(0);
+  let lps = new Float32Array(0);
+  let k = 0;
+  let length = 0;
+  walk(r, (f, w, x) => {
+    if (f === 1 && w === 2) ids = new Int32Array(x.bytes().slice().buffer);
+    else if (f === 2 && w === 2) lps = new Float32Array(x.bytes().slice().buffer);
+    else if (f === 3 && w === 0) k = x.varint();
+    else if (f === 4 && w === 0) length = x.varint();
+  });
+  return Array.from({ length }, (_, i) => {
+    const row: [number, number][] = [];
+    for (let j = 0; j < k; j++) if (!(ids[i * k + j] === 0 && lps[i * k + j] === TOPK_MASK_LOGPROB)) row.push([ids[i * k + j]!, lps[i * k + j]!]);
+    return row.length ? row : null;
+  });
 }
 
 /** Decode a SampleResponse. */
@@ -376,6 +409,7 @@ export function decodeSampleResponse(buf: Uint8Array): DecodedSampleResponse {
       });
       out.sequences.push(seq);
     } else if (f === 2 && w === 2) out.promptLogprobs = Array.from(new Float32Array(r.bytes().slice().buffer), (v) => (Number.isNaN(v) ? null : v));
+    else if (f === 3 && w === 2) out.topkPromptLogprobs = decodeTopk(sub(r.bytes()));
   });
   return out;
 }

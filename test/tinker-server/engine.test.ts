@@ -1,6 +1,7 @@
 // TinkerEngine (rlvr's engine contract on a model held by a Tinker server) against the embedded
-// engine on the same checkpoint: scores, a linear loss's update, greedy samples, the reference
-// model and save/load agree.
+// engine on the same checkpoint with the LoRA adapters the server builds for rank 4 (engineLora:
+// attention, MLP and head, alpha 32, the server's seed 0): scores, a linear loss's update, greedy
+// samples, the reference model and save/load agree.
 import { describe, it, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { mkdtemp, rm } from "node:fs/promises";
@@ -10,6 +11,9 @@ import { EmbeddedEngine } from "../../src/engines/embedded/engine.ts";
 import { loadTokenizer } from "../../src/tokenizers/index.ts";
 import { serveTinker, type TinkerServer } from "../../src/tinker/server.ts";
 import { TinkerEngine } from "../../src/tinker/engine.ts";
+import { engineLora } from "../../src/tinker/state.ts";
+import { parseRunConfig } from "../../src/config/schema.ts";
+import { openEngine } from "../../src/engines/open.ts";
 import { Rng } from "../../src/util/rng.ts";
 import { writeTinyModel } from "../tinker/fixture.ts";
 import { linearLoss, randomBatch } from "../engines/helpers/tiny.ts";
@@ -29,7 +33,7 @@ describe("TinkerEngine vs EmbeddedEngine (same checkpoint)", () => {
     dir = await mkdtemp(join(tmpdir(), "rlvr-tinker-engine-"));
     await writeTinyModel(join(dir, "tiny"));
     const tokenizer = await loadTokenizer(join(dir, "tiny"));
-    local = await EmbeddedEngine.fromPretrained(join(dir, "tiny"), { tokenizer });
+    local = await EmbeddedEngine.fromPretrained(join(dir, "tiny"), { tokenizer, seed: 0, lora: engineLora({ rank: 4 }) });
     server = await serveTinker({ port: 0, models: { tiny: join(dir, "tiny") }, dataDir: join(dir, "data"), log: () => {} });
     remote = await TinkerEngine.open({ baseUrl: server.url, baseModel: "tiny", rank: 4, vocabSize: tokenizer.vocabSize, maxSeqLen: 64 });
   });
@@ -66,6 +70,24 @@ describe("TinkerEngine vs EmbeddedEngine (same checkpoint)", () => {
     assert.ok(maxDiff((await remote.score(batch, { model: "reference" })).logprobs, before) < 1e-6);
     await remote.load(join(dir, "ckpt"));
     assert.ok(maxDiff((await remote.score(batch, { model: "policy" })).logprobs, before) < 1e-6);
+  });
+
+  it("model.engine: tinker in a run config opens a TinkerEngine on the server (a fresh adapter scores as the base model)", async () => {
+    const run = (model: Record<string, unknown>) => parseRunConfig({ model: { path: join(dir, "tiny"), ...model }, data: { task: "addition" } } as never);
+    assert.throws(() => run({ engine: "tinker" }), /model\.tinker.*set both or neither/);
+    assert.throws(() => run({ tinker: { baseUrl: server.url } }), /set both or neither/);
+    assert.throws(() => run({ engine: "tinker", tinker: { baseUrl: server.url }, lora: {} }), /model\.tinker\.rank and drop model\.lora/);
+    const cfg = run({ engine: "tinker", tinker: { baseUrl: server.url, baseModel: "tiny", rank: 2 } });
+    const tokenizer = await loadTokenizer(join(dir, "tiny"));
+    const [e, base] = [await openEngine(cfg.model, { tokenizer }), await EmbeddedEngine.fromPretrained(join(dir, "tiny"), { tokenizer })];
+    try {
+      assert.equal(e.info().engine, "tinker");
+      assert.equal(e.info().maxSeqLen, 64);
+      assert.ok(maxDiff((await e.score(batch, { model: "policy" })).logprobs, (await base.score(batch, { model: "policy" })).logprobs) < 1e-5);
+    } finally {
+      await e.close();
+      await base.close();
+    }
   });
 
   it("entropy is never returned (the protocol has none), even when asked", async () => {

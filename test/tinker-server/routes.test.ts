@@ -2,7 +2,7 @@
 // the field, futures and try_again, idempotent retries by seq_id, the recorded SDK protobuf body.
 import { describe, it, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { mkdtemp, rm } from "node:fs/promises";
+import { copyFile, mkdir, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { serveTinker, type TinkerServer } from "../../src/tinker/server.ts";
@@ -12,6 +12,7 @@ import { RECORDED } from "./recorded.ts";
 describe("tinker server routes", () => {
   let dir: string;
   let s: TinkerServer;
+  const logs: string[] = [];
   const post = async (url: string, payload: unknown) => {
     const r = await s.app.inject({ method: "POST", url, payload: payload as object });
     return { status: r.statusCode, body: r.json() as Record<string, unknown> };
@@ -26,7 +27,7 @@ describe("tinker server routes", () => {
   before(async () => {
     dir = await mkdtemp(join(tmpdir(), "rlvr-tinker-routes-"));
     await writeTinyModel(join(dir, "tiny"));
-    s = await serveTinker({ port: 0, models: { tiny: join(dir, "tiny") }, dataDir: join(dir, "data"), log: () => {}, pollMs: 50 });
+    s = await serveTinker({ port: 0, models: { tiny: join(dir, "tiny") }, dataDir: join(dir, "data"), log: (l) => logs.push(l), pollMs: 50 });
   });
   after(async () => {
     await s?.close();
@@ -55,6 +56,64 @@ describe("tinker server routes", () => {
     const r = await result(fb.json()["request_id"]);
     assert.equal(r.body["category"], "user");
     assert.match(String(r.body["error"]), /data\[0\]: token id 300000 is outside the vocabulary \[0, 20\)/);
+  });
+
+  it("lora_config is checked at create_model: rank, train_* booleans, at least one target", async () => {
+    for (const [lora, want] of [
+      [{ rank: 0 }, /lora_config\.rank must be a positive integer/],
+      [{ rank: 4, train_mlp: "yes" }, /lora_config\.train_mlp must be true or false/],
+      [{ rank: 4, train_mlp: false, train_attn: false, train_unembed: false }, /at least one of train_attn, train_mlp, train_unembed/],
+    ] as const) {
+      const r = await post("/api/v1/create_model", { session_id: "s", model_seq_id: 50, base_model: "tiny", lora_config: lora });
+      assert.equal(r.status, 400);
+      assert.match(String(r.body["error"]), want);
+    }
+  });
+
+  it("a second LoRA client and a base-model sampler on the same base share its frozen weights (no copy)", async () => {
+    logs.length = 0;
+    for (const seq of [60, 61]) {
+      const c = await post("/api/v1/create_model", { session_id: "share", model_seq_id: seq, base_model: "tiny", lora_config: { rank: 2, train_unembed: false } });
+      assert.equal((await result(c.body["request_id"])).body["model_id"], `share:train:${seq}`);
+    }
+    const smp = await post("/api/v1/create_sampling_session", { base_model: "tiny" });
+    assert.equal(smp.status, 200);
+    assert.ok(logs.some((l) => /a LoRA rank 2 client shares the frozen base .*tiny already loaded/.test(l)), logs.join("\n"));
+    assert.ok(logs.some((l) => /a base-model sampler shares the frozen base/.test(l)), logs.join("\n"));
+  });
+
+  it("a sampling session released past the newest 8 is reloaded on its next request, not an error", async () => {
+    const ids: string[] = [];
+    for (let i = 0; i < 9; i++) ids.push(String((await post("/api/v1/create_sampling_session", { base_model: "tiny" })).body["sampling_session_id"]));
+    logs.length = 0;
+    const r = await post("/api/v1/asample", { sampling_session_id: ids[0], seq_id: 0, num_samples: 1, prompt: { chunks: [{ type: "encoded_text", tokens: [5, 6] }] }, sampling_params: { max_tokens: 2, seed: 1 } });
+    assert.equal(r.status, 200);
+    assert.equal((await result(r.body["request_id"])).body["type"], "sample");
+    assert.ok(logs.some((l) => l.includes(`reloading released sampling session ${ids[0]}`)), logs.join("\n"));
+    assert.equal((await post("/api/v1/asample", { sampling_session_id: "sampler-nope", prompt: { chunks: [] } })).status, 400);
+  });
+
+  it("load_state of an adapter with another rank is refused as a user error naming both", async () => {
+    const mk = async (seq: number, rank: number) => (await result((await post("/api/v1/create_model", { session_id: "ld", model_seq_id: seq, base_model: "tiny", lora_config: { rank } })).body["request_id"])).body["model_id"];
+    const [a, b] = [await mk(0, 2), await mk(1, 4)];
+    const saved = await result((await post("/api/v1/save_weights", { model_id: a, seq_id: 1, path: "r2" })).body["request_id"]);
+    const r = await result((await post("/api/v1/load_weights", { model_id: b, seq_id: 1, path: saved.body["path"] })).body["request_id"]);
+    assert.equal(r.body["category"], "user");
+    assert.match(String(r.body["error"]), /holds LoRA rank 2 on .*lm_head.*; training client ld:train:1 trains LoRA rank 4/);
+  });
+
+  it("a model directory without tokenizer files trains and samples on token ids; stop strings are refused naming it", async () => {
+    const bare = join(dir, "bare");
+    await mkdir(bare);
+    for (const f of ["config.json", "model.safetensors"]) await copyFile(join(dir, "tiny", f), join(bare, f));
+    const c = await post("/api/v1/create_model", { session_id: "bare", model_seq_id: 0, base_model: bare, lora_config: { rank: 2 } });
+    assert.equal((await result(c.body["request_id"])).body["model_id"], "bare:train:0");
+    const ask = async (stop: unknown) => {
+      const r = await post("/api/v1/asample", { num_samples: 1, base_model: bare, prompt: { chunks: [{ type: "encoded_text", tokens: [5, 6] }] }, sampling_params: { max_tokens: 3, seed: 1, stop } });
+      return (await result(r.body["request_id"])).body;
+    };
+    assert.equal(((await ask([2]))["sequences"] as unknown[]).length, 1);
+    assert.match(String((await ask(["="]))["error"]), /stop strings .* needs a tokenizer, and .*bare has none \(no tokenizer\.json\)/);
   });
 
   it("a JSON forward_backward body is refused with the content type to use", async () => {
@@ -111,10 +170,16 @@ describe("tinker server routes", () => {
     assert.deepEqual(byString.sequences.map((q) => q.tokens[0]), none.sequences.map((q) => q.tokens[0]));
   });
 
-  it("asample: unsupported top-k log-probs are refused by name", async () => {
-    const r = await post("/api/v1/asample", { num_samples: 1, base_model: "tiny", prompt: { chunks: [{ type: "encoded_text", tokens: [5, 6] }] }, sampling_params: { max_tokens: 2 }, topk_prompt_logprobs: 3 });
-    assert.equal((r.body["sample_sequence_ids"] as string[]).length, 1);
-    const out = await result(r.body["request_id"]);
-    assert.match(String(out.body["error"]), /top-k log-probs are not supported/);
+  it("asample: topk_sample_logprobs is refused by name; topk_prompt_logprobs answers k entries a position; a bad prompt_logprobs_last_n is named", async () => {
+    const ask = async (extra: Record<string, unknown>) => {
+      const r = await post("/api/v1/asample", { num_samples: 1, base_model: "tiny", prompt: { chunks: [{ type: "encoded_text", tokens: [5, 6, 7] }] }, sampling_params: { max_tokens: 2 }, ...extra });
+      assert.equal((r.body["sample_sequence_ids"] as string[]).length, 1);
+      return (await result(r.body["request_id"])).body;
+    };
+    assert.match(String((await ask({ topk_sample_logprobs: 3 }))["error"]), /topk_sample_logprobs .* is not supported/);
+    const top = (await ask({ topk_prompt_logprobs: 2 }))["topk_prompt_logprobs"] as ([number, number][] | null)[];
+    assert.equal(top[0], null);
+    assert.deepEqual(top.slice(1).map((r) => r!.length), [2, 2]);
+    assert.match(String((await ask({ prompt_logprobs: true, prompt_logprobs_last_n: 3 }))["error"]), /prompt_logprobs_last_n must be between 1 and len\(prompt\) - 1 = 2/);
   });
 });

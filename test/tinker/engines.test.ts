@@ -1,6 +1,7 @@
 // `rlvr tinker` on the torch engine answers the tinker SDK with the embedded engine's numbers:
 // the same supervised and PPO steps, grad norms, forward and compute_logprobs log-probs and
-// greedy samples from the same checkpoint. Needs the SDK (.venv-tinker) and the torch worker.
+// greedy samples from the same LoRA adapter (attention, MLP and head; peft on torch). Needs the SDK
+// (.venv-tinker) and the torch worker with peft.
 import { describe, it, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
@@ -11,6 +12,9 @@ import { join } from "node:path";
 import { serveTinker } from "../../src/tinker/server.ts";
 import { TorchEngine } from "../../src/engines/torch/engine.ts";
 import { writeTinyModel } from "./fixture.ts";
+import { EmbeddedEngine } from "../../src/engines/embedded/engine.ts";
+import { loadTokenizer } from "../../src/tokenizers/index.ts";
+import { engineLora } from "../../src/tinker/state.ts";
 
 const python = process.env["TINKER_PYTHON"] ?? new URL("../../.venv-tinker/bin/python", import.meta.url).pathname;
 const torch = TorchEngine.probe();
@@ -24,11 +28,11 @@ interface Numbers {
   greedy: number[];
 }
 
-async function numbersFrom(engine: "embedded" | "torch", model: string, dataDir: string): Promise<Numbers> {
+async function numbersFrom(engine: "embedded" | "torch", model: string, adapter: string, dataDir: string): Promise<Numbers> {
   const server = await serveTinker({ port: 0, models: { tiny: model }, dataDir, engine, log: () => {} });
   try {
     const r = await new Promise<{ code: number; out: string; err: string }>((res) => {
-      const p = spawn(python, [new URL("./sdk_parity.py", import.meta.url).pathname, server.url, "tiny"], { cwd: tmpdir() });
+      const p = spawn(python, [new URL("./sdk_parity.py", import.meta.url).pathname, server.url, "tiny", adapter], { cwd: tmpdir() });
       let out = "";
       let err = "";
       p.stdout.on("data", (d) => (out += d));
@@ -50,8 +54,13 @@ describe("rlvr tinker: torch engine vs embedded engine through the SDK", { skip:
   before(async () => {
     dir = await mkdtemp(join(tmpdir(), "rlvr-tinker-engines-"));
     await writeTinyModel(join(dir, "tiny"));
-    emb = await numbersFrom("embedded", join(dir, "tiny"), join(dir, "emb"));
-    tor = await numbersFrom("torch", join(dir, "tiny"), join(dir, "torch"));
+    // The adapter a rank-4 SDK client gets (engineLora), written once so both engines start from it.
+    const tokenizer = await loadTokenizer(join(dir, "tiny"));
+    const init = await EmbeddedEngine.fromPretrained(join(dir, "tiny"), { tokenizer, seed: 0, lora: engineLora({ rank: 4 }) });
+    await init.save(join(dir, "adapter"));
+    await init.close();
+    emb = await numbersFrom("embedded", join(dir, "tiny"), join(dir, "adapter"), join(dir, "emb"));
+    tor = await numbersFrom("torch", join(dir, "tiny"), join(dir, "adapter"), join(dir, "torch"));
   });
   after(async () => rm(dir, { recursive: true, force: true }));
 

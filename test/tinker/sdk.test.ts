@@ -1,8 +1,10 @@
 // The official tinker SDK (pinned in .ci/run with torch and transformers; a venv at .venv-tinker
 // or $TINKER_PYTHON) against
-// serveTinker on a tiny local model: a supervised loop whose loss falls, an RL loop whose reward
-// rises, forward vs compute_logprobs, every built-in loss against its formula, gradient
-// accumulation, save/load state. Run with `npm run test:tinker` (needs the SDK installed).
+// serveTinker on a tiny local model, every training client a LoRA one: a supervised loop whose
+// loss falls, an RL loop whose reward rises, forward vs compute_logprobs, every built-in loss
+// against its formula, gradient accumulation, save/load state, peft adapter checkpoints, two
+// clients on one base at once not interfering, the base as a reference model. Run with
+// `npm run test:tinker` (needs the SDK installed).
 import { describe, it, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
@@ -101,6 +103,51 @@ describe("tinker SDK against rlvr tinker", { skip: existsSync(python) ? false : 
     assert.ok(c["one"]! < c["two_before"]! - 1e-3, `one ${c["one"]} vs two ${c["two_before"]}`);
   });
 
+  it("LoRA: a checkpoint is a peft adapter (rank, alpha 32; the SDK's defaults train attention, MLP and head); train_mlp/train_unembed=False leave attention only", () => {
+    const c = checks.get("adapter")!;
+    assert.equal(c["r"], 8);
+    assert.equal(c["alpha"], 32);
+    assert.deepEqual(c["targets"], ["down_proj", "gate_proj", "k_proj", "lm_head", "o_proj", "q_proj", "up_proj", "v_proj"]);
+    assert.deepEqual(c["attn_only"], [true, 2, true, false, false]);
+  });
+
+  it("two training clients on one base at once, interleaved: B ends exactly as a client with B's seed trained alone", () => {
+    const c = checks.get("interleaved")! as Record<string, number[]>;
+    c["b"]!.forEach((v, i) => assert.ok(Math.abs(v - c["c"]![i]!) < 1e-6, `position ${i}: ${v} vs ${c["c"]![i]}`));
+    assert.ok(c["a"]!.some((v, i) => Math.abs(v - c["b"]![i]!) > 1e-3), "A trained on other data");
+  });
+
+  it("the base as a reference model: compute_logprobs on base_model equal a fresh LoRA client's forward, not a trained one's", () => {
+    const c = checks.get("reference")! as Record<string, number[]>;
+    c["base"]!.forEach((v, i) => assert.ok(Math.abs(v - c["fresh"]![i]!) < 1e-5, `position ${i}: ${v} vs ${c["fresh"]![i]}`));
+    assert.ok(c["base"]!.some((v, i) => Math.abs(v - c["trained"]![i]!) > 1e-3));
+  });
+
+  it("topk_prompt_logprobs: the k most likely next tokens at each prompt position, sorted, the actual token's log-prob among them when it ranks", () => {
+    const c = checks.get("topk")! as { topk: ([number, number][] | null)[]; prompt: (number | null)[]; tokens: number[] };
+    assert.equal(c.topk.length, c.tokens.length);
+    assert.equal(c.topk[0], null);
+    let ranked = 0;
+    c.topk.slice(1).forEach((row, i) => {
+      const t = i + 1;
+      assert.equal(row!.length, 3);
+      for (let j = 1; j < 3; j++) assert.ok(row![j]![1] <= row![j - 1]![1], `position ${t} not sorted`);
+      const hit = row!.find(([id]) => id === c.tokens[t]);
+      if (hit) {
+        ranked++;
+        assert.ok(Math.abs(hit[1] - c.prompt[t]!) < 1e-5, `position ${t}: top-k ${hit[1]} vs prompt log-prob ${c.prompt[t]}`);
+      } else assert.ok(c.prompt[t]! <= row![2]![1] + 1e-6, `position ${t}: an unlisted token outranks the 3rd`);
+    });
+    assert.ok(Math.exp(c.topk[1]![0]![1]) <= 1 && ranked >= 0);
+  });
+
+  it("a tied Qwen2 directory written by transformers alone (no tokenizer): LoRA with the head trains (ppo loss falls), its sampler scores as forward, samples", () => {
+    const c = checks.get("bare_qwen2")! as { losses: number[]; forward: number[]; compute: number[]; sample: number[] };
+    assert.ok(c.losses[2]! < c.losses[0]!, `ppo loss ${c.losses.join(" → ")}`);
+    c.forward.forEach((v, i) => assert.ok(Math.abs(v - c.compute[i]!) < 1e-5, `position ${i}: ${v} vs ${c.compute[i]}`));
+    assert.ok(c.sample.length >= 1 && c.sample.length <= 3);
+  });
+
   it("save_state / load_state (with and without optimizer) / create_training_client_from_state round trip", () => {
     const c = checks.get("state")! as Record<string, number>;
     assert.ok(Math.abs(c["moved"]! - c["before"]!) > 1e-3);
@@ -118,7 +165,7 @@ describe("tinker SDK against rlvr tinker", { skip: existsSync(python) ? false : 
 
   it("save_weights_external: each file downloadable from the server; delete_checkpoint removes one", () => {
     const c = checks.get("external")!;
-    assert.deepEqual(c["files"], ["config.json", "model.safetensors", "tokenizer.json", "tokenizer_config.json"]);
+    assert.deepEqual(c["files"], ["adapter_config.json", "adapter_model.safetensors", "tokenizer.json", "tokenizer_config.json"]);
     for (const [f, n] of Object.entries(c["sizes"] as Record<string, number>)) assert.ok(n > 0, `${f} is empty`);
     const ids = checks.get("deleted")!["ids"] as string[];
     assert.ok(!ids.includes("weights/to-delete") && ids.includes("weights/after-sl") && ids.includes("external_weights/export"), ids.join(", "));

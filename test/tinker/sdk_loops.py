@@ -113,6 +113,12 @@ urls = rest.get_external_weights_urls(ext).result().urls
 import urllib.request  # noqa: E402
 sizes = {f: len(urllib.request.urlopen(u).read()) for f, u in urls.items()}
 emit(check="external", path=ext, files=sorted(urls), sizes=sizes)
+# the checkpoint is a peft LoRA adapter: the SDK's defaults train attention, MLP and the head, alpha 32
+adapter_cfg = json.loads(urllib.request.urlopen(urls["adapter_config.json"]).read())
+attn_only = service.create_lora_training_client(base_model=MODEL, rank=2, train_mlp=False, train_unembed=False).result()
+attn_info = rest.get_weights_info_by_tinker_path(attn_only.save_state("attn").result().path).result()
+emit(check="adapter", r=adapter_cfg["r"], alpha=adapter_cfg["lora_alpha"], targets=sorted(adapter_cfg["target_modules"]),
+     attn_only=[attn_info.is_lora, attn_info.lora_rank, attn_info.train_attn, attn_info.train_mlp, attn_info.train_unembed])
 emit(check="checkpoints", ids=[c.checkpoint_id for c in rest.list_checkpoints(tc.model_id).result().checkpoints])
 doomed = tc.save_state("to-delete").result().path
 rest.delete_checkpoint_from_tinker_path(doomed).result()
@@ -126,6 +132,33 @@ for _ in range(3):
     one.forward_backward(data, "cross_entropy").result()
     one.optim_step(types.AdamParams(learning_rate=1e-2)).result()
 emit(check="two_clients", one=one.forward(data, "cross_entropy").result().metrics["loss:sum"], two_before=two_before, two_after=two.forward(data, "cross_entropy").result().metrics["loss:sum"])
+# at once, interleaved: A and B (same seed) train on different data step by step; B must end as a
+# client C with B's seed trained alone on B's data (its adapter and AdamW state kept apart from A's)
+data2 = [sft_datum(f"{a}+{b}=", "c") for a in range(3) for b in range(3)]
+a_c = service.create_lora_training_client(base_model=MODEL, rank=4, seed=7).result()
+b_c = service.create_lora_training_client(base_model=MODEL, rank=4, seed=7).result()
+for _ in range(3):
+    fa = a_c.forward_backward(data, "cross_entropy")
+    fb2 = b_c.forward_backward(data2, "cross_entropy")
+    oa = a_c.optim_step(types.AdamParams(learning_rate=1e-2))
+    ob = b_c.optim_step(types.AdamParams(learning_rate=1e-2))
+    for f in (fa, fb2, oa, ob):
+        f.result()
+c_c = service.create_lora_training_client(base_model=MODEL, rank=4, seed=7).result()
+for _ in range(3):
+    c_c.forward_backward(data2, "cross_entropy").result()
+    c_c.optim_step(types.AdamParams(learning_rate=1e-2)).result()
+lp_of = lambda client: client.forward(data2, "cross_entropy").result().loss_fn_outputs[0]["logprobs"].to_numpy().tolist()
+emit(check="interleaved", b=lp_of(b_c), c=lp_of(c_c), a=lp_of(a_c))
+# the base as a KL/reference model: a sampling client on base_model; its compute_logprobs equal a
+# fresh LoRA client's forward (B = 0: exactly the base) and differ from a trained client's
+ref = service.create_sampling_client(base_model=MODEL)
+fresh = service.create_lora_training_client(base_model=MODEL, rank=4).result()
+toks2 = data2[0].model_input.to_ints() + [int(data2[0].loss_fn_inputs["target_tokens"].to_numpy()[-1])]
+# top-k prompt log-probs: per position the k most likely tokens with their log-probs (position 0: None)
+tk = ref.sample(types.ModelInput.from_ints(toks2), 1, types.SamplingParams(max_tokens=1, seed=3), include_prompt_logprobs=True, topk_prompt_logprobs=3).result()
+emit(check="topk", topk=[None if row is None else [[int(t), float(l)] for t, l in row] for row in tk.topk_prompt_logprobs], prompt=[None if v is None else float(v) for v in tk.prompt_logprobs], tokens=toks2)
+emit(check="reference", base=ref.compute_logprobs(types.ModelInput.from_ints(toks2)).result()[1:], fresh=lp_of(fresh), trained=lp_of(c_c))
 
 # ---------------------------------------------------------------- RL loop (rl_loop.py)
 # Reward: the first sampled character is "a". GRPO-style centring within each group.
@@ -196,4 +229,24 @@ try:
     emit(check="unscorable", logprobs=odd_lp, raised=False)
 except Exception as e:  # noqa: BLE001
     emit(check="unscorable", logprobs=odd_lp, raised=True, message=str(e)[:300])
+# a Hugging Face directory written by transformers alone (tied Qwen2, no tokenizer files): a LoRA
+# client with the SDK's defaults (the head included) trains, saves, samples and scores on token ids
+import os  # noqa: E402
+import tempfile  # noqa: E402
+from transformers import Qwen2Config, Qwen2ForCausalLM  # noqa: E402
+
+torch.manual_seed(0)
+qdir = os.path.join(tempfile.mkdtemp(prefix="rlvr-tinker-qwen2-"), "qwen2")
+Qwen2ForCausalLM(Qwen2Config(vocab_size=48, hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=64, tie_word_embeddings=True)).save_pretrained(qdir)
+qc = service.create_lora_training_client(base_model=qdir, rank=4).result()
+qtoks = [3, 9, 12, 7, 30, 5, 2]
+qd = types.Datum(model_input=types.ModelInput.from_ints(qtoks[:-1]), loss_fn_inputs={"target_tokens": qtoks[1:], "logprobs": [-3.0] * 6, "advantages": [1.0, -0.5, 0.3, 0.0, 2.0, -1.0]})
+q_losses = []
+for _ in range(3):
+    q_losses.append(qc.forward_backward([qd], "ppo").result().metrics["loss:sum"])
+    qc.optim_step(types.AdamParams(learning_rate=1e-2)).result()
+qs = qc.save_weights_and_get_sampling_client().result()
+q_fwd = qc.forward([qd], "ppo").result().loss_fn_outputs[0]["logprobs"].to_numpy().tolist()
+emit(check="bare_qwen2", losses=q_losses, forward=q_fwd, compute=qs.compute_logprobs(types.ModelInput.from_ints(qtoks)).result()[1:],
+     sample=qs.sample(types.ModelInput.from_ints(qtoks[:3]), 1, types.SamplingParams(max_tokens=3, stop=[2])).result().sequences[0].tokens)
 emit(check="done")

@@ -22,6 +22,9 @@ sr = pb.SampleResponse()
 s1 = sr.sequences.add(); s1.stop_reason = pb.STOP_REASON_STOP; s1.tokens = np.array([7, 8, 2], np.int32).tobytes(); s1.logprobs = np.array([-0.5, -1.25, -0.125], np.float32).tobytes()
 s2 = sr.sequences.add(); s2.stop_reason = pb.STOP_REASON_LENGTH; s2.tokens = np.array([9], np.int32).tobytes(); s2.logprobs = np.array([-2.0], np.float32).tobytes()
 sr.prompt_logprobs = np.array([np.nan, -3.5, -0.75], np.float32).tobytes()
+sr.topk_prompt_logprobs.k = 2; sr.topk_prompt_logprobs.length = 3
+sr.topk_prompt_logprobs.token_ids = np.array([0, 0, 11, 4, 6, 0], np.int32).tobytes()
+sr.topk_prompt_logprobs.logprobs = np.array([-99999.0, -99999.0, -0.25, -1.5, -0.5, -99999.0], np.float32).tobytes()
 
 fo = pb.ForwardBackwardOutput(loss_fn_output_type="tinker.types:ArrayRecord")
 rec = fo.loss_fn_outputs.add(); rec.num_datums = 2

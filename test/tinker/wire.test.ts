@@ -35,13 +35,14 @@ describe("tinker wire format vs the SDK's protobuf classes", { skip: existsSync(
       data: [{ tokens: [4, 5, 70000], inputs: { target_tokens: { dtype: "DTYPE_INT64", shape: [3], values: [5, 70000, 2] }, advantages: { dtype: "DTYPE_FLOAT32", shape: [3], values: [0, 0.5, -1.5] } } }],
     });
   });
-  it("a SampleResponse built by the SDK's classes decodes to its sequences and prompt log-probs", () => {
+  it("a SampleResponse built by the SDK's classes decodes to its sequences, prompt log-probs and top-k prompt log-probs", () => {
     assert.deepEqual(decodeSampleResponse(Buffer.from(out!.sample_hex, "hex")), {
       sequences: [
         { stopReason: "stop", tokens: [7, 8, 2], logprobs: [-0.5, -1.25, -0.125] },
         { stopReason: "length", tokens: [9], logprobs: [-2] },
       ],
       promptLogprobs: [null, -3.5, -0.75],
+      topkPromptLogprobs: [null, [[11, -0.25], [4, -1.5]], [[6, -0.5]]],
     });
   });
   it("a ForwardBackwardOutput built by the SDK's classes decodes per datum", () => {

@@ -11,7 +11,7 @@ import "./node-workers.ts"; // must precede @jax-js/jax: enables its worker thre
 import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { numpy as np } from "@jax-js/jax";
-import { adapterConfigJson, adapterTensorName, moduleName, type LoraConfig } from "../lora.ts";
+import { adapterConfigJson, adapterTensorName, LORA_HEAD_MODULE, moduleName, type LoraConfig } from "../lora.ts";
 import type { ModelConfig } from "./hf-config.ts";
 import { dense, packBf16, type LoraModule, type Params } from "./model.ts";
 import type { Tensors } from "./optimizer.ts";
@@ -28,15 +28,25 @@ export function moduleShape(cfg: ModelConfig, m: LoraModule): [number, number] {
   return shapes[m];
 }
 
-/** Every adapter tensor of `lora` on `cfg`: peft name, layer, module, A or B, internal shape. */
-export function adapterSpecs(cfg: ModelConfig, lora: LoraConfig): { name: string; layer: number; module: LoraModule; which: "A" | "B"; shape: [number, number] }[] {
-  const out = [];
-  for (let i = 0; i < cfg.numLayers; i++)
-    for (const m of [...lora.targets].sort() as LoraModule[]) {
-      const [fin, fout] = moduleShape(cfg, m);
-      out.push({ name: adapterTensorName(i, m, "A"), layer: i, module: m, which: "A" as const, shape: [fin, lora.rank] as [number, number] });
-      out.push({ name: adapterTensorName(i, m, "B"), layer: i, module: m, which: "B" as const, shape: [lora.rank, fout] as [number, number] });
-    }
+/** One adapter tensor: peft name, layer (−1 for the head), module, A or B, internal shape. */
+export interface AdapterSpec {
+  name: string;
+  layer: number;
+  module: LoraModule | typeof LORA_HEAD_MODULE;
+  which: "A" | "B";
+  shape: [number, number];
+}
+
+/** Every adapter tensor of `lora` on `cfg`: the blocks' modules, then the head ("lm_head": [D, r], [r, V]). */
+export function adapterSpecs(cfg: ModelConfig, lora: LoraConfig): AdapterSpec[] {
+  const out: AdapterSpec[] = [];
+  const pair = (layer: number, m: AdapterSpec["module"], fin: number, fout: number) => {
+    out.push({ name: adapterTensorName(layer, m, "A"), layer, module: m, which: "A", shape: [fin, lora.rank] });
+    out.push({ name: adapterTensorName(layer, m, "B"), layer, module: m, which: "B", shape: [lora.rank, fout] });
+  };
+  const block = [...lora.targets].sort().filter((m) => m !== LORA_HEAD_MODULE) as LoraModule[];
+  for (let i = 0; i < cfg.numLayers; i++) for (const m of block) pair(i, m, ...moduleShape(cfg, m));
+  if (lora.targets.includes(LORA_HEAD_MODULE)) pair(-1, LORA_HEAD_MODULE, cfg.hiddenSize, cfg.vocabSize);
   return out;
 }
 
@@ -71,9 +81,14 @@ export function attachAdapters(params: Params, cfg: ModelConfig, lora: LoraConfi
   const get = (name: string) => (move ? adapters[name]! : adapters[name]!.ref);
   for (const s of adapterSpecs(cfg, lora)) {
     if (s.which === "B") continue;
+    const ad = { a: get(s.name), b: get(adapterTensorName(s.layer, s.module, "B")) };
+    if (s.module === LORA_HEAD_MODULE) {
+      params.headLora = ad;
+      continue;
+    }
     const layer = params.layers[s.layer]!;
     layer.lora ??= {};
-    layer.lora[s.module] = { a: get(s.name), b: get(adapterTensorName(s.layer, s.module, "B")) };
+    layer.lora[s.module] = ad;
   }
   return params;
 }
@@ -133,6 +148,7 @@ export function mergeAdapters(weights: Tensors, cfg: ModelConfig, lora: LoraConf
   const scale = lora.alpha / lora.rank;
   for (const s of adapterSpecs(cfg, lora)) {
     if (s.which === "B") continue;
+    if (s.module === LORA_HEAD_MODULE && cfg.tieWordEmbeddings) throw new Error("model.lora.saveMerged: an lm_head adapter on a model with tied embeddings cannot be merged (the head is the embedding matrix); save the adapter alone");
     const name = `${moduleName(s.layer, s.module)}.weight`;
     const delta = np.matmul(adapters[s.name]!.ref, adapters[adapterTensorName(s.layer, s.module, "B")]!.ref).mul(scale);
     out[name] = out[name]!.add(delta);

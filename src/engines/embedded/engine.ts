@@ -47,7 +47,7 @@ import { sampleToken } from "./sampling.ts";
 import { ensureJax, jaxDevice } from "./runtime.ts";
 import { assertFits, maxRows, type MemoryPlan } from "./memory.ts";
 import { adapterParamCount, adaptersToDisk, attachAdapters, initAdapters, mergeAdapters, readAdapters, storeWeight, writeAdapters } from "./adapters.ts";
-import { checkLoraTargets, checkSameAdapter, LLAMA_LINEAR_MODULES, readAdapterInfo, type LoraConfig } from "../lora.ts";
+import { checkLoraTargets, checkSameAdapter, LLAMA_LINEAR_MODULES, LORA_HEAD_MODULE, readAdapterInfo, type LoraConfig } from "../lora.ts";
 import { writeSafetensors } from "./safetensors.ts";
 import { join, resolve } from "node:path";
 import { Rng, hash32 } from "../../util/rng.ts";
@@ -125,6 +125,8 @@ export class EmbeddedEngine implements Engine {
   private reference: Tensors | null = null;
   /** LoRA: the base checkpoint directory adapter_config.json points at (null: random init, saved beside the adapter). */
   private baseDir: string | null = null;
+  /** The base is never trained (LoRA, or a base-only view from shareBase): shareBase may share it. */
+  private frozenBase = false;
   private readonly lora: LoraConfig | null;
   private readonly memoryPlan: MemoryPlan | undefined;
   private gradAcc: Tensors | null = null;
@@ -141,6 +143,8 @@ export class EmbeddedEngine implements Engine {
   >;
   private readonly prefillFn;
   private readonly decodeFn;
+  /** Logits [1, T, V] of every position of one sequence (topLogprobs). */
+  private readonly logitsFn;
 
   private constructor(
     readonly config: ModelConfig,
@@ -200,15 +204,16 @@ export class EmbeddedEngine implements Engine {
       (p: Params, x0: np.Array, cos: np.Array, sin: np.Array, bias: np.Array, slots: number) => {
         const out = decoder(p, cfg, x0, cos, sin, bias, { slots });
         const last = out.hidden.slice([], -1); // [B, D]
-        const logits = lmHead(p, last);
+        const logits = lmHead(p, last, cfg.loraScale);
         return { logits, cache: out.cache! };
       },
       { staticArgnums: [5] },
     );
+    this.logitsFn = jit((p: Params, x0: np.Array, cos: np.Array, sin: np.Array, bias: np.Array) => lmHead(p, decoder(p, cfg, x0, cos, sin, bias, null).hidden, cfg.loraScale));
     this.decodeFn = jit((p: Params, x0: np.Array, cos: np.Array, sin: np.Array, bias: np.Array, cache: KvCache, write: np.Array) => {
       const out = decoder(p, cfg, x0, cos, sin, bias, { k: cache.k, v: cache.v, write });
       const last = out.hidden.slice([], -1); // [B, D]
-      const logits = lmHead(p, last);
+      const logits = lmHead(p, last, cfg.loraScale);
       return { logits, cache: out.cache! };
     });
   }
@@ -241,10 +246,37 @@ export class EmbeddedEngine implements Engine {
     const engine = new EmbeddedEngine(config, weights, o);
     if (lora) {
       engine.baseDir = resolve(baseDir);
+      engine.frozenBase = true;
       engine.adapters = adapter ? await readAdapters(dir, config, lora) : initAdapters(config, lora, opts.seed ?? 0);
     }
     if (!lora || adapter) engine.adam = await loadOptimizerState(dir);
     return engine;
+  }
+
+  /**
+   * A second engine on this engine's frozen base, without copying it (multi-tenant LoRA): the new
+   * engine holds references to the same base arrays (jax-js arrays are immutable, and a LoRA
+   * engine never replaces its base), with its own adapters (`opts.lora`, initialised from
+   * `opts.seed`), gradients, AdamW state and reference. Without `opts.lora` it is the base model
+   * alone, for sampling and scoring (a KL reference). Closing either engine leaves the other's base intact.
+   * @throws Error when this engine has no frozen base (it trains every weight), or on bad LoRA targets
+   */
+  shareBase(opts: EmbeddedEngineOptions = {}): EmbeddedEngine {
+    if (!this.frozenBase) throw new Error("shareBase: this engine trains every weight, so it has no frozen base to share (open it with model.lora)");
+    if (opts.lora) {
+      checkLoraTargets(opts.lora.targets, [...LLAMA_LINEAR_MODULES, LORA_HEAD_MODULE]);
+      if (opts.lora.dropout !== 0) throw new Error(`config error at model.lora.dropout: the embedded engine trains LoRA without dropout (got ${opts.lora.dropout}); set 0, or use model.engine: torch`);
+    }
+    const engine = new EmbeddedEngine(this.config, { ...tree.ref(this.weights) }, { ...this.opts, ...opts, modelId: opts.modelId ?? this.opts.modelId, inferenceOnly: opts.lora ? opts.inferenceOnly : true });
+    engine.baseDir = this.baseDir;
+    engine.frozenBase = true;
+    if (opts.lora) engine.adapters = initAdapters(this.config, opts.lora, opts.seed ?? 0);
+    return engine;
+  }
+
+  /** The directory of the frozen base this engine can share (shareBase), or null: it trains every weight, or its base is a random init. */
+  get sharedBaseDir(): string | null {
+    return this.frozenBase ? this.baseDir : null;
   }
 
   /**
@@ -259,7 +291,7 @@ export class EmbeddedEngine implements Engine {
       if (!opts.inferenceOnly) assertFits(config);
       return false;
     }
-    checkLoraTargets(lora.targets, LLAMA_LINEAR_MODULES);
+    checkLoraTargets(lora.targets, [...LLAMA_LINEAR_MODULES, LORA_HEAD_MODULE]);
     if (lora.dropout !== 0) throw new Error(`config error at model.lora.dropout: the embedded engine trains LoRA without dropout (got ${lora.dropout}); set 0, or use model.engine: torch`);
     const trainable = adapterParamCount(config, lora);
     const plan = (baseBytesPerParam: number) => ({ baseBytesPerParam, trainable });
@@ -486,6 +518,7 @@ export class EmbeddedEngine implements Engine {
    * the gradient equals the unsplit pass's up to float32 summation order.
    */
   async forwardBackward(batch: TokenBatch, loss: TokenLossFn, opts: { entropy?: boolean } = {}): Promise<LossReport> {
+    if (this.frozenBase && !this.adapters) throw new Error("forwardBackward: this engine is a base model shared with other engines (shareBase without LoRA); it samples and scores only");
     const T = batch.seqLen;
     const chunks = rowChunks(batch.batchSize, this.passRows("train", T));
     // One pass: vjp, no second forward. A/B interleaved (1 thread, loaded 2-core machine, best of
@@ -634,6 +667,49 @@ export class EmbeddedEngine implements Engine {
     } else {
       this.reference = (await loadCheckpoint(from.dir)).weights;
     }
+  }
+
+  /**
+   * The k most likely tokens of each next-token distribution along `tokens` under the policy
+   * (Tinker's top-k prompt log-probs): row t (1 ≤ t < len) lists the top k of the distribution
+   * that predicted token t, by log-prob descending (ties: lower id first); row 0 has none.
+   * Not part of the engine contract: the torch engine does not offer it.
+   * @returns ids and logprobs, row-major [len, k] (row 0: id −1, log-prob NaN)
+   * @throws Error when k is not in [1, vocabSize] or a token id is outside the vocabulary
+   */
+  async topLogprobs(tokens: Int32Array, k: number): Promise<{ ids: Int32Array; logprobs: Float32Array }> {
+    const V = this.config.vocabSize;
+    const T = tokens.length;
+    if (!Number.isInteger(k) || k < 1 || k > V) throw new Error(`topLogprobs: k must be an integer in [1, ${V}], got ${k}`);
+    for (const id of tokens) if (id < 0 || id >= V) throw new Error(`topLogprobs: token id ${id} is outside the vocabulary [0, ${V})`);
+    const Tp = passLength(T, LEN_BUCKET);
+    const ids = Int32Array.from({ length: Tp }, (_, i) => (i < T ? tokens[i]! : 0));
+    const { cos, sin } = this.rope(Int32Array.from({ length: Tp }, (_, i) => i), 1, Tp);
+    const logits = (await (this.logitsFn(this.params(this.policy), this.embed(this.weights, ids, 1, Tp), cos, sin, EmbeddedEngine.causalBias(0, Tp)) as np.Array).data()) as Float32Array;
+    const outIds = new Int32Array(T * k).fill(-1);
+    const outLp = new Float32Array(T * k).fill(NaN);
+    for (let t = 1; t < T; t++) {
+      const row = logits.subarray((t - 1) * V, t * V);
+      let max = -Infinity;
+      for (let v = 0; v < V; v++) max = Math.max(max, row[v]!);
+      let sum = 0;
+      for (let v = 0; v < V; v++) sum += Math.exp(row[v]! - max);
+      const lse = max + Math.log(sum);
+      // Insertion into a sorted list of the k best (descending logit; a tie keeps the lower id first).
+      const best: number[] = [];
+      for (let v = 0; v < V; v++) {
+        if (best.length === k && row[v]! <= row[best[k - 1]!]!) continue;
+        let i = best.length === k ? k - 1 : best.length;
+        while (i > 0 && row[best[i - 1]!]! < row[v]!) i--;
+        best.splice(i, 0, v);
+        if (best.length > k) best.pop();
+      }
+      best.forEach((v, j) => {
+        outIds[t * k + j] = v;
+        outLp[t * k + j] = row[v]! - lse;
+      });
+    }
+    return { ids: outIds, logprobs: outLp };
   }
 
   // ---------------------------------------------------------------- sampling

@@ -60,6 +60,8 @@ export type Params = {
   layers: LayerParams[];
   norm: np.Array; // [D]
   lmHead?: np.Array; // [D, V]
+  /** LoRA adapter of the output head (peft target "lm_head"): a [D, r], b [r, V]; tied heads too. */
+  headLora?: Adapter;
 };
 
 /** Key/value cache for incremental decoding: per layer [B, Tc, K, d]. */
@@ -283,13 +285,19 @@ export function decoder(
   return cache ? { hidden, cache: { k: newK, v: newV } } : { hidden };
 }
 
-/** Logits [.., V] from hidden states [.., D]: h @ lmHead, or h @ embedᵀ when tied. Consumes `embed`/`lmHead`. */
-export function lmHead(params: Pick<Params, "embed" | "lmHead">, hidden: np.Array): np.Array {
+/**
+ * Logits [.., V] from hidden states [.., D]: h @ lmHead, or h @ embedᵀ when tied, plus
+ * loraScale · (h A) B when the head carries a LoRA adapter. Consumes `embed`/`lmHead`/`headLora`.
+ */
+export function lmHead(params: Pick<Params, "embed" | "lmHead" | "headLora">, hidden: np.Array, loraScale = 1): np.Array {
+  const ad = params.headLora;
+  const h = ad ? hidden.ref : hidden;
+  let logits: np.Array;
   if (params.lmHead) {
     params.embed.dispose();
-    return np.matmul(hidden, dense(params.lmHead));
-  }
-  return np.matmul(hidden, dense(params.embed).transpose([1, 0]));
+    logits = np.matmul(h, dense(params.lmHead));
+  } else logits = np.matmul(h, dense(params.embed).transpose([1, 0]));
+  return ad ? logits.add(np.matmul(np.matmul(hidden, ad.a), ad.b).mul(loraScale)) : logits;
 }
 
 /**
@@ -307,7 +315,7 @@ export function tokenLogprobs(
   targets: np.Array,
 ): { lp: np.Array; ent: np.Array } {
   const { hidden } = decoder(params, cfg, x0, cos, sin, bias, null);
-  return targetLogprobs(lmHead(params, hidden), targets);
+  return targetLogprobs(lmHead(params, hidden, cfg.loraScale), targets);
 }
 
 /** lp = log softmax(z)[target] and ent = −Σ softmax(z)·log softmax(z) over the last axis of logits [.., V]. */
@@ -415,7 +423,7 @@ export function prefixTokenLogprobs(params: Params, cfg: DecoderConfig, inp: Pre
     x = x.ref.add(mlp(p, cfg, rmsNorm(x, p.mlpNorm, cfg.rmsNormEps)));
   }
   tree.dispose([cos, sin, inp.biasP, inp.biasS]);
-  const { lp, ent } = targetLogprobs(lmHead(params, rmsNorm(x, params.norm, cfg.rmsNormEps)), inp.targets); // [N]
+  const { lp, ent } = targetLogprobs(lmHead(params, rmsNorm(x, params.norm, cfg.rmsNormEps), cfg.loraScale), inp.targets); // [N]
   const pre = (a: np.Array) => a.ref.slice([0, UP]).reshape([U, P]);
   const rest = (a: np.Array) => a.slice([UP, N]).reshape([R, S]);
   return { lpP: pre(lp), entP: pre(ent), lpS: rest(lp), entS: rest(ent) };

@@ -5,7 +5,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { randomUUID } from "node:crypto";
 import { UserError } from "../futures.ts";
-import { checkName, type TrainingModel } from "../state.ts";
+import { checkName, engineLora, type TrainingModel } from "../state.ts";
+import { readAdapterInfo } from "../../engines/lora.ts";
 import type { FastifyInstance } from "fastify";
 import { requestBody, type TinkerState } from "../state.ts";
 
@@ -61,6 +62,7 @@ export function checkpointRoutes(app: FastifyInstance, st: TinkerState): void {
     const dir = st.pathDir(b["path"], "load_weights.path");
     const withOptimizer = b["optimizer"] === true;
     const load = async (m: TrainingModel) => {
+      checkLoadable(m, dir, String(b["path"]));
       let from = dir;
       if (!withOptimizer && existsSync(join(dir, "optimizer.safetensors"))) {
         from = await mkdtemp(join(tmpdir(), "rlvr-tinker-load-"));
@@ -77,16 +79,18 @@ export function checkpointRoutes(app: FastifyInstance, st: TinkerState): void {
     // Create-via-load: a new model whose first request is this load.
     const base = typeof b["base_model"] === "string" ? st.baseDir(b["base_model"], "load_weights.base_model") : dir;
     const id = st.futures.submit(async () => {
-      const m = await st.createModel(b, base, String(b["base_model"] ?? b["path"]), null);
+      const m = await st.createModel(b, base, String(b["base_model"] ?? b["path"]), st.adapterLora(dir));
       return load(m);
     }, `${String(b["session_id"])}/${String(b["model_seq_id"])}/create`);
     return { request_id: id };
   });
   app.post("/api/v1/weights_info", async (req) => {
     const p = requestBody(req)["tinker_path"];
-    st.pathDir(p, "weights_info.tinker_path");
+    const dir = st.pathDir(p, "weights_info.tinker_path");
     const m = st.training.get(String(p).slice(9).split("/")[0]!);
-    return { base_model: m?.baseModel ?? "unknown", is_lora: !!m?.lora, lora_rank: m?.lora?.rank ?? null };
+    const lora = st.adapterLora(dir);
+    const base = m?.baseModel ?? readAdapterInfo(dir)?.base ?? "unknown";
+    return { base_model: base, is_lora: lora !== null, lora_rank: lora?.rank ?? null, train_attn: lora?.train_attn ?? null, train_mlp: lora?.train_mlp ?? null, train_unembed: lora?.train_unembed ?? null };
   });
   app.get("/api/v1/training_runs", async () => {
     const runs = [...st.training.values()].map((m) => st.runJson(m));
@@ -101,4 +105,13 @@ async function dirSize(dir: string): Promise<number> {
   let n = 0;
   for (const f of await readdir(dir)) n += (await stat(join(dir, f))).size;
   return n;
+}
+
+/** A LoRA client loads an adapter of its own rank and targets, a full client a full checkpoint. @throws UserError naming both. */
+function checkLoadable(m: TrainingModel, dir: string, path: string): void {
+  const have = readAdapterInfo(dir)?.lora;
+  const key = (l: { rank: number; targets: readonly string[] }) => `LoRA rank ${l.rank} on ${[...l.targets].sort().join(", ")}`;
+  const want = m.lora ? key(engineLora(m.lora)) : "every weight (a full checkpoint)";
+  const got = have ? key(have) : "every weight (a full checkpoint)";
+  if (want !== got) throw new UserError(`load_weights.path: ${path} holds ${got}; training client ${m.id} trains ${want}; load it with create_training_client_from_state instead`);
 }

@@ -2,21 +2,20 @@
 import { UserError } from "../futures.ts";
 import { decodeForwardBackwardRequest, encodeForwardBackwardOutput } from "../proto.ts";
 import { runForwardBackward } from "../train.ts";
-import type { LoraConfig } from "../state.ts";
 import type { FastifyInstance } from "fastify";
-import { requestBody, type TinkerState } from "../state.ts";
+import { engineLora, requestBody, type LoraConfig, type TinkerState } from "../state.ts";
 
 export function trainingRoutes(app: FastifyInstance, st: TinkerState): void {
   app.post("/api/v1/create_model", async (req) => {
     const b = requestBody(req);
     const dir = st.baseDir(b["base_model"], "create_model.base_model");
     const lora = (b["lora_config"] ?? null) as LoraConfig | null;
-    if (lora && (!Number.isInteger(lora.rank) || lora.rank < 1)) throw new UserError("create_model.lora_config.rank must be a positive integer");
+    if (lora !== null && (typeof lora !== "object" || Array.isArray(lora))) throw new UserError("create_model.lora_config must be an object {rank, seed, train_mlp, train_attn, train_unembed}");
+    if (lora) engineLora(lora); // checked here, so a bad config fails the request, not its future
     const opt = b["optimizer_config"] as { type?: string } | undefined;
     if (opt && opt.type !== "adamw") throw new UserError(`create_model.optimizer_config.type: only "adamw" is supported, got "${opt.type}"`);
     const id = st.futures.submit(async () => {
       const m = await st.createModel(b, dir, String(b["base_model"]), lora);
-      if (lora) st.log(`rlvr tinker: ${m.id} on ${m.baseModel}: LoRA rank ${lora.rank} requested; rlvr tinker trains every weight (full fine-tuning; docs/tinker.md)`);
       return { json: { type: "create_model", model_id: m.id } };
     }, `${String(b["session_id"])}/${String(b["model_seq_id"])}/create`);
     return { request_id: id };
