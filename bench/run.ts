@@ -37,6 +37,11 @@ if (!child && process.argv[2] === "serve") {
   await import("./serve.ts");
   process.exit(0);
 }
+if (!child && process.argv[2] === "real") {
+  // `npm run bench -- real`: the real-model GRPO step, rlvr's torch engine (full, LoRA, vLLM) vs TRL (bench/real.ts).
+  await import("./real.ts");
+  process.exit(0);
+}
 if (!child && process.argv[2] === "torch") {
   // `npm run bench -- torch`: torch engine vs embedded engine vs TRL (bench/torch.ts).
   await import("./torch.ts");
