@@ -23,6 +23,7 @@
  * | rollout.servers, python, gpuMemoryUtilization, kvCacheGiB, dtype, startupTimeoutS, extraArgs | vLLM server mode with urls (rlvr starts no server) |
  * | rollout.gpuMemoryUtilization, sleep                 | vLLM on CPU (model.engine embedded or model.device cpu) |
  * | rollout.kvCacheGiB                                  | vLLM on a GPU (model.device cuda…)           |
+ * | rollout.mismatchCorrection                          | rl.algorithm.mismatch is set (it only sets a default) |
  * | rl.topP, rl.topK; eval.greedy                       | the temperature is 0 (greedy decoding)       |
  * | eval.samples > 1                                    | eval.temperature 0 (k copies of one response) |
  * | eval.every                                          | no rl block (it counts RL steps)             |
@@ -83,6 +84,7 @@ export const INERT_RULES: readonly Rule[] = [
   { fields: SERVER_FLAGS, inert: (_, c) => (vllm(c) && c.rollout!.mode === "server" && c.rollout!.urls !== undefined ? "sets up servers rlvr starts, and rollout.urls names running ones; pass it to those servers, or remove rollout.urls" : null) },
   { fields: ["rollout.gpuMemoryUtilization", "rollout.sleep"], inert: (_, c) => (vllm(c) && onCpu(c) ? `GPU only, and vLLM runs on the CPU (${c.model.engine === "embedded" ? "model.engine embedded" : "model.device cpu"}); use rollout.kvCacheGiB for the CPU, or remove it` : null) },
   { fields: ["rollout.kvCacheGiB"], inert: (_, c) => (vllm(c) && c.model.device.startsWith("cuda") ? "CPU only; on a GPU vLLM's KV cache is sized by rollout.gpuMemoryUtilization. Remove it" : null) },
+  { fields: ["rollout.mismatchCorrection"], inert: (raw) => (at(raw, "rl.algorithm.mismatch") !== undefined ? "it only turns on rl.algorithm.mismatch when the config does not set it, and the config sets it; remove one of them" : null) },
   { fields: ["rl.topP", "rl.topK"], inert: (_, c) => (c.rl?.temperature === 0 ? "rl.temperature is 0 (greedy decoding), which ignores it; raise the temperature, or remove it" : null) },
   { fields: ["eval.greedy"], inert: (_, c) => (c.eval.temperature === 0 ? "eval.temperature 0 already decodes greedily; remove it, or raise eval.temperature" : null) },
   { fields: ["eval.samples"], inert: (_, c) => (c.eval.temperature === 0 && c.eval.samples > 1 ? "eval.temperature 0 draws the same greedy response every time; set eval.temperature > 0, or eval.samples 1" : null) },

@@ -56,6 +56,7 @@ const inert: [string, Obj, string][] = [
   ["gpuMemoryUtilization on CPU (embedded engine, server mode)", merge(server, { rollout: { gpuMemoryUtilization: 0.3 } }), "rollout.gpuMemoryUtilization"],
   ["rollout.sleep on CPU", merge(colocated, { rollout: { sleep: false } }), "rollout.sleep"],
   ["kvCacheGiB on a GPU", merge(colocated, { model: { device: "cuda" }, rollout: { kvCacheGiB: 4 } }), "rollout.kvCacheGiB"],
+  ["rollout.mismatchCorrection beside rl.algorithm.mismatch", merge(colocated, { rollout: { mismatchCorrection: false }, rl: { algorithm: { preset: "grpo", mismatch: { level: "token" } } } }), "rollout.mismatchCorrection"],
   ["rl.topP at temperature 0", { rl: { temperature: 0, topP: 0.9 } }, "rl.topP"],
   ["rl.topK at temperature 0", { rl: { temperature: 0, topK: 5 } }, "rl.topK"],
   ["eval.greedy at temperature 0", { eval: { greedy: true } }, "eval.greedy"],
