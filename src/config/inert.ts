@@ -32,8 +32,9 @@
  * | any other field of a block with `enabled: false`    | always (the block is off)                    |
  * | data.trainSize, data.difficulty                     | data.train is set (loaded, not generated)    |
  * | data.testSize                                       | data.train set without data.test             |
- * | data.test, preset, fields, onBadRow                 | no data.train (examples are generated)       |
- * Every other field is read under every engine, sampler, mode and device. rl.async has one field
+ * | data.test, onBadRow                                 | no data.train (examples are generated)       |
+ * Every other field is read under every engine, sampler, mode and device (data.preset and
+ * data.fields also by `rlvr eval <run> --data` and the audits, whatever the run trained on). rl.async has one field
  * (maxStaleness; 0 = synchronous), so it has no option that async-off makes inert.
  */
 import type { RunConfig } from "./schema.ts";
@@ -94,7 +95,7 @@ export const INERT_RULES: readonly Rule[] = [
   { fields: ["size", "timeoutMs", "fallback", "modules"].map((f) => `rl.verifierPool.${f}`), inert: (_, c) => (c.rl?.verifierPool.enabled ? null : "the verifier pool is off (rl.verifierPool.enabled defaults to false); set enabled: true, or remove it") },
   { fields: ["data.trainSize", "data.difficulty"], inert: (_, c) => (c.data.train !== undefined ? "sizes generated examples, and data.train is loaded from a file; remove it" : null) },
   { fields: ["data.testSize"], inert: (_, c) => (c.data.train !== undefined && c.data.test === undefined ? "caps data.test, which is not set; set data.test, or remove it" : null) },
-  { fields: ["data.test", "data.preset", "data.fields", "data.onBadRow"], inert: (_, c) => (c.data.train === undefined ? "reads dataset files, and without data.train the examples are generated from data.task; set data.train, or remove it" : null) },
+  { fields: ["data.test", "data.onBadRow"], inert: (_, c) => (c.data.train === undefined ? "reads dataset files, and without data.train the examples are generated from data.task; set data.train, or remove it" : null) },
 ];
 
 /** The schema default of a dotted field path (undefined when it has none). */

@@ -70,7 +70,7 @@ const inert: [string, Obj, string][] = [
   ["data.trainSize with data.train", merge(file, { data: { trainSize: 100 } }), "data.trainSize"],
   ["data.difficulty with data.train", merge(file, { data: { difficulty: 2 } }), "data.difficulty"],
   ["data.testSize without data.test", merge(file, { data: { testSize: 10 } }), "data.testSize"],
-  ["data.preset with a generated task", { data: { preset: "gsm8k" } }, "data.preset"],
+  ["data.test with a generated task", { data: { test: "e.jsonl" } }, "data.test"],
   ["data.onBadRow with a generated task", { data: { onBadRow: "skip" } }, "data.onBadRow"],
 ];
 
@@ -105,6 +105,7 @@ const controls: [string, Obj][] = [
   ["minLrRatio with cosine", { rl: { schedule: "cosine", minLrRatio: 0.5 }, sft: { steps: 1, minLrRatio: 0.5 } }],
   ["verifierPool options with the pool on", { rl: { verifierPool: { enabled: true, size: 2, timeoutMs: 500 } } }],
   ["enabled: false alone, and enabled blocks with options", { rl: { dynamicSampling: { enabled: false }, difficultyFilter: { low: 0.1, high: 0.9 } } }],
+  ["data.preset and data.fields with a generated task (rlvr eval --data reads them)", { data: { preset: "gsm8k", fields: { answer: "final" } } }],
   ["dataset options with data.train and data.test", merge(file, { data: { test: "e.jsonl", testSize: 10, preset: "gsm8k", onBadRow: "skip" } })],
   ["defaults written out (a run directory's config.yaml)", { model: { device: "auto", dtype: "auto", tokenBudget: 16384 }, rl: { minLrRatio: 0.1, verifierPool: { enabled: false, timeoutMs: 10000, fallback: 0, modules: [] } }, eval: { samples: 1, greedy: false } }],
 ];
