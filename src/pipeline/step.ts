@@ -38,6 +38,9 @@ async function timed<T>(times: Record<string, number>, name: string, fn: () => P
 export async function rlStep(ctx: RunContext, alg: AlgorithmConfig, st: RlState, log: RunLogger, hooks: RlStepHooks = {}): Promise<Record<string, number>> {
   const t0 = performance.now();
   const clock = samplerClock(st, t0);
+  // Count only this step's window (time between steps, e.g. an evaluation, is not the step's).
+  clock.idle = 0;
+  if (clock.busy === 0) clock.idleSince = t0;
   if (st.pending.length === 0) await syncSampler(ctx, st);
   const tc = performance.now();
   let batch = await (st.pending.shift() ?? clock.track(collect(ctx, st, hooks)));
