@@ -37,7 +37,7 @@ function config(out: string, o: { engine: "embedded" | "torch"; extra: number; h
 function measure(cfg: Record<string, unknown>, dir: string): { rlvr: number; worker: number } {
   const file = join(dir, "config.json");
   writeFileSync(file, JSON.stringify(cfg));
-  const r = spawnSync(process.execPath, ["--import", "tsx", "test/helpers/peak-memory.ts", file], { encoding: "utf8", env: { ...process.env, RLVR_ENGINE_PROBE: "off" }, timeout: 600_000 });
+  const r = spawnSync(process.execPath, ["--import", "tsx", join(import.meta.dirname, "../helpers/peak-memory.ts"), file], { cwd: join(import.meta.dirname, "../.."), encoding: "utf8", env: { ...process.env, RLVR_ENGINE_PROBE: "off" }, timeout: 600_000 });
   assert.equal(r.status, 0, r.stderr);
   const last = JSON.parse(r.stdout.trim().split("\n").at(-1)!) as { self: number; workers: number };
   return { rlvr: last.self, worker: last.workers };
