@@ -12,7 +12,8 @@
  */
 
 // Training: a run from a config, typed progress events, the config schema and plugins.
-export { train, resolveConfig, type TrainConfig, type TrainOptions } from "./api/train.ts";
+export { train, resolveConfig, planMemory, type TrainConfig, type TrainOptions } from "./api/train.ts";
+export { estimateMemoryPlan, checkMemoryPlan, formatMemoryPlan, torchActivationBytes, embeddedPassBytes, type MemoryPlan, type PlanPart, type PlanShape, type PlanMachine } from "./trainer/plan.ts";
 export { NonFiniteError, ResumeError, RewardError, RunDirError, RunInterrupted, type RunSummary, type RunHooks } from "./trainer/run.ts";
 export type { Progress } from "./trainer/sft.ts";
 export type { RunContext } from "./trainer/context.ts";

@@ -11,6 +11,9 @@ import { parseRunConfig, type RunConfig, type RunConfigInput } from "../config/s
 import { train as runStages, type RunSummary, type TrainOptions as StageOptions } from "../trainer/run.ts";
 import type { RunStage } from "../trainer/events.ts";
 import { progressHooks } from "../cli/progress.ts";
+import { buildData, buildTokenizer, promptFormatOf, tokenizerDirOf } from "../trainer/context.ts";
+import { estimateMemoryPlan, planShape, type MemoryPlan, type PlanMachine } from "../trainer/plan.ts";
+import { promptEncoder } from "../tokenizers/index.ts";
 
 /**
  * What `train` accepts: a YAML file's path, or a config object as a YAML file would hold it
@@ -80,4 +83,25 @@ async function trainWith(cfg: RunConfig, rest: StageOptions): Promise<RunSummary
       }
     : rest.stage;
   return runStages(cfg, { ...rest, ...(stage ? { stage } : {}) });
+}
+
+/**
+ * The memory plan of a run, before anything starts (what `rlvr plan` prints and `rlvr train`
+ * checks): per device and process, bytes of the runtime, parameters, gradients, optimizer state,
+ * reference model, activations of one micro-batch, vLLM weights and KV cache, and sync buffers
+ * (src/trainer/plan.ts, docs/scaling.md "Memory plan"). Builds the tokenizer and data to find the
+ * longest prompt; starts no engine.
+ * @param config a YAML path, a config object, or a RunConfig
+ * @param machine capacities to check against: hostBytes (default os.totalmem()), gpuBytes (default: unknown, not checked)
+ * @returns the plan (format it with formatMemoryPlan, check it with checkMemoryPlan), or null when
+ *   model.path's config.json is an architecture the plan cannot read
+ * @throws ConfigError for an invalid config; Error from the embedded engine when the model cannot fit its 4 GiB heap
+ */
+export async function planMemory(config: TrainConfig, machine: PlanMachine = {}): Promise<MemoryPlan | null> {
+  const cfg = await resolveConfig(config);
+  const tokenizer = await buildTokenizer(cfg);
+  const { train: examples } = await buildData(cfg);
+  const encode = promptEncoder(tokenizer, promptFormatOf(cfg), tokenizerDirOf(cfg) ?? "the tokenizer");
+  const shape = await planShape(cfg, tokenizer, examples.slice(0, 512).map(encode));
+  return shape && estimateMemoryPlan(cfg, shape, machine);
 }

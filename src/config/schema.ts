@@ -8,6 +8,7 @@ import { dirname, resolve } from "node:path";
 import { parse as parseYaml, YAMLParseError } from "yaml";
 import { z } from "zod";
 import { checkRunMemory } from "./memory.ts";
+import { findInertField } from "./inert.ts";
 import { resolveConfigPaths } from "./paths.ts";
 import { getAdvantage, getPolicyLoss, listAdvantages, mismatchConfigSchema, resolveAlgorithm, type AlgorithmConfig } from "../algorithms/index.ts";
 import { validateMethods } from "../methods/index.ts";
@@ -303,6 +304,21 @@ function knownKeys(path: readonly PropertyKey[]): string[] {
   return s?.shape ? Object.keys(s.shape) : [];
 }
 
+/** The schema default of the field at dotted `path` (undefined: none), so a value equal to it counts as unset (src/config/inert.ts). */
+function defaultAt(path: string): unknown {
+  let s = unwrapSchema(runConfigSchema) as { shape?: Record<string, unknown>; def?: Record<string, unknown> } | undefined;
+  const keys = path.split(".");
+  keys.forEach((k, i) => {
+    const next = s?.shape?.[k] as typeof s;
+    s = i === keys.length - 1 ? next : (unwrapSchema(next) as typeof s);
+  });
+  for (let i = 0; i < 10 && s?.def; i++) {
+    if (s.def["type"] === "default" || s.def["type"] === "prefault") return s.def["defaultValue"];
+    s = (s.def["innerType"] ?? undefined) as typeof s;
+  }
+  return undefined;
+}
+
 const suggest = closest;
 
 const TOKENIZER_HINT = 'expected {type: char, alphabet: "..."} or {type: hf, path: <dir with tokenizer.json>}';
@@ -352,6 +368,9 @@ export function parseRunConfig(raw: unknown, where = "config"): RunConfig {
   const rolloutError = applyRolloutDefaults(cfg);
   if (rolloutError) throw new ConfigError(`config error in ${where} at rollout: ${rolloutError}`);
   if (cfg.rl) checkCapabilities(cfg, where);
+  // A field that does nothing under the chosen engine, sampler, mode or device (src/config/inert.ts).
+  const inert = findInertField(raw, cfg, defaultAt);
+  if (inert) throw new ConfigError(`config error in ${where} at ${inert.field}: ${inert.why}`);
   // rl.async trains on batches sampled by older weights: correct for the gap by default.
   if ((cfg.rl?.async?.maxStaleness ?? 0) > 0 && cfg.algorithm && !cfg.algorithm.mismatch) cfg.algorithm.mismatch = mismatchConfigSchema.parse({});
   try {

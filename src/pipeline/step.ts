@@ -37,9 +37,13 @@ async function timed<T>(times: Record<string, number>, name: string, fn: () => P
  */
 export async function rlStep(ctx: RunContext, alg: AlgorithmConfig, st: RlState, log: RunLogger, hooks: RlStepHooks = {}): Promise<Record<string, number>> {
   const t0 = performance.now();
+  const clock = samplerClock(st, t0);
+  // Count only this step's window (time between steps, e.g. an evaluation, is not the step's).
+  clock.idle = 0;
+  if (clock.busy === 0) clock.idleSince = t0;
   if (st.pending.length === 0) await syncSampler(ctx, st);
   const tc = performance.now();
-  let batch = await (st.pending.shift() ?? collect(ctx, st, hooks));
+  let batch = await (st.pending.shift() ?? clock.track(collect(ctx, st, hooks)));
   const times = batch.times;
   times["collect"] = (performance.now() - tc) / 1000;
   if (ctx.sampler && !ctx.sampler.exact) await oldLogprobs(ctx, alg, st, batch, log);
@@ -49,11 +53,12 @@ export async function rlStep(ctx: RunContext, alg: AlgorithmConfig, st: RlState,
   const ref = await timed(times, "reference", () => reference(ctx, alg, st, batch));
   batch = await timed(times, "advantages", () => advantages(ctx, alg, batch, ref.klTokens, hooks));
   const opt = await timed(times, "optimize", () => optimizeStep(ctx, alg, st, batch, hooks));
-  await timed(times, "weight_sync", () => syncSampler(ctx, st));
+  await timed(times, "sync", () => syncSampler(ctx, st));
   updateControllers(st, batch, opt);
   Object.assign(batch.metrics, hooks.stepMetrics?.(st.step));
   st.step++;
   times["step"] = (performance.now() - t0) / 1000;
+  Object.assign(times, idleTimes(clock, times["step"], times["collect"]));
   return metrics(ctx, batch, opt, st, log);
 }
 
@@ -69,6 +74,62 @@ async function oldLogprobs(ctx: RunContext, alg: AlgorithmConfig, st: RlState, b
 }
 
 /**
+ * When rollouts are being sampled: the sampler is busy while a collect is in flight (a step's own,
+ * or one prefetched by rl.async) and otherwise idle, waiting for weights (a sampler apart from
+ * the trainer cannot sample step s+1 before the weights of step s, beyond what rl.async allows).
+ */
+interface SamplerClock {
+  /** Collects in flight. */
+  busy: number;
+  /** When the sampler last went idle (ms, performance.now()), while busy is 0. */
+  idleSince: number;
+  /** Idle milliseconds accumulated since the last step's report. */
+  idle: number;
+  /** Count `p` as sampler work from now until it settles. */
+  track<T>(p: Promise<T>): Promise<T>;
+}
+
+const clocks = new WeakMap<RlState, SamplerClock>();
+
+/** The sampler clock of a run's RL state (created idle at `now`, on its first step). */
+function samplerClock(st: RlState, now: number): SamplerClock {
+  let c = clocks.get(st);
+  if (!c) {
+    const clock: SamplerClock = {
+      busy: 0,
+      idleSince: now,
+      idle: 0,
+      track: (p) => {
+        if (clock.busy++ === 0) clock.idle += performance.now() - clock.idleSince;
+        const done = () => {
+          if (--clock.busy === 0) clock.idleSince = performance.now();
+        };
+        p.then(done, done);
+        return p;
+      },
+    };
+    clocks.set(st, (c = clock));
+  }
+  return c;
+}
+
+/**
+ * Where a step's time went (seconds): `wait_rollouts`, the trainer idle waiting for its batch;
+ * `wait_weights`, the sampler idle (no collect in flight) waiting for the next weights;
+ * `overlap`, both at work at once (sampling beside training: rl.async), = step − wait_rollouts − wait_weights.
+ */
+function idleTimes(clock: SamplerClock, step: number, waitRollouts: number): Record<string, number> {
+  const now = performance.now();
+  if (clock.busy === 0) {
+    clock.idle += now - clock.idleSince;
+    clock.idleSince = now;
+  }
+  const waitWeights = Math.min(step, clock.idle / 1000);
+  clock.idle = 0;
+  return { wait_rollouts: waitRollouts, wait_weights: waitWeights, overlap: Math.max(0, step - waitRollouts - waitWeights) };
+}
+
+/**
  * rl.async (bounded staleness): start collecting the next `maxStaleness` steps' batches now, with
  * the sampler's current weights, so generation overlaps this step's training (one-step
  * off-policy for maxStaleness 1, as verl's one-step-off-policy and TRL's async GRPO). The
@@ -78,7 +139,7 @@ async function oldLogprobs(ctx: RunContext, alg: AlgorithmConfig, st: RlState, b
 function prefetch(ctx: RunContext, st: RlState, hooks: RlStepHooks): void {
   const k = ctx.cfg.rl!.async?.maxStaleness ?? 0;
   for (let ahead = st.pending.length + 1; ahead <= k && st.step + ahead < ctx.cfg.rl!.steps; ahead++) {
-    const p = collect(ctx, st, hooks, st.step + ahead);
+    const p = samplerClock(st, performance.now()).track(collect(ctx, st, hooks, st.step + ahead));
     p.catch(() => {}); // surfaced when the step that takes it awaits it
     st.pending.push(p);
   }

@@ -16,6 +16,7 @@ import { createVerifierPool, type VerifierPool } from "../rewards/pool/pool.ts";
 import { resolveRewardConfig } from "../rewards/config.ts";
 import { compileReward, type BatchInfo, type CompiledReward, type ScoredBatch } from "../rewards/compile.ts";
 import { createSampler, withColocatedPython } from "../rollout/samplers/vllm.ts";
+import { checkMemoryPlan, estimateMemoryPlan, planShape } from "./plan.ts";
 
 export interface RunContext {
   cfg: RunConfig;
@@ -101,7 +102,7 @@ export async function buildTokenizer(cfg: RunConfig): Promise<Tokenizer> {
 }
 
 /** The directory a run's tokenizer loads from (tokenizer.path, else model.path), or undefined for a char tokenizer. */
-function tokenizerDirOf(cfg: RunConfig): string | undefined {
+export function tokenizerDirOf(cfg: RunConfig): string | undefined {
   if (cfg.tokenizer?.type === "char") return undefined;
   return cfg.tokenizer?.type === "hf" ? cfg.tokenizer.path : cfg.model.path;
 }
@@ -172,6 +173,17 @@ export function syncVerifier(verify: (r: string, e: Example) => Verdict | Promis
 }
 
 /**
+ * Refuse a run whose memory plan (src/trainer/plan.ts) cannot fit this machine, before any engine starts.
+ * @throws Error `config error at <field>: the memory plan needs …` naming the field to lower
+ */
+async function checkRunPlan(cfg: RunConfig, tokenizer: Tokenizer, train: Example[], encodePrompt: (e: Example) => ArrayLike<number>): Promise<void> {
+  if (cfg.model.engine === "auto") return; // the engine is chosen later; each engine checks itself
+  const shape = await planShape(cfg, tokenizer, train.slice(0, 512).map(encodePrompt));
+  const bad = shape && checkMemoryPlan(estimateMemoryPlan(cfg, shape));
+  if (bad) throw new Error(`config error at ${bad.field}: ${bad.message}`);
+}
+
+/**
  * @param o.engineAdvice when set and the run is on the embedded engine, called with the line
  *   saying how much faster the torch engine measured (src/engines/probe.ts), if it is set up.
  */
@@ -183,6 +195,7 @@ export async function buildContext(cfg: RunConfig, o: { engineAdvice?: (line: st
   const { train, test } = await buildData(cfg, reward.checkExample);
   if (train.length === 0) throw new Error("data error: the training set is empty");
   const encodePrompt = promptEncoder(tokenizer, promptFormatOf(cfg), tokenizerDirOf(cfg) ?? "the tokenizer");
+  await checkRunPlan(cfg, tokenizer, train, encodePrompt);
   const probeShape = cfg.model.engine === "auto" || o.engineAdvice ? probeShapeOf(cfg.rl, train.slice(0, 64).map(encodePrompt)) : undefined;
   if (o.engineAdvice && cfg.model.engine === "embedded") await adviseEngine(cfg.model, { tokenizer, seed: cfg.seed, shape: probeShape }, o.engineAdvice);
   const engine = await buildEngine(withColocatedPython(cfg), tokenizer, probeShape);

@@ -20,7 +20,7 @@ test("data, model, tokenizer and module paths resolve against the config's folde
         "model: {path: ../models/base}",
         "tokenizer: {type: hf, path: tok}",
         "data: {train: data/train.jsonl, test: ./data/test.jsonl, verifier: math}",
-        "rl: {steps: 1, verifierPool: {modules: [./task.ts, ../lib/v.mjs, some-package, file:///abs/x.js]}}",
+        "rl: {steps: 1, verifierPool: {enabled: true, modules: [./task.ts, ../lib/v.mjs, some-package, file:///abs/x.js]}}",
       ].join("\n"),
     );
     const cfg = loadRunConfig(file);

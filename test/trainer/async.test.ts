@@ -45,7 +45,18 @@ test("rl.async maxStaleness 0 is the synchronous loop, bit for bit (metrics and 
   assert.equal(sync.rows.length, 4);
   assert.deepEqual(zero.rows.map(untimed), sync.rows.map(untimed));
   assert.ok(zero.weights.equals(sync.weights), "identical final weights");
+  breakdown(sync.rows);
+  for (const r of sync.rows) assert.ok(r["time/overlap"]! < 0.02 * r["time/step"]! + 0.005, `synchronous: sampling and training never overlap (overlap ${r["time/overlap"]} s of ${r["time/step"]} s)`);
 });
+
+/** Where each step's time went: trainer waiting + sampler waiting + both at work = the step. */
+function breakdown(rows: Record<string, number>[]): void {
+  for (const r of rows) {
+    const [w, s, o, step] = [r["time/wait_rollouts"]!, r["time/wait_weights"]!, r["time/overlap"]!, r["time/step"]!];
+    assert.ok([w, s, o].every((x) => Number.isFinite(x) && x >= 0), "the three parts are logged");
+    assert.ok(Math.abs(w + s + o - step) < 1e-6 || (o === 0 && w + s >= step), `they add up to the step (${w} + ${s} + ${o} vs ${step})`);
+  }
+}
 
 test("rl.async maxStaleness 1: batches one version stale after the first step, never more; mismatch correction on", { timeout: 180_000 }, async () => {
   assert.ok(config("x", { async: { maxStaleness: 1 } }).algorithm!.mismatch, "mismatch correction defaults on with rl.async");
@@ -54,7 +65,9 @@ test("rl.async maxStaleness 1: batches one version stale after the first step, n
   assert.equal(rows.length, 4);
   assert.deepEqual(rows.map((r) => r["rollout/staleness_max"]), [0, 1, 1, 1], "the first batch is fresh, each later one was sampled during the previous step's training");
   assert.deepEqual(rows.map((r) => r["policy/version"]), [1, 2, 3, 4]);
-  for (const r of rows) assert.ok(Number.isFinite(r["loss/policy"]!) && r["time/weight_sync"]! >= 0, "finite loss, weights synced");
+  for (const r of rows) assert.ok(Number.isFinite(r["loss/policy"]!) && r["time/sync"]! >= 0, "finite loss, weights synced");
+  breakdown(rows);
+  assert.ok(rows.slice(1).some((r) => r["time/overlap"]! > 0), "the prefetched batch was sampled while the trainer trained");
 });
 
 test("the embedded worker sampler samples exactly what the trainer engine samples with the same weights and seed", { timeout: 120_000 }, async () => {

@@ -13,9 +13,10 @@ import { register as plot } from "./plot.ts";
 import { register as play } from "./play.ts";
 import { register as model } from "./model.ts";
 import { register as tinker } from "./tinker.ts";
+import { register as plan } from "./plan.ts";
 
 type Register = (program: Command) => void;
-const modules: Register[] = [quickstart, trainCmd, evalCmd, data, verify, dashboard, setup, doctor, serveCmd, plot, play, model, tinker];
+const modules: Register[] = [quickstart, trainCmd, evalCmd, data, verify, dashboard, setup, doctor, serveCmd, plot, play, model, tinker, plan];
 
 export function registerCommands(program: Command): void {
   for (const register of modules) register(program);

@@ -284,8 +284,9 @@ export class EmbeddedEngine implements Engine {
    * fits the heap (unless inference only), and decides the storage of a LoRA base: packed
    * bfloat16 when asked, or under "auto" when a float32 base leaves no room for a 64-token sequence.
    * @returns whether to store the base as bfloat16
+   * @throws Error naming the model size and the way out when it cannot fit (also used by the memory plan, src/trainer/plan.ts)
    */
-  private static planBase(config: ModelConfig, opts: EmbeddedEngineOptions): boolean {
+  static planBase(config: ModelConfig, opts: EmbeddedEngineOptions): boolean {
     const lora = opts.lora;
     if (!lora) {
       if (!opts.inferenceOnly) assertFits(config);
