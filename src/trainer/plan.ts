@@ -89,18 +89,27 @@ export interface PlanMachine {
 
 /**
  * Activation bytes of one torch forward/backward over `tokens` tokens (rows × padded length),
- * float32, as the worker's current scoring path holds them: per token per layer 16·hidden +
+ * float32, as the worker's scoring path holds them: per token per layer 16·hidden +
  * 6·intermediate floats kept for backward (with gradient checkpointing: 2·hidden per layer plus
  * one layer's worth, recomputed), plus the attention probabilities (heads × length), plus
- * 6·vocab floats for the logits path of `_token_scores` (logits, softmax, p·z and their
- * gradients; the [tokens × vocab] terms dominate for small models with large vocabularies).
- * Measured: 6656 tokens at hidden 256, 2 layers, vocab 4016 → 1.16 GB above the idle worker.
+ * 6·vocab floats per position whose logits exist at once (logits, softmax, p·z and their
+ * gradients): every position for models scored through their full logits, at most
+ * TORCH_HEAD_CHUNK positions for the plain causal LMs that python/rlvr_worker/scoring.py scores
+ * through a chunked head. Shared prompts (model.sharedPrompts) run fewer positions; the plan
+ * does not count that saving (an upper bound).
+ * Measured (full logits): 6656 tokens at hidden 256, 2 layers, vocab 4016 → 1.16 GB above the idle worker.
  */
 export function torchActivationBytes(m: ModelConfig, tokens: number, seqLen: number, checkpointing: boolean): number {
   const layer = 16 * m.hiddenSize + 6 * m.intermediateSize + m.numHeads * seqLen;
   const kept = checkpointing ? m.numLayers * 2 * m.hiddenSize + layer : m.numLayers * layer;
-  return tokens * (kept + 6 * m.vocabSize) * 4;
+  const logitPositions = CHUNKED_HEAD_TYPES.has(m.modelType) ? Math.min(tokens, TORCH_HEAD_CHUNK) : tokens;
+  return (tokens * kept + logitPositions * 6 * m.vocabSize) * 4;
 }
+
+/** Positions per chunk of the torch worker's chunked head (scoring.py; the worker's head_chunk). */
+export const TORCH_HEAD_CHUNK = 1024;
+/** Model types the torch worker scores through a chunked head (scoring.py SIMPLE_HEAD_TYPES). */
+const CHUNKED_HEAD_TYPES = new Set(["llama", "mistral", "qwen2", "qwen3"]);
 
 /**
  * Bytes of jax-js's Wasm heap above its resident state after training passes over `tokens`
