@@ -157,12 +157,12 @@ export function readRun(dir: string, arm: string, seed: number): RunRecord {
  * write result.json there (seconds, load), copy metrics.jsonl, eval.jsonl, config.yaml and
  * result.json to experiments/runs/<experiment>/<arm>-seed<seed>/.
  */
-export async function runOne(experiment: string, arm: string, cfgIn: RunConfigInput): Promise<RunRecord> {
+export async function runOne(experiment: string, arm: string, cfgIn: RunConfigInput, prepare: () => Promise<unknown> = ensureBase): Promise<RunRecord> {
   const name = `${arm}-seed${cfgIn.seed}`;
   const dir = join(SCRATCH_ROOT, experiment, name);
   rmSync(dir, { recursive: true, force: true });
   mkdirSync(dir, { recursive: true });
-  await ensureBase();
+  await prepare();
   const cfg = parseRunConfig({ ...cfgIn, out: dir }, `${experiment}/${arm}`);
   const load0 = loadavg()[0]!;
   const s = await train(cfg, { quiet: true });
@@ -230,10 +230,11 @@ export async function launch(tasks: { arm: string; seed: number }[], jobs: numbe
 /**
  * The command line of an experiment script: `--run arm:seed` runs one run here; `--report` only
  * reports from the kept logs; otherwise every (seed, arm) whose kept run is missing (all of them
- * with `--force`) runs, `--jobs` at once, then the report. `report` gets the kept runs of the chosen
+ * with `--force`) runs, `--jobs` at once, then the report. `prepare` runs first (default: the
+ * shared scratchpad SFT base). `report` gets the kept runs of the chosen
  * arms (an arm with `from` is read from that experiment's kept runs).
  */
-export async function main(experiment: string, arms: Arm[], report: (runs: RunRecord[]) => Promise<void> | void): Promise<void> {
+export async function main(experiment: string, arms: Arm[], report: (runs: RunRecord[]) => Promise<void> | void, prepare: () => Promise<unknown> = ensureBase): Promise<void> {
   const { values } = parseArgs({
     options: {
       seeds: { type: "string", default: "1,2,3" },
@@ -252,12 +253,12 @@ export async function main(experiment: string, arms: Arm[], report: (runs: RunRe
     const [arm, seed] = values.run.split(":");
     const a = arms.find((x) => x.arm === arm);
     if (!a || !Number.isInteger(Number(seed))) throw new Error(`--run ${values.run}: expected <arm>:<seed> with an arm of ${names}`);
-    await runOne(home(a), a.arm, a.config(Number(seed)));
+    await runOne(home(a), a.arm, a.config(Number(seed)), prepare);
     return;
   }
   const seeds = values.seeds.split(",").map(Number);
   if (!values.report) {
-    await ensureBase();
+    await prepare();
     const todo = seeds.flatMap((seed) =>
       chosen.map((arm) => ({ arm, seed })).filter((t) => values.force || !existsSync(join(KEPT_ROOT, home(arms.find((x) => x.arm === t.arm)!), `${t.arm}-seed${t.seed}`, "result.json"))),
     );

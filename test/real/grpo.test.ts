@@ -56,7 +56,7 @@ test(`${STEPS} GRPO steps of examples/real/smollm2-grpo.yaml raise held-out accu
     const o: EvalCommandOptions = { data: testFile, n: TEST_PROMPTS, samples: 1, temperature: 0, topP: 1, maxNewTokens: 48, seed: 1, bootstrap: 0, level: 0.95, engine: "torch" };
     type Doc = { result: { accuracy: number; prompts: number } };
     const ckpt = (await runEval(join(out, "checkpoints", "final"), o, () => {})) as Doc;
-    const base = (await runEval(model, { ...o, chat: true, task: "word-problems" }, () => {})) as Doc;
+    const base = (await runEval(model, { ...o, chat: true, verifier: "word-problems" }, () => {})) as Doc;
     console.log(`# rlvr eval greedy: base ${(100 * base.result.accuracy).toFixed(1)}%, checkpoint ${(100 * ckpt.result.accuracy).toFixed(1)}% (the run's own: ${(100 * (after.greedy ?? 0)).toFixed(1)}%)`);
     assert.equal(ckpt.result.prompts, TEST_PROMPTS);
     assert.ok(Math.abs(ckpt.result.accuracy - (after.greedy ?? 0)) < 1e-9, "rlvr eval of the checkpoint equals the run's greedy evaluation");
