@@ -15,8 +15,8 @@ const LAYERS = [
   ["tasks", "envs"], //               procedural tasks and dataset loaders (graded by rewards/)
   ["rollout"], //                     group sampling, samplers, tree and agent rollouts
   ["config"], //                      the run config: composes the schemas of the layers below
-  ["eval"], //                        pass@k, maj@k, reports, checkpoint evaluation
   ["pipeline"], //                    the RL step, its state, hooks and context type
+  ["eval"], //                        pass@k, maj@k, held-out accuracy, reports
   ["methods", "guided", "labelfree"], // guided and label-free methods (issue 29 item 2 merges them)
   ["trainer"], //                     the run: builds the context, stages, checkpoints, lock
   ["serve", "recipes", "tinker", "dashboard"], // servers, the quickstart recipe, the dashboard

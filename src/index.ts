@@ -15,8 +15,8 @@
 export { train, resolveConfig, type TrainConfig, type TrainOptions } from "./api/train.ts";
 export { NonFiniteError, ResumeError, RewardError, RunDirError, RunInterrupted, type RunSummary, type RunHooks } from "./trainer/run.ts";
 export type { Progress } from "./trainer/sft.ts";
-export type { RunContext } from "./trainer/context.ts";
-export type { RlStageHooks } from "./trainer/hooks.ts";
+export type { RunContext } from "./pipeline/context.ts";
+export type { RlStageHooks } from "./pipeline/hooks.ts";
 export type { TrainEvent, TrainEventHandler, StageEvent, MetricsEvent, SamplesEvent, EvalEvent, RunStage, MetricsStage, SftMetrics, RlMetrics } from "./trainer/events.ts";
 export { ConfigError, loadRunConfig, parseRunConfig, runConfigSchema, type RunConfig, type RunConfigInput } from "./config/schema.ts";
 export { loadPlugins, loadRunConfigFile, loadCommandPlugins, runConfigPath } from "./config/plugins.ts";
@@ -72,7 +72,7 @@ export { loadTokenizer, CharTokenizer, HfTokenizer, promptEncoder, promptIds, ch
 
 // Evaluation: held-out accuracy with pass@k / maj@k, and the estimators.
 export { evaluate, type EvalOptions, type EvalResult } from "./eval/accuracy.ts";
-export { evaluateCheckpoint, type EvaluateCheckpointOptions } from "./eval/checkpoint.ts";
+export { evaluateCheckpoint, type EvaluateCheckpointOptions } from "./trainer/evaluate.ts";
 export type { EvalSummary, PromptOutcome, SampleOutcome } from "./eval/summary.ts";
 export type { Interval } from "./eval/bootstrap.ts";
 export { passAtK, kValues } from "./eval/passk.ts";

@@ -24,8 +24,9 @@ import { join } from "node:path";
 import { parseRunConfig } from "../../src/config/schema.ts";
 import { quickstartConfig } from "../../src/cli/commands/quickstart.ts";
 import { buildContext } from "../../src/trainer/context.ts";
-import { initRlState, rlStep } from "../../src/trainer/rl.ts";
-import { RunLogger } from "../../src/trainer/logger.ts";
+import { initRlState } from "../../src/pipeline/state.ts";
+import { rlStep } from "../../src/pipeline/step.ts";
+import { RunLogger } from "../../src/pipeline/logger.ts";
 import { jaxThreads } from "../../src/engines/embedded/runtime.ts";
 import type { Engine } from "../../src/engines/engine.ts";
 

@@ -32,9 +32,11 @@ import { hasTask, registerTask } from "../../src/tasks/registry.ts";
 import { generateInSplit } from "../../src/tasks/split.ts";
 import type { Example } from "../../src/tasks/types.ts";
 import { chunkBySize, packSequences, type Sequence } from "../../src/core/sequence.ts";
-import { buildContext, type RunContext } from "../../src/trainer/context.ts";
-import { RunLogger } from "../../src/trainer/logger.ts";
-import { initRlState, rlStep } from "../../src/trainer/rl.ts";
+import { buildContext } from "../../src/trainer/context.ts";
+import type { RunContext } from "../../src/pipeline/context.ts";
+import { RunLogger } from "../../src/pipeline/logger.ts";
+import { initRlState } from "../../src/pipeline/state.ts";
+import { rlStep } from "../../src/pipeline/step.ts";
 import { Rng, hash32 } from "../../src/util/rng.ts";
 import { argNumbers, meanSd } from "./strategies-lib.ts";
 

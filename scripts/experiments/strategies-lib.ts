@@ -1,7 +1,7 @@
 /**
  * Driver of the sampling-strategy experiments (tree rollouts, hints): per seed, one SFT warm-up
  * checkpoint shared by every arm (so arms differ only in their RL stage), then each arm runs RL
- * steps (src/trainer/rl.ts, the step `rlvr train` runs) until the tokens the engine sampled in RL
+ * steps (src/pipeline/step.ts, the step `rlvr train` runs) until the tokens the engine sampled in RL
  * reach the budget, and is evaluated greedily on the held-out set. Equal sampled-token budget, not
  * equal steps: a strategy that samples fewer tokens per step gets more steps.
  *
@@ -18,8 +18,9 @@ import type { ArmResult } from "./lib.ts";
 import { parseRunConfig, type RunConfigInput } from "../../src/config/schema.ts";
 import { buildMethodHooks } from "../../src/methods/index.ts";
 import { buildContext } from "../../src/trainer/context.ts";
-import { RunLogger } from "../../src/trainer/logger.ts";
-import { initRlState, rlStep } from "../../src/trainer/rl.ts";
+import { RunLogger } from "../../src/pipeline/logger.ts";
+import { initRlState } from "../../src/pipeline/state.ts";
+import { rlStep } from "../../src/pipeline/step.ts";
 import { evalHeldOut, train } from "../../src/trainer/run.ts";
 
 export interface StrategyArm {

@@ -15,10 +15,12 @@
  */
 import { parseRunConfig, type RunConfig } from "../config/schema.ts";
 import { quickstartConfig } from "../cli/commands/quickstart.ts";
-import { buildContext, type RunContext } from "../trainer/context.ts";
-import type { RunLogger } from "../trainer/logger.ts";
+import { buildContext } from "../trainer/context.ts";
+import type { RunContext } from "../pipeline/context.ts";
+import type { RunLogger } from "../pipeline/logger.ts";
 import { initSftState, sftCheckAccuracy, sftStep, type SftState } from "../trainer/sft.ts";
-import { initRlState, rlStep, type RlState } from "../trainer/rl.ts";
+import { initRlState, type RlState } from "../pipeline/state.ts";
+import { rlStep } from "../pipeline/step.ts";
 import { evaluate, type EvalResult } from "../eval/accuracy.ts";
 import { checkpointFiles } from "../engines/embedded/checkpoint.ts";
 import type { EmbeddedEngine } from "../engines/embedded/engine.ts";

@@ -5,7 +5,7 @@
  */
 import type { SampleResult } from "../engines/engine.ts";
 import type { Example } from "../tasks/types.ts";
-import type { RunContext } from "../trainer/context.ts";
+import type { RunContext } from "../pipeline/context.ts";
 import { breakdown, summarize, type EvalSummary, type PromptOutcome, type SampleOutcome } from "./summary.ts";
 
 export interface EvalOptions {

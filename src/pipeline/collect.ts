@@ -18,9 +18,9 @@ import { truncationMask } from "../rollout/overlong.ts";
 import type { Example, Verdict } from "../tasks/types.ts";
 import { hash32 } from "../util/rng.ts";
 import { packSequences, type Sequence } from "../core/sequence.ts";
-import type { RunContext } from "../trainer/context.ts";
-import type { RlStepHooks } from "../trainer/hooks.ts";
-import type { RlState } from "../trainer/rl.ts";
+import type { RunContext } from "./context.ts";
+import type { RlStepHooks } from "./hooks.ts";
+import type { RlState } from "./state.ts";
 import type { Generated, StepBatch } from "./batch.ts";
 import type { Trajectory } from "../rollout/types.ts";
 

@@ -4,7 +4,7 @@
  * keeps (filters.ts: DAPO dynamic sampling, pass-rate band) and how many generation batches it may
  * use (dynamic-sampling.ts), and what it learns from each step (curriculum.ts, domain-weights.ts).
  *
- * The trainer (src/trainer/rl.ts) owns one `DataSelection` per run; its state is checkpointed
+ * The trainer (src/pipeline/state.ts) owns one `DataSelection` per run; its state is checkpointed
  * through `save()` / `restore()` (JSON), so a resumed run draws exactly the prompts an
  * uninterrupted run would have.
  */

@@ -13,7 +13,7 @@ import type { RunConfig } from "../config/schema.ts";
 import type { EvalResult } from "../eval/accuracy.ts";
 import type { Example } from "../tasks/types.ts";
 import { findLatestCheckpoint, type CheckpointEntry } from "./checkpoints.ts";
-import type { SavedRlState } from "./rl.ts";
+import type { SavedRlState } from "../pipeline/state.ts";
 
 export const TRAINER_STATE_FORMAT = "rlvr-trainer/1";
 

@@ -14,7 +14,7 @@ import { join } from "node:path";
 import type { RunConfig } from "../config/schema.ts";
 import { evaluate, type EvalResult } from "../eval/accuracy.ts";
 import { scanCheckpoints } from "./checkpoints.ts";
-import type { RunContext } from "./context.ts";
+import type { RunContext } from "../pipeline/context.ts";
 import type { RunStage, TrainEventHandler } from "./events.ts";
 import type { Progress } from "./sft.ts";
 import { openSession } from "./session.ts";
@@ -24,7 +24,7 @@ import { loadVerifierModules } from "../rewards/pool/modules.ts";
 import { ioError } from "../util/errors.ts";
 import { RewardError } from "../rewards/compile.ts";
 
-export { NonFiniteError, RunInterrupted } from "./faults.ts";
+export { NonFiniteError, RunInterrupted } from "../pipeline/faults.ts";
 export { ResumeError } from "./resume.ts";
 export { RunLockError } from "./lock.ts";
 export { RunDirError } from "./rundir.ts";

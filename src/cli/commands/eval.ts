@@ -23,7 +23,7 @@ import { evaluate, type EvalResult } from "../../eval/accuracy.ts";
 import { compareResults, passAtKCurve } from "../../eval/compare.ts";
 import { asciiCurve, formatComparison, formatReport } from "../../eval/report.ts";
 import { buildData, buildInProcessReward, promptFormatOf, syncVerifier } from "../../trainer/context.ts";
-import { runConfigOf } from "../../eval/checkpoint.ts";
+import { runConfigOf } from "../../trainer/evaluate.ts";
 import { loadRunConfig, type RunConfig } from "../../config/schema.ts";
 import { loadCommandPlugins, loadRunConfigFile, runConfigPath } from "../../config/plugins.ts";
 import { compileReward, type CompiledReward } from "../../rewards/compile.ts";

@@ -17,8 +17,8 @@ import { isModelDir } from "../engines/lora.ts";
 import { compileReward } from "../rewards/compile.ts";
 import { rewardConfigSchema, type RewardConfigInput } from "../rewards/config.ts";
 import { toVerdict } from "../rewards/registry.ts";
-import { buildData, buildVerifier, promptFormatOf, syncVerifier } from "../trainer/context.ts";
-import { evaluate, type EvalResult } from "./accuracy.ts";
+import { buildData, buildVerifier, promptFormatOf, syncVerifier } from "./context.ts";
+import { evaluate, type EvalResult } from "../eval/accuracy.ts";
 
 /** Options of `evaluateCheckpoint`; every one defaults to the run's own (its config.yaml). */
 export interface EvaluateCheckpointOptions {

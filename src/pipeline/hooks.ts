@@ -10,7 +10,7 @@ import type { Sequence } from "../core/sequence.ts";
 import type { CollectedRollouts } from "../rollout/collect.ts";
 import type { RunContext } from "./context.ts";
 import type { RunLogger } from "./logger.ts";
-import type { RlState } from "./rl.ts";
+import type { RlState } from "./state.ts";
 
 /** What the step knows after verification, before advantages. */
 export interface RewardStage {
