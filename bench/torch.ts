@@ -16,7 +16,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { EmbeddedEngine } from "../src/engines/embedded/engine.ts";
 import type { ModelConfig } from "../src/engines/embedded/hf-config.ts";
-import type { Engine } from "../src/engines/engine.ts";
+import type { Engine } from "../src/core/engine.ts";
 import { TorchEngine } from "../src/engines/torch/engine.ts";
 import { CharTokenizer } from "../src/tokenizers/index.ts";
 import { parseRunConfig } from "../src/config/schema.ts";

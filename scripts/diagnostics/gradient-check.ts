@@ -20,7 +20,7 @@ import { buildContext } from "../../src/trainer/context.ts";
 import { packSequences } from "../../src/core/sequence.ts";
 import { grpoAdvantages } from "../../src/algorithms/index.ts";
 import type { EmbeddedEngine } from "../../src/engines/embedded/engine.ts";
-import type { TokenBatch, TokenLossFn } from "../../src/engines/engine.ts";
+import type { TokenBatch, TokenLossFn } from "../../src/core/engine.ts";
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,

@@ -28,7 +28,7 @@ import { initRlState } from "../../src/pipeline/state.ts";
 import { rlStep } from "../../src/pipeline/step.ts";
 import { RunLogger } from "../../src/pipeline/logger.ts";
 import { jaxThreads } from "../../src/engines/embedded/runtime.ts";
-import type { Engine } from "../../src/engines/engine.ts";
+import type { Engine } from "../../src/core/engine.ts";
 
 const { values } = parseArgs({
   options: {

@@ -17,7 +17,7 @@ export type {
   OptimStep,
   CheckpointRef,
   Sampler,
-} from "../engines/engine.ts";
+} from "../core/engine.ts";
 export { openEngine, initModelConfig, type ModelSpec, type OpenEngineOptions } from "../engines/open.ts";
 export { parseModelInit, modelInitSchema, type ModelInit, type ModelInitInput } from "../engines/init.ts";
 export { probeEngines, chooseEngine, probeShapeOf, engineAdvice, torchSetUp, probeCacheFile, type ProbeResult, type ProbeMeasurement, type ProbeUnavailable, type ProbeShape, type ProbeOptions, type EngineChoice } from "../engines/probe.ts";

@@ -11,7 +11,7 @@ import { basename, dirname } from "node:path";
 import { MODEL_CATALOG, defaultModelDir } from "./catalog.ts";
 import type { RunConfig } from "../config/schema.ts";
 import type { Tokenizer } from "../tokenizers/types.ts";
-import type { Engine } from "./engine.ts";
+import type { Engine } from "../core/engine.ts";
 import { EmbeddedEngine } from "./embedded/engine.ts";
 import type { ModelConfig } from "./embedded/hf-config.ts";
 import { TorchEngine } from "./torch/engine.ts";

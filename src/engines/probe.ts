@@ -22,7 +22,7 @@ import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "
 import { cpus, homedir, hostname } from "node:os";
 import { join, resolve } from "node:path";
 import { createHash } from "node:crypto";
-import type { Engine, TokenLossFn } from "./engine.ts";
+import type { Engine, TokenLossFn } from "../core/engine.ts";
 import { packSequences } from "../core/sequence.ts";
 import { Rng } from "../util/rng.ts";
 import type { ModelSpec, OpenEngineOptions } from "./open.ts";

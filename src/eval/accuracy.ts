@@ -3,7 +3,7 @@
  * summarise (accuracy, greedy accuracy, mean@n, pass@k, maj@k, lengths, truncation, bootstrap
  * intervals, per-task and per-difficulty breakdowns). Formulas live in ./summary.ts.
  */
-import type { SampleResult } from "../engines/engine.ts";
+import type { SampleResult } from "../core/engine.ts";
 import type { Example } from "../tasks/types.ts";
 import type { RunContext } from "../pipeline/context.ts";
 import { breakdown, summarize, type EvalSummary, type PromptOutcome, type SampleOutcome } from "./summary.ts";

@@ -5,7 +5,7 @@
  * src/trainer/sft.ts does the same over the training set).
  */
 import { makeSftLoss, combineMetrics, type StepCounts } from "../algorithms/index.ts";
-import type { Engine, TokenLossFn } from "../engines/engine.ts";
+import type { Engine, TokenLossFn } from "../core/engine.ts";
 import { optimize } from "../pipeline/optimize.ts";
 import type { Example } from "../tasks/types.ts";
 import type { Tokenizer } from "../tokenizers/types.ts";

@@ -7,7 +7,7 @@
  */
 import type { RunConfig } from "../config/schema.ts";
 import type { Sequence } from "../core/sequence.ts";
-import type { Engine } from "../engines/engine.ts";
+import type { Engine } from "../core/engine.ts";
 import type { GuidedConfig } from "../guided/config.ts";
 import { hardestGroups, reliftSftSteps, ReliftBuffer, type SavedReliftBuffer } from "../guided/relift.ts";
 import { demonstration, supervisedStep } from "../guided/sft.ts";

@@ -3,7 +3,7 @@
  * examples and verification. The trainer builds it from a config (src/trainer/context.ts
  * buildContext); tests and benchmarks complete a hand-built one with `contextWith`.
  */
-import type { Engine, Sampler } from "../engines/engine.ts";
+import type { Engine, Sampler } from "../core/engine.ts";
 import type { Tokenizer } from "../tokenizers/types.ts";
 import type { Example, Verdict } from "../tasks/types.ts";
 import type { RunConfig } from "../config/schema.ts";

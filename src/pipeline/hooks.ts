@@ -4,7 +4,7 @@
  * ETTRL, EVOL-RL, self-play). Every hook is optional; with none, rlStep is plain RLVR.
  */
 import type { AlgorithmConfig, StepCounts, StepState } from "../algorithms/index.ts";
-import type { LossReport, SampleResult, TokenLossFn } from "../engines/engine.ts";
+import type { LossReport, SampleResult, TokenLossFn } from "../core/engine.ts";
 import type { Example, Verdict } from "../tasks/types.ts";
 import type { Sequence } from "../core/sequence.ts";
 import type { CollectedRollouts } from "../rollout/collect.ts";

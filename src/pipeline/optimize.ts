@@ -12,7 +12,7 @@
  * "global token count" normalisation; see src/algorithms/aggregation.ts).
  */
 import { stepCounts, type StepCounts } from "../algorithms/index.ts";
-import type { Engine, LossReport, OptimStep, TokenLossFn } from "../engines/engine.ts";
+import type { Engine, LossReport, OptimStep, TokenLossFn } from "../core/engine.ts";
 import { chunkBySize, chunks, packSequences, type Sequence } from "../core/sequence.ts";
 import type { Rng } from "../util/rng.ts";
 import { dropGradients } from "./faults.ts";

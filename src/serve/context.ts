@@ -1,5 +1,5 @@
 /** What every route of `rlvr serve` shares: the engine, its tokenizer, the batcher, capture. */
-import type { Engine } from "../engines/engine.ts";
+import type { Engine } from "../core/engine.ts";
 import type { Tokenizer } from "../tokenizers/types.ts";
 import type { Batcher } from "./batcher.ts";
 import type { EpisodeStore } from "./capture.ts";

@@ -6,7 +6,7 @@
 import { existsSync } from "node:fs";
 import { basename, join, resolve } from "node:path";
 import Fastify, { type FastifyInstance } from "fastify";
-import type { Engine } from "../engines/engine.ts";
+import type { Engine } from "../core/engine.ts";
 import { openEngine } from "../engines/open.ts";
 import { isModelDir } from "../engines/lora.ts";
 import { loadTokenizer } from "../tokenizers/index.ts";

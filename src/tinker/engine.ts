@@ -17,7 +17,7 @@
  */
 import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import type { CheckpointRef, Engine, EngineInfo, LossReport, OptimStep, SampleRequest, SampleResult, TokenBatch, TokenLossFn, TokenScores } from "../engines/engine.ts";
+import type { CheckpointRef, Engine, EngineInfo, LossReport, OptimStep, SampleRequest, SampleResult, TokenBatch, TokenLossFn, TokenScores } from "../core/engine.ts";
 import { ServiceClient, type Datum, type SamplingClient, type TrainingClient } from "./client.ts";
 
 export interface TinkerEngineOptions {

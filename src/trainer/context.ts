@@ -3,7 +3,7 @@
  * verifier and prompt encoding.
  */
 import { existsSync } from "node:fs";
-import type { Engine } from "../engines/engine.ts";
+import type { Engine } from "../core/engine.ts";
 import { openEngine } from "../engines/open.ts";
 import { adviseEngine, probeShapeOf, type ProbeShape } from "../engines/probe.ts";
 import type { Tokenizer } from "../tokenizers/types.ts";

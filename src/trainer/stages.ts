@@ -6,7 +6,7 @@
  */
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import type { Sampler } from "../engines/engine.ts";
+import type { Sampler } from "../core/engine.ts";
 import { buildMethodHooks } from "../methods/index.ts";
 import { EmbeddedWorkerSampler } from "../rollout/samplers/embedded-worker.ts";
 import { checkpointsDir, publishDir, tempDirFor } from "./checkpoints.ts";

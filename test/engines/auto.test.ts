@@ -12,7 +12,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { openEngine, type ModelSpec } from "../../src/engines/open.ts";
 import { chooseEngine, engineAdvice, probeCacheFile, probeEngines, probeShapeOf, torchSetUp, AUTO_MIN_RATIO, PROBE_MAX_ROWS, type ProbeMeasurement, type ProbeShape } from "../../src/engines/probe.ts";
-import type { Engine, EngineInfo, SampleRequest, SampleResult, TokenBatch, TokenLossFn } from "../../src/engines/engine.ts";
+import type { Engine, EngineInfo, SampleRequest, SampleResult, TokenBatch, TokenLossFn } from "../../src/core/engine.ts";
 import { TorchEngine } from "../../src/engines/torch/engine.ts";
 import { DEFAULT_VENV } from "../../src/engines/torch/worker.ts";
 import { CharTokenizer } from "../../src/tokenizers/index.ts";

@@ -17,7 +17,7 @@ import { EmbeddedEngine } from "../../src/engines/embedded/engine.ts";
 import { hfParamNames, toHfConfig, type ModelConfig } from "../../src/engines/embedded/hf-config.ts";
 import { TorchEngine } from "../../src/engines/torch/engine.ts";
 import { INSTALL_HINT } from "../../src/engines/torch/worker.ts";
-import type { OptimStep, TokenBatch } from "../../src/engines/engine.ts";
+import type { OptimStep, TokenBatch } from "../../src/core/engine.ts";
 import { CharTokenizer } from "../../src/tokenizers/index.ts";
 import { parseRunConfig } from "../../src/config/schema.ts";
 import { loraConfigSchema } from "../../src/engines/lora.ts";

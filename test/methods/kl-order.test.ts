@@ -15,7 +15,7 @@ import { initRlState } from "../../src/pipeline/state.ts";
 import type { RunContext } from "../../src/pipeline/context.ts";
 import { getTask } from "../../src/tasks/index.ts";
 import type { Example } from "../../src/tasks/types.ts";
-import type { TokenBatch, TokenScores } from "../../src/engines/engine.ts";
+import type { TokenBatch, TokenScores } from "../../src/core/engine.ts";
 import { CharTokenizer } from "../../src/tokenizers/char.ts";
 import { ScriptedEngine } from "../rollout/fake-engine.ts";
 

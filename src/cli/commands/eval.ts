@@ -11,7 +11,7 @@ import { parse as parseYaml } from "yaml";
 import { basename, dirname, join, resolve } from "node:path";
 import type { Command } from "commander";
 import { openEngine } from "../../engines/open.ts";
-import type { Engine } from "../../engines/engine.ts";
+import type { Engine } from "../../core/engine.ts";
 import type { Tokenizer } from "../../tokenizers/types.ts";
 import { endpointEngine } from "../../rollout/samplers/openai.ts";
 import { createSampler, withColocatedPython } from "../../rollout/samplers/vllm.ts";
