@@ -13,7 +13,9 @@
 
 // Training: a run from a config, typed progress events, the config schema and plugins.
 export { train, resolveConfig, type TrainConfig, type TrainOptions } from "./api/train.ts";
-export { NonFiniteError, ResumeError, RewardError, RunDirError, RunInterrupted, type RunSummary, type RunHooks } from "./trainer/run.ts";
+export { NonFiniteError, ResumeError, RewardError, RunDirError, RunInterrupted } from "./trainer/run.ts";
+export type { RunHooks } from "./trainer/session.ts";
+export type { RunSummary } from "./trainer/stages.ts";
 export type { Progress } from "./trainer/sft.ts";
 export type { RunContext } from "./pipeline/context.ts";
 export type { RlStageHooks } from "./pipeline/hooks.ts";

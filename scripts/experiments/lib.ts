@@ -19,7 +19,7 @@ import { buildContext } from "../../src/trainer/context.ts";
 import { RunLogger } from "../../src/pipeline/logger.ts";
 import { initRlState } from "../../src/pipeline/state.ts";
 import { rlStep } from "../../src/pipeline/step.ts";
-import { evalHeldOut } from "../../src/trainer/run.ts";
+import { evalHeldOut } from "../../src/trainer/stages.ts";
 
 export interface ArmResult {
   arm: string;
