@@ -45,7 +45,7 @@ if (!child && process.argv[2] === "torch") {
 
 async function measure(): Promise<Record<string, number>> {
   const { parseRunConfig } = await import("../src/config/schema.ts");
-  const { quickstartConfig } = await import("../src/cli/commands/quickstart.ts");
+  const { quickstartConfig } = await import("../src/recipes/quickstart.ts");
   const { buildContext } = await import("../src/trainer/context.ts");
   const { initRlState } = await import("../src/pipeline/state.ts");
   const { rlStep } = await import("../src/pipeline/step.ts");

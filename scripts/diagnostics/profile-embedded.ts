@@ -22,7 +22,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseRunConfig } from "../../src/config/schema.ts";
-import { quickstartConfig } from "../../src/cli/commands/quickstart.ts";
+import { quickstartConfig } from "../../src/recipes/quickstart.ts";
 import { buildContext } from "../../src/trainer/context.ts";
 import { initRlState } from "../../src/pipeline/state.ts";
 import { rlStep } from "../../src/pipeline/step.ts";

@@ -14,7 +14,7 @@
  * The same module runs under Node (test/browser/session.test.ts), where jax-js runs on Wasm.
  */
 import { parseRunConfig, type RunConfig } from "../config/schema.ts";
-import { quickstartConfig } from "../cli/commands/quickstart.ts";
+import { quickstartConfig } from "../recipes/quickstart.ts";
 import { buildContext } from "../trainer/context.ts";
 import type { RunContext } from "../pipeline/context.ts";
 import type { RunLogger } from "../pipeline/logger.ts";
