@@ -30,7 +30,7 @@ import { defaultTools } from "../../src/rollout/tools/registry.ts";
 import { verifyLeadingInteger } from "../../src/tasks/arithmetic.ts";
 import { hasTask, registerTask } from "../../src/tasks/registry.ts";
 import { generateInSplit } from "../../src/tasks/split.ts";
-import type { Example } from "../../src/tasks/types.ts";
+import type { Example } from "../../src/core/example.ts";
 import { chunkBySize, packSequences, type Sequence } from "../../src/core/sequence.ts";
 import { buildContext } from "../../src/trainer/context.ts";
 import type { RunContext } from "../../src/pipeline/context.ts";

@@ -4,7 +4,7 @@
  * intervals, per-task and per-difficulty breakdowns). Formulas live in ./summary.ts.
  */
 import type { SampleResult } from "../core/engine.ts";
-import type { Example } from "../tasks/types.ts";
+import type { Example } from "../core/example.ts";
 import type { RunContext } from "../pipeline/context.ts";
 import { breakdown, summarize, type EvalSummary, type PromptOutcome, type SampleOutcome } from "./summary.ts";
 

@@ -8,7 +8,7 @@
  */
 import type { AlgorithmConfig } from "../algorithms/index.ts";
 import { learningRate } from "../core/schedule.ts";
-import type { Example } from "../tasks/types.ts";
+import type { Example } from "../core/example.ts";
 import type { Sequence } from "../core/sequence.ts";
 import type { RunContext } from "../pipeline/context.ts";
 import type { RunLogger } from "../pipeline/logger.ts";

@@ -7,7 +7,7 @@
 import { makeSftLoss, combineMetrics, type StepCounts } from "../algorithms/index.ts";
 import type { Engine, TokenLossFn } from "../core/engine.ts";
 import { optimize } from "../pipeline/optimize.ts";
-import type { Example } from "../tasks/types.ts";
+import type { Example } from "../core/example.ts";
 import type { Tokenizer } from "../tokenizers/types.ts";
 import type { Sequence } from "../core/sequence.ts";
 

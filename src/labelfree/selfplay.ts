@@ -16,7 +16,7 @@ import { computeAdvantages, makePolicyLoss, combineMetrics, type AlgorithmConfig
 import { learningRate } from "../core/schedule.ts";
 import { evaluateExpression } from "../tasks/expr.ts";
 import { getTask } from "../tasks/index.ts";
-import type { Example } from "../tasks/types.ts";
+import type { Example } from "../core/example.ts";
 import type { Sequence } from "../core/sequence.ts";
 import { optimize } from "../pipeline/optimize.ts";
 import type { RunContext } from "../pipeline/context.ts";

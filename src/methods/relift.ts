@@ -11,7 +11,7 @@ import type { Engine } from "../core/engine.ts";
 import type { GuidedConfig } from "../guided/config.ts";
 import { hardestGroups, reliftSftSteps, ReliftBuffer, type SavedReliftBuffer } from "../guided/relift.ts";
 import { demonstration, supervisedStep } from "../guided/sft.ts";
-import type { Example } from "../tasks/types.ts";
+import type { Example } from "../core/example.ts";
 import type { RunContext } from "../pipeline/context.ts";
 import { defineMethod } from "./define.ts";
 

@@ -15,7 +15,8 @@
 import { collectRollouts, responseMask } from "../rollout/collect.ts";
 import { fillBatch } from "../rollout/dynamic-sampling.ts";
 import { truncationMask } from "../rollout/overlong.ts";
-import type { Example, Verdict } from "../tasks/types.ts";
+import type { Verdict } from "../tasks/types.ts";
+import type { Example } from "../core/example.ts";
 import { hash32 } from "../util/rng.ts";
 import { packSequences, type Sequence } from "../core/sequence.ts";
 import type { RunContext } from "./context.ts";

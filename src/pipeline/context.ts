@@ -5,7 +5,8 @@
  */
 import type { Engine, Sampler } from "../core/engine.ts";
 import type { Tokenizer } from "../tokenizers/types.ts";
-import type { Example, Verdict } from "../tasks/types.ts";
+import type { Verdict } from "../tasks/types.ts";
+import type { Example } from "../core/example.ts";
 import type { RunConfig } from "../config/schema.ts";
 import type { BatchInfo, ScoredBatch } from "../rewards/compile.ts";
 

@@ -5,7 +5,8 @@
  */
 import type { AlgorithmConfig, StepCounts, StepState } from "../algorithms/index.ts";
 import type { LossReport, SampleResult, TokenLossFn } from "../core/engine.ts";
-import type { Example, Verdict } from "../tasks/types.ts";
+import type { Verdict } from "../tasks/types.ts";
+import type { Example } from "../core/example.ts";
 import type { Sequence } from "../core/sequence.ts";
 import type { CollectedRollouts } from "../rollout/collect.ts";
 import type { RunContext } from "./context.ts";

@@ -9,7 +9,7 @@
  * (`reward: {verifier: name}`).
  */
 import type { ZodType } from "zod";
-import type { Example } from "../tasks/types.ts";
+import type { Example } from "../core/example.ts";
 import type { Verdict } from "./types.ts";
 import { didYouMean } from "../util/suggest.ts";
 

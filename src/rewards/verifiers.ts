@@ -26,7 +26,7 @@
  *           `{module, export}` compiles to it
  * Every procedural task also registers its verifier under its name (src/tasks/registry.ts).
  */
-import type { Example } from "../tasks/types.ts";
+import type { Example } from "../core/example.ts";
 import { verifyChoice } from "./choice.ts";
 import { verifyExactMatch, verifyTokenF1 } from "./exact.ts";
 import { verifyFormat, type FormatOptions } from "./format.ts";

@@ -6,7 +6,8 @@
  * zero-accuracy groups afterwards: src/methods/ghpo.ts.)
  */
 import type { Engine, SampleResult, Sampler } from "../core/engine.ts";
-import type { Example, Verdict } from "../tasks/types.ts";
+import type { Verdict } from "../tasks/types.ts";
+import type { Example } from "../core/example.ts";
 import type { Tokenizer } from "../tokenizers/types.ts";
 import { agentRollouts } from "./agent.ts";
 import type { BatchVerifier } from "./hints.ts";

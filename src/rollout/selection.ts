@@ -9,11 +9,11 @@
  * uninterrupted run would have.
  */
 import type { AlgorithmConfig } from "../algorithms/index.ts";
-import type { RunConfig } from "../config/schema.ts";
 import { getTask } from "../tasks/registry.ts";
-import type { Example, Task, Verdict } from "../tasks/types.ts";
+import type { Task, Verdict } from "../tasks/types.ts";
+import type { Example } from "../core/example.ts";
 import { Rng, hash32 } from "../util/rng.ts";
-import type { CurriculumConfig, DomainSamplingConfig } from "./config.ts";
+import type { CurriculumConfig, DomainSamplingConfig, RolloutSelectionConfig } from "./config.ts";
 import { initCurriculum, updateCurriculum, type CurriculumOptions, type CurriculumState } from "./curriculum.ts";
 import { domainWeights, updateDomainRewards, type DomainRewards } from "./domain-weights.ts";
 import { inPassBand, isInformative, metricValue, summarizeGroups, type FilterMetric, type PassBand } from "./filters.ts";
@@ -52,7 +52,7 @@ export class DataSelection {
    *         the configured selection.
    */
   constructor(
-    private readonly cfg: Pick<RunConfig, "seed" | "data" | "rl">,
+    private readonly cfg: { seed: number; data: { task?: string; train?: string }; rl?: RolloutSelectionConfig },
     private readonly train: readonly Example[],
     alg: Pick<AlgorithmConfig, "dynamicSampling">,
   ) {

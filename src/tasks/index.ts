@@ -16,7 +16,8 @@ import { maximumTask } from "./maximum.ts";
 import { scratchpadAdditionTask } from "./scratchpad.ts";
 import { wordProblemsTask } from "./word-problems.ts";
 
-export type { Example, Task, Verdict } from "./types.ts";
+export type { Task, Verdict } from "./types.ts";
+export type { Example } from "../core/example.ts";
 export * from "./registry.ts";
 export * from "./rng.ts";
 export * from "./split.ts";
@@ -32,7 +33,7 @@ export * from "./sudoku.ts";
 export * from "./jigsaw.ts";
 export * from "./graph.ts";
 export * from "./dates.ts";
-export * from "./prompts.ts";
+export * from "../tokenizers/prompt-templates.ts";
 export * from "./ifeval.ts";
 export * from "./maximum.ts";
 export * from "./scratchpad.ts";

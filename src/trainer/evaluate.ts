@@ -6,7 +6,8 @@
  * eval settings and seed), so the number equals the run's last eval.jsonl line.
  */
 import { join } from "node:path";
-import type { Example, Verdict } from "../tasks/types.ts";
+import type { Verdict } from "../tasks/types.ts";
+import type { Example } from "../core/example.ts";
 import { loadDataset } from "../tasks/dataset.ts";
 import { loadTokenizer } from "../tokenizers/index.ts";
 import { promptEncoder, type PromptFormat } from "../tokenizers/prompt.ts";

@@ -11,7 +11,7 @@ import { existsSync, readFileSync, statSync, truncateSync } from "node:fs";
 import { join } from "node:path";
 import type { RunConfig } from "../config/schema.ts";
 import type { EvalResult } from "../eval/accuracy.ts";
-import type { Example } from "../tasks/types.ts";
+import type { Example } from "../core/example.ts";
 import { findLatestCheckpoint, type CheckpointEntry } from "./checkpoints.ts";
 import type { SavedRlState } from "../pipeline/state.ts";
 

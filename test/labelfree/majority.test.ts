@@ -8,7 +8,7 @@ import { parseRunConfig } from "../../src/config/schema.ts";
 import type { RunContext } from "../../src/pipeline/context.ts";
 import type { RewardStage } from "../../src/pipeline/hooks.ts";
 import { getTask } from "../../src/tasks/index.ts";
-import type { Example } from "../../src/tasks/types.ts";
+import type { Example } from "../../src/core/example.ts";
 
 describe("majority vote", () => {
   it("plain majority; share counts unparsable responses in the denominator", () => {

@@ -18,7 +18,8 @@ import { createSampler, withColocatedPython } from "../../rollout/samplers/vllm.
 import { rolloutEngineSchema } from "../../rollout/samplers/config.ts";
 import { loadTokenizer, promptEncoder, type PromptFormat } from "../../tokenizers/index.ts";
 import { getTask, generateExamples, loadDataset } from "../../tasks/index.ts";
-import type { Example, Verdict } from "../../tasks/types.ts";
+import type { Verdict } from "../../tasks/types.ts";
+import type { Example } from "../../core/example.ts";
 import { evaluate, type EvalResult } from "../../eval/accuracy.ts";
 import { compareResults, passAtKCurve } from "../../eval/compare.ts";
 import { asciiCurve, formatComparison, formatReport } from "../../eval/report.ts";
