@@ -152,7 +152,7 @@ export function argNumbers(flag: string, def: number[]): number[] {
 }
 
 /**
- * The stable recipe of docs/training.md ("The quickstart's recipe", examples/addition-grpo.yaml):
+ * The stable recipe of docs/experiments.md ("The quickstart's recipe", examples/addition-grpo.yaml):
  * `addition-padded`, 2 digits (`07+45=` → `052`), the 128-wide 2-layer char model; SFT batch 128,
  * cosine 3e-3 → 1e-3 over at most 300 steps, stopped once greedy accuracy on 256 held-back training
  * prompts reaches 30% (before SFT's phase change); GRPO at the rate SFT ended on (1e-3, 20 warm-up

@@ -33,7 +33,7 @@ export function quickstartConfig(o: QuickstartOptions, trainFile: string, testFi
     // it was trained on and not far above it, so where SFT ends decides how fast RL may move.
     // The warm-up stops once the model is right (greedily) on 30% of 256 held-back training
     // prompts, checked every 5 steps: where SFT's sharp phase change falls depends on the seed,
-    // and RL has the most to add from just before it (docs/training.md, "The quickstart's recipe").
+    // and RL has the most to add from just before it (docs/experiments.md, "The quickstart's recipe").
     sft: {
       steps: o.sftSteps,
       batchSize: 128,
@@ -53,7 +53,7 @@ export function quickstartConfig(o: QuickstartOptions, trainFile: string, testFi
       lr: 1e-3, // the rate SFT ended on; 128 prompts a step keep the gradient noise at this rate in check
       warmupSteps: 20,
       // GRPO without the KL term (as DAPO and Dr. GRPO drop it): no reference pass (≈ 19% of an
-      // RL step) and, on seed 1, pass@1 +47.9 points instead of +38.6 with β = 0.001 (docs/training.md).
+      // RL step) and, on seed 1, pass@1 +47.9 points instead of +38.6 with β = 0.001 (docs/experiments.md).
       algorithm: { preset: "grpo", kl: { coef: 0 } },
     },
     eval: { every: 0, temperature: 1, samples: EVAL_SAMPLES, greedy: true, maxNewTokens: answerTokens },

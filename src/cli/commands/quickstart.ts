@@ -7,7 +7,7 @@
  *   3. evaluate held-out accuracy: pass@1 at the policy's own temperature (mean over 4 samples per
  *      prompt, the quantity RL maximises) and greedy accuracy;
  *   4. run GRPO (verifier reward, group advantages, PPO-clip, no KL term) at the learning rate SFT
- *      ended on (docs/training.md, "Third round", for why);
+ *      ended on (docs/experiments.md, "Third round", for why);
  *   5. evaluate again, print a report and write <out>/summary.json.
  */
 import { existsSync, mkdirSync, writeFileSync } from "node:fs";
