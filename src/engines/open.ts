@@ -9,7 +9,7 @@
 import { existsSync } from "node:fs";
 import { basename, dirname } from "node:path";
 import { MODEL_CATALOG, defaultModelDir } from "./catalog.ts";
-import type { RunConfig } from "../config/schema.ts";
+import type { ModelBlock } from "./config.ts";
 import type { Tokenizer } from "../tokenizers/types.ts";
 import type { Engine } from "../core/engine.ts";
 import { EmbeddedEngine } from "./embedded/engine.ts";
@@ -29,7 +29,7 @@ function missingModel(path: string): string {
  * The `model:` block of a run config, or the fields of it a caller sets: `path`, or `init` as a
  * config writes it (missing fields take their defaults; checked at open).
  */
-export type ModelSpec = Omit<Partial<RunConfig["model"]>, "init"> & { path?: string; init?: ModelInitInput };
+export type ModelSpec = Omit<Partial<ModelBlock>, "init"> & { path?: string; init?: ModelInitInput };
 
 /** What every engine needs besides the model block. */
 export interface OpenEngineOptions {
