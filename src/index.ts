@@ -65,7 +65,8 @@ export {
 export { defineMethod, getMethod, listMethods, type Method, type MethodNeeds, type MethodSpec, type MethodStage } from "./methods/index.ts";
 
 // Engines: the contract and the factory.
-export { openEngine, type ModelSpec, type OpenEngineOptions } from "./engines/open.ts";
+export { openEngine, type OpenEngineOptions } from "./engines/open.ts";
+export type { ModelSpec } from "./engines/open-kind.ts";
 export { serve, trainServed, EpisodeStore, type ServeOptions, type Server, type CaptureTrainOptions, type CaptureStepReport, type Episode, type Turn } from "./serve/index.ts";
 export { serveTinker, type TinkerServer, type TinkerServerOptions } from "./tinker/server.ts";
 export { tinkerLoss, registerTinkerLoss, getTinkerLoss, listTinkerLosses, type TinkerLossInputs, type TinkerLossOutput, type TinkerLossEntry } from "./algorithms/losses/tinker.ts";

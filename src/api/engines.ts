@@ -18,7 +18,8 @@ export type {
   CheckpointRef,
   Sampler,
 } from "../core/engine.ts";
-export { openEngine, initModelConfig, type ModelSpec, type OpenEngineOptions } from "../engines/open.ts";
+export { openEngine, type OpenEngineOptions } from "../engines/open.ts";
+export { initModelConfig, type ModelSpec } from "../engines/open-kind.ts";
 export { parseModelInit, modelInitSchema, type ModelInit, type ModelInitInput } from "../engines/init.ts";
 export { probeEngines, chooseEngine, probeShapeOf, engineAdvice, torchSetUp, probeCacheFile, type ProbeResult, type ProbeMeasurement, type ProbeUnavailable, type ProbeShape, type ProbeOptions, type EngineChoice } from "../engines/probe.ts";
 export { EmbeddedEngine, type EmbeddedEngineOptions } from "../engines/embedded/engine.ts";
