@@ -113,6 +113,22 @@ export function verifierNames(): string[] {
   return [...verifiers.keys()].sort();
 }
 
+const sources = new Set<string>();
+
+/**
+ * Name a module (file URL) that registers more verifiers when imported — the procedural tasks
+ * name themselves (src/tasks/index.ts). A verifier-pool worker is told these and imports them on
+ * the first verifier name it does not know, instead of at start-up (src/rewards/pool/registry.ts).
+ */
+export function addVerifierSource(moduleUrl: string): void {
+  sources.add(moduleUrl);
+}
+
+/** The modules named with addVerifierSource in this thread, in order. */
+export function verifierSources(): string[] {
+  return [...sources];
+}
+
 /** What a user reward function may return (see toVerdict). */
 export type RewardReturn = number | boolean | null | undefined | (Partial<Verdict> & Record<string, unknown>);
 
