@@ -8,18 +8,18 @@
 /** Bottom up. A folder of src/ not listed here is an error of the layering test. */
 const LAYERS = [
   ["util"], //                        error helpers, the RNG, suggestions, the TypeScript loader
-  ["core"], //                        the engine contract, sequences, schedules
-  ["tokenizers"], //                  text ⇄ ids, chat templates
-  ["engines"], //                     embedded, torch, vLLM clients; openEngine
+  ["core"], //                        the engine contract, Example, sequences, schedules
+  ["tokenizers"], //                  text ⇄ ids, chat and prompt templates
+  ["engines"], //                     embedded, torch; the model block's schema, openEngine, the probe
   ["algorithms", "rewards"], //       advantages, losses, KL; verifiers and reward composition
   ["tasks", "envs"], //               procedural tasks and dataset loaders (graded by rewards/)
-  ["rollout"], //                     group sampling, samplers, tree and agent rollouts
-  ["config"], //                      the run config: composes the schemas of the layers below
+  ["rollout"], //                     group sampling, samplers (vLLM, OpenAI), tree and agent rollouts
+  ["config"], //                      the run config: composes the layers' schemas (see OPTION_SCHEMAS)
   ["pipeline"], //                    the RL step, its state, hooks and context type
   ["eval"], //                        pass@k, maj@k, held-out accuracy, reports
   ["methods", "guided", "labelfree"], // guided and label-free methods (issue 29 item 2 merges them)
   ["trainer"], //                     the run: builds the context, stages, checkpoints, lock
-  ["serve", "recipes", "tinker", "dashboard"], // servers, the quickstart recipe, the dashboard
+  ["serve", "recipes", "tinker", "dashboard"], // servers, the quickstart recipes, the dashboard
   ["api", "cli", "browser", "index.ts"], //      the public API, the CLI, the browser session
 ];
 
