@@ -14,7 +14,7 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseRunConfig } from "../src/config/schema.ts";
-import { quickstartConfig } from "../src/cli/commands/quickstart.ts";
+import { quickstartConfig } from "../src/recipes/quickstart.ts";
 import { train } from "../src/trainer/run.ts";
 
 const steps = Number(process.env["RLVR_BENCH_STEPS"] ?? 6);

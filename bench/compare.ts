@@ -33,10 +33,11 @@ const opt = (name: string, dflt: string) => {
 /** One engine × size × thread count, in this process (the child). Prints one JSON line. */
 async function child(engine: "embedded" | "torch", hidden: number, layers: number, reps: number): Promise<void> {
   const { parseRunConfig } = await import("../src/config/schema.ts");
-  const { quickstartConfig } = await import("../src/cli/commands/quickstart.ts");
+  const { quickstartConfig } = await import("../src/recipes/quickstart.ts");
   const { buildContext } = await import("../src/trainer/context.ts");
-  const { initRlState, rlStep } = await import("../src/trainer/rl.ts");
-  const { RunLogger } = await import("../src/trainer/logger.ts");
+  const { initRlState } = await import("../src/pipeline/state.ts");
+  const { rlStep } = await import("../src/pipeline/step.ts");
+  const { RunLogger } = await import("../src/pipeline/logger.ts");
   const { packSequences } = await import("../src/core/sequence.ts");
   const { makeSftLoss, stepCounts } = await import("../src/algorithms/index.ts");
   const { mkdtempSync, rmSync } = await import("node:fs");

@@ -15,7 +15,7 @@ import { cpus, tmpdir } from "node:os";
 import { join } from "node:path";
 import { hfParamNames, toHfConfig } from "../src/engines/embedded/hf-config.ts";
 import { TorchEngine } from "../src/engines/torch/engine.ts";
-import type { Engine, SampleRequest } from "../src/engines/engine.ts";
+import type { Engine, SampleRequest } from "../src/core/engine.ts";
 import { VllmColocatedSampler, VllmServerSampler } from "../src/rollout/samplers/vllm.ts";
 import { resolveVllmPython, VLLM_INSTALL_HINT } from "../src/rollout/samplers/vllm-server.ts";
 import { tinyQwen2, randomHfWeights, writeHfCheckpoint, Rng } from "../test/engines/helpers/tiny.ts";

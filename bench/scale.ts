@@ -18,7 +18,7 @@ import { join } from "node:path";
 import { spawnSync } from "node:child_process";
 import { hfParamNames, toHfConfig } from "../src/engines/embedded/hf-config.ts";
 import { TorchEngine, type TorchEngineOptions } from "../src/engines/torch/engine.ts";
-import type { TokenBatch } from "../src/engines/engine.ts";
+import type { TokenBatch } from "../src/core/engine.ts";
 import { grpoAdvantages, makePolicyLoss, resolveAlgorithm, stepCounts } from "../src/algorithms/index.ts";
 import { tinyQwen2, randomBatch, randomHfWeights, writeHfCheckpoint, Rng } from "../test/engines/helpers/tiny.ts";
 

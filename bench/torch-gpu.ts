@@ -9,7 +9,7 @@
  * `--shape tiny --device cpu` runs the same code path on a small model (a smoke test without a GPU).
  */
 import type { ModelConfig } from "../src/engines/embedded/hf-config.ts";
-import type { TokenBatch } from "../src/engines/engine.ts";
+import type { TokenBatch } from "../src/core/engine.ts";
 import { TorchEngine } from "../src/engines/torch/engine.ts";
 import { Rng } from "../src/util/rng.ts";
 

@@ -16,13 +16,14 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { EmbeddedEngine } from "../src/engines/embedded/engine.ts";
 import type { ModelConfig } from "../src/engines/embedded/hf-config.ts";
-import type { Engine } from "../src/engines/engine.ts";
+import type { Engine } from "../src/core/engine.ts";
 import { TorchEngine } from "../src/engines/torch/engine.ts";
 import { CharTokenizer } from "../src/tokenizers/index.ts";
 import { parseRunConfig } from "../src/config/schema.ts";
-import { initRlState, rlStep } from "../src/trainer/rl.ts";
-import { RunLogger } from "../src/trainer/logger.ts";
-import { contextWith, type RunContext } from "../src/trainer/context.ts";
+import { initRlState } from "../src/pipeline/state.ts";
+import { rlStep } from "../src/pipeline/step.ts";
+import { RunLogger } from "../src/pipeline/logger.ts";
+import { contextWith, type RunContext } from "../src/pipeline/context.ts";
 
 const args = process.argv.slice(2);
 const arg = (name: string, dflt: number) => {

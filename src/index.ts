@@ -14,10 +14,12 @@
 // Training: a run from a config, typed progress events, the config schema and plugins.
 export { train, resolveConfig, planMemory, type TrainConfig, type TrainOptions } from "./api/train.ts";
 export { estimateMemoryPlan, checkMemoryPlan, formatMemoryPlan, torchActivationBytes, embeddedPassBytes, type MemoryPlan, type PlanPart, type PlanShape, type PlanMachine } from "./trainer/plan.ts";
-export { NonFiniteError, ResumeError, RewardError, RunDirError, RunInterrupted, type RunSummary, type RunHooks } from "./trainer/run.ts";
+export { NonFiniteError, ResumeError, RewardError, RunDirError, RunInterrupted } from "./trainer/run.ts";
+export type { RunHooks } from "./trainer/session.ts";
+export type { RunSummary } from "./trainer/stages.ts";
 export type { Progress } from "./trainer/sft.ts";
-export type { RunContext } from "./trainer/context.ts";
-export type { RlStageHooks } from "./trainer/hooks.ts";
+export type { RunContext } from "./pipeline/context.ts";
+export type { RlStageHooks } from "./pipeline/hooks.ts";
 export type { TrainEvent, TrainEventHandler, StageEvent, MetricsEvent, SamplesEvent, EvalEvent, RunStage, MetricsStage, SftMetrics, RlMetrics } from "./trainer/events.ts";
 export { ConfigError, loadRunConfig, parseRunConfig, runConfigSchema, type RunConfig, type RunConfigInput } from "./config/schema.ts";
 export { loadPlugins, loadRunConfigFile, loadCommandPlugins, runConfigPath } from "./config/plugins.ts";
@@ -64,16 +66,17 @@ export {
 export { defineMethod, getMethod, listMethods, type Method, type MethodNeeds, type MethodSpec, type MethodStage } from "./methods/index.ts";
 
 // Engines: the contract and the factory.
-export { openEngine, type ModelSpec, type OpenEngineOptions } from "./engines/open.ts";
+export { openEngine, type OpenEngineOptions } from "./engines/open.ts";
+export type { ModelSpec } from "./engines/open-kind.ts";
 export { serve, trainServed, EpisodeStore, type ServeOptions, type Server, type CaptureTrainOptions, type CaptureStepReport, type Episode, type Turn } from "./serve/index.ts";
 export { serveTinker, type TinkerServer, type TinkerServerOptions } from "./tinker/server.ts";
 export { tinkerLoss, registerTinkerLoss, getTinkerLoss, listTinkerLosses, type TinkerLossInputs, type TinkerLossOutput, type TinkerLossEntry } from "./algorithms/losses/tinker.ts";
-export type { Engine, EngineInfo, SampleRequest, SampleResult, TokenBatch, TokenScores, TokenLossFn, LossOutput, LossReport, OptimStep, Sampler } from "./engines/engine.ts";
+export type { Engine, EngineInfo, SampleRequest, SampleResult, TokenBatch, TokenScores, TokenLossFn, LossOutput, LossReport, OptimStep, Sampler } from "./core/engine.ts";
 export { loadTokenizer, CharTokenizer, HfTokenizer, promptEncoder, promptIds, chatPromptIds, type Tokenizer, type PromptFormat } from "./tokenizers/index.ts";
 
 // Evaluation: held-out accuracy with pass@k / maj@k, and the estimators.
 export { evaluate, type EvalOptions, type EvalResult } from "./eval/accuracy.ts";
-export { evaluateCheckpoint, type EvaluateCheckpointOptions } from "./eval/checkpoint.ts";
+export { evaluateCheckpoint, type EvaluateCheckpointOptions } from "./trainer/evaluate.ts";
 export type { EvalSummary, PromptOutcome, SampleOutcome } from "./eval/summary.ts";
 export type { Interval } from "./eval/bootstrap.ts";
 export { passAtK, kValues } from "./eval/passk.ts";

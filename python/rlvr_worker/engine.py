@@ -1,6 +1,6 @@
 """The tensor side of rlvr's engine contract on PyTorch + transformers.
 
-Conventions (identical to src/engines/engine.ts, which is authoritative):
+Conventions (identical to src/core/engine.ts, which is authoritative):
 - A token batch is [B, T] right-padded; `lengths[b]` real tokens. Per-token outputs are aligned
   with the token they score: lp[b, t] = log p(tok[b, t] | tok[b, :t]); lp[b, 0] = 0 and padded
   positions hold 0. Entropy H[b, t] is that of the distribution that predicted tok[b, t].

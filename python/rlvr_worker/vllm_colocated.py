@@ -14,7 +14,7 @@ engine.COMMANDS by `register`, called from engine.py's extensions line) drive on
   1: weights offloaded, KV cache dropped) after each sampling call and wakes before the next call
   or sync, so the trainer gets the memory back while it trains.
 
-Sampling semantics (the contract of src/engines/engine.ts `SampleResult.logprobs`): with
+Sampling semantics (the contract of src/core/engine.ts `SampleResult.logprobs`): with
 logprobs_mode "processed_logprobs" vLLM returns the sampled token's log-prob under
 softmax(logits / temperature), and under the raw softmax for greedy decoding, as the torch
 engine does. With top-p < 1 or top-k > 0 vLLM's value is taken after truncation (renormalised

@@ -8,7 +8,7 @@
  *   - the SFT gradient (mean token log-likelihood of y*),
  *   - K independent GRPO batches (G samples per prompt, group-normalised advantages, per-sequence
  *     token mean) and their running mean — the mean must converge to ∇J's direction;
- * and prints cosine similarities. Used for docs/training.md ("Third round").
+ * and prints cosine similarities. Used for docs/experiments.md ("Third round").
  *
  *   npx tsx scripts/diagnostics/gradient-check.ts <checkpoint dir> [--prompts 64] [--group 8] [--batches 16]
  *
@@ -20,7 +20,7 @@ import { buildContext } from "../../src/trainer/context.ts";
 import { packSequences } from "../../src/core/sequence.ts";
 import { grpoAdvantages } from "../../src/algorithms/index.ts";
 import type { EmbeddedEngine } from "../../src/engines/embedded/engine.ts";
-import type { TokenBatch, TokenLossFn } from "../../src/engines/engine.ts";
+import type { TokenBatch, TokenLossFn } from "../../src/core/engine.ts";
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,

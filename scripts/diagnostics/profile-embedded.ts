@@ -22,12 +22,13 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseRunConfig } from "../../src/config/schema.ts";
-import { quickstartConfig } from "../../src/cli/commands/quickstart.ts";
+import { quickstartConfig } from "../../src/recipes/quickstart.ts";
 import { buildContext } from "../../src/trainer/context.ts";
-import { initRlState, rlStep } from "../../src/trainer/rl.ts";
-import { RunLogger } from "../../src/trainer/logger.ts";
+import { initRlState } from "../../src/pipeline/state.ts";
+import { rlStep } from "../../src/pipeline/step.ts";
+import { RunLogger } from "../../src/pipeline/logger.ts";
 import { jaxThreads } from "../../src/engines/embedded/runtime.ts";
-import type { Engine } from "../../src/engines/engine.ts";
+import type { Engine } from "../../src/core/engine.ts";
 
 const { values } = parseArgs({
   options: {

@@ -30,11 +30,13 @@ import { defaultTools } from "../../src/rollout/tools/registry.ts";
 import { verifyLeadingInteger } from "../../src/tasks/arithmetic.ts";
 import { hasTask, registerTask } from "../../src/tasks/registry.ts";
 import { generateInSplit } from "../../src/tasks/split.ts";
-import type { Example } from "../../src/tasks/types.ts";
+import type { Example } from "../../src/core/example.ts";
 import { chunkBySize, packSequences, type Sequence } from "../../src/core/sequence.ts";
-import { buildContext, type RunContext } from "../../src/trainer/context.ts";
-import { RunLogger } from "../../src/trainer/logger.ts";
-import { initRlState, rlStep } from "../../src/trainer/rl.ts";
+import { buildContext } from "../../src/trainer/context.ts";
+import type { RunContext } from "../../src/pipeline/context.ts";
+import { RunLogger } from "../../src/pipeline/logger.ts";
+import { initRlState } from "../../src/pipeline/state.ts";
+import { rlStep } from "../../src/pipeline/step.ts";
 import { Rng, hash32 } from "../../src/util/rng.ts";
 import { argNumbers, meanSd } from "./strategies-lib.ts";
 

@@ -2,7 +2,7 @@
  * Shared driver of the rollout experiments (scripts/experiments/*.ts): run one RL arm at a fixed
  * sampled-token budget on the embedded engine and report held-out accuracy.
  *
- * An arm is a run config; the driver builds its context, runs RL steps (src/trainer/rl.ts, the
+ * An arm is a run config; the driver builds its context, runs RL steps (src/pipeline/step.ts, the
  * same step `rlvr train` runs) until the response tokens sampled by the RL stage — every
  * generation batch, kept or dropped — reach the budget, then evaluates greedily on the held-out
  * set. The comparison is therefore at equal sampling cost, not equal optimizer steps: a method
@@ -16,9 +16,10 @@ import { cpus } from "node:os";
 import { join } from "node:path";
 import { parseRunConfig, type RunConfigInput } from "../../src/config/schema.ts";
 import { buildContext } from "../../src/trainer/context.ts";
-import { RunLogger } from "../../src/trainer/logger.ts";
-import { initRlState, rlStep } from "../../src/trainer/rl.ts";
-import { evalHeldOut } from "../../src/trainer/run.ts";
+import { RunLogger } from "../../src/pipeline/logger.ts";
+import { initRlState } from "../../src/pipeline/state.ts";
+import { rlStep } from "../../src/pipeline/step.ts";
+import { evalHeldOut } from "../../src/trainer/stages.ts";
 
 export interface ArmResult {
   arm: string;

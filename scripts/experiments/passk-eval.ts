@@ -15,7 +15,7 @@ import { openEngine } from "../../src/engines/open.ts";
 import { evaluate, type EvalResult } from "../../src/eval/accuracy.ts";
 import { loadTokenizer } from "../../src/tokenizers/index.ts";
 import { generateExamples, getTask, renderPrompt } from "../../src/tasks/index.ts";
-import type { Example } from "../../src/tasks/types.ts";
+import type { Example } from "../../src/core/example.ts";
 
 export interface PassKOptions {
   /** "embedded" or "torch". */

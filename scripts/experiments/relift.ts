@@ -2,7 +2,7 @@
  * Experiment (b): ReLIFT / LUFFY vs RL alone where RL alone stalls.
  *
  * Task `addition-padded` at difficulty 2 (`07+45=` → `052`), the quickstart's model (128 wide,
- * 2 layers) and the quickstart's recipe, whose rules come from docs/training.md ("Third round"):
+ * 2 layers) and the quickstart's recipe, whose rules come from docs/experiments.md ("Third round"):
  * RL at the rate SFT ended on (1e-3), 128 prompts a step. The base per seed is SFT stopped *before*
  * its phase change (100 steps × 128 demonstrations, cosine 3e-3 → 1e-3), where the model is right
  * greedily on about 10% of prompts and samples a right answer about 4 times in 100: most

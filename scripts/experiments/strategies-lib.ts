@@ -1,7 +1,7 @@
 /**
  * Driver of the sampling-strategy experiments (tree rollouts, hints): per seed, one SFT warm-up
  * checkpoint shared by every arm (so arms differ only in their RL stage), then each arm runs RL
- * steps (src/trainer/rl.ts, the step `rlvr train` runs) until the tokens the engine sampled in RL
+ * steps (src/pipeline/step.ts, the step `rlvr train` runs) until the tokens the engine sampled in RL
  * reach the budget, and is evaluated greedily on the held-out set. Equal sampled-token budget, not
  * equal steps: a strategy that samples fewer tokens per step gets more steps.
  *
@@ -18,9 +18,11 @@ import type { ArmResult } from "./lib.ts";
 import { parseRunConfig, type RunConfigInput } from "../../src/config/schema.ts";
 import { buildMethodHooks } from "../../src/methods/index.ts";
 import { buildContext } from "../../src/trainer/context.ts";
-import { RunLogger } from "../../src/trainer/logger.ts";
-import { initRlState, rlStep } from "../../src/trainer/rl.ts";
-import { evalHeldOut, train } from "../../src/trainer/run.ts";
+import { RunLogger } from "../../src/pipeline/logger.ts";
+import { initRlState } from "../../src/pipeline/state.ts";
+import { rlStep } from "../../src/pipeline/step.ts";
+import { train } from "../../src/trainer/run.ts";
+import { evalHeldOut } from "../../src/trainer/stages.ts";
 
 export interface StrategyArm {
   arm: string;
@@ -150,7 +152,7 @@ export function argNumbers(flag: string, def: number[]): number[] {
 }
 
 /**
- * The stable recipe of docs/training.md ("The quickstart's recipe", examples/addition-grpo.yaml):
+ * The stable recipe of docs/experiments.md ("The quickstart's recipe", examples/addition-grpo.yaml):
  * `addition-padded`, 2 digits (`07+45=` → `052`), the 128-wide 2-layer char model; SFT batch 128,
  * cosine 3e-3 → 1e-3 over at most 300 steps, stopped once greedy accuracy on 256 held-back training
  * prompts reaches 30% (before SFT's phase change); GRPO at the rate SFT ended on (1e-3, 20 warm-up

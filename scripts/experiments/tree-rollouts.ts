@@ -2,7 +2,7 @@
  * Experiment: entropy-guided tree rollouts (rl.tree) vs plain GRPO at an equal sampled-token
  * budget, 3 seeds, each seed's arms from one shared SFT warm-up.
  *
- * Default: the stable recipe of docs/training.md (strategies-lib.ts `additionStableBase`: the
+ * Default: the stable recipe of docs/experiments.md (strategies-lib.ts `additionStableBase`: the
  * quickstart's task, model, SFT stopped at 30% and GRPO 128 prompts × 4 at lr 1e-3, torch engine),
  * budget 122,880 sampled tokens (60 plain GRPO steps); arm `tree` = 2 roots + 2 forks per group of 4.
  * The control arm is shared with hints.ts (same runs directory, reused when identical).

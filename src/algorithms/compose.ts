@@ -3,7 +3,7 @@
  * TokenLossFn for `engine.forwardBackward`. Used for GRPO + KD (KDRL), (1 − μ)·GRPO + μ·SFT
  * (CHORD), and any user-defined auxiliary term.
  */
-import type { LossOutput, TokenLossFn } from "../engines/engine.ts";
+import type { LossOutput, TokenLossFn } from "../core/engine.ts";
 
 /** One part of a composed loss: a loss and its coefficient (default 1). */
 export interface LossPart {

@@ -18,7 +18,7 @@
  * on the SFT tokens (held as a constant in the gradient here: sg(φ)), which damps tokens the
  * policy already predicts (p → 1) and tokens far from it (p → 0).
  */
-import type { TokenBatch, TokenLossFn } from "../engines/engine.ts";
+import type { TokenBatch, TokenLossFn } from "../core/engine.ts";
 import { aggregationWeights } from "./aggregation.ts";
 import type { AlgorithmConfig } from "./config.ts";
 import { policyLossTerms, toLossOutput, type LossCoreOptions, type LossScores, type LossTerms } from "./policy-loss.ts";

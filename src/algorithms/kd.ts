@@ -12,7 +12,7 @@
  * gradient of KL(π_θ‖π_T) with the sampling distribution held fixed; `k3` is the low-variance
  * estimator of the value; KDRL compares both.
  */
-import type { TokenBatch, TokenLossFn } from "../engines/engine.ts";
+import type { TokenBatch, TokenLossFn } from "../core/engine.ts";
 import { aggregationWeights } from "./aggregation.ts";
 import { klToken, type KlEstimator } from "./kl.ts";
 import { toLossOutput, type LossScores, type LossTerms } from "./policy-loss.ts";

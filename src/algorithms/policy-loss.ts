@@ -10,7 +10,7 @@
  * dL/dlp = w · (ρ · ∂ℓ/∂lp + β · ∂kl/∂lp), dL/dH = −c · w. When batch.oldLogprobs is absent,
  * lp_old = sg(lp) (on-policy: r = 1 with gradient r).
  */
-import type { LossOutput, TokenBatch, TokenLossFn } from "../engines/engine.ts";
+import type { LossOutput, TokenBatch, TokenLossFn } from "../core/engine.ts";
 import { aggregationWeights, sequenceTokenCounts } from "./aggregation.ts";
 import type { AlgorithmConfig } from "./config.ts";
 import { klToken } from "./kl.ts";

@@ -3,7 +3,7 @@
  * weighted per token by batch.weights, aggregated like the policy losses against the GLOBAL
  * counts of the step (so micro-batches sum to the full batch).
  */
-import type { TokenBatch, TokenLossFn } from "../engines/engine.ts";
+import type { TokenBatch, TokenLossFn } from "../core/engine.ts";
 import { aggregationWeights } from "./aggregation.ts";
 import type { LossScores, LossTerms } from "./policy-loss.ts";
 import { toLossOutput } from "./policy-loss.ts";

@@ -1,7 +1,7 @@
 /**
  * Shared types of the algorithm library (src/algorithms).
  *
- * Layout conventions follow src/engines/engine.ts: a batch holds B sequences padded to T tokens,
+ * Layout conventions follow src/core/engine.ts: a batch holds B sequences padded to T tokens,
  * per-token arrays are flat [B*T] row-major (index b*T + t), log-probs are natural-log nats.
  * Every formula computes in float64 internally; inputs may be Float32Array or Float64Array.
  */

@@ -17,8 +17,9 @@ export type {
   OptimStep,
   CheckpointRef,
   Sampler,
-} from "../engines/engine.ts";
-export { openEngine, initModelConfig, type ModelSpec, type OpenEngineOptions } from "../engines/open.ts";
+} from "../core/engine.ts";
+export { openEngine, type OpenEngineOptions } from "../engines/open.ts";
+export { initModelConfig, type ModelSpec } from "../engines/open-kind.ts";
 export { parseModelInit, modelInitSchema, type ModelInit, type ModelInitInput } from "../engines/init.ts";
 export { probeEngines, chooseEngine, probeShapeOf, engineAdvice, torchSetUp, probeCacheFile, type ProbeResult, type ProbeMeasurement, type ProbeUnavailable, type ProbeShape, type ProbeOptions, type EngineChoice } from "../engines/probe.ts";
 export { EmbeddedEngine, type EmbeddedEngineOptions } from "../engines/embedded/engine.ts";

@@ -8,7 +8,9 @@
  */
 import { loadPlugins, loadRunConfigFile, withResolvedPlugins } from "../config/plugins.ts";
 import { parseRunConfig, type RunConfig, type RunConfigInput } from "../config/schema.ts";
-import { train as runStages, type RunSummary, type TrainOptions as StageOptions } from "../trainer/run.ts";
+import { train as runStages } from "../trainer/run.ts";
+import type { TrainOptions as StageOptions } from "../trainer/session.ts";
+import type { RunSummary } from "../trainer/stages.ts";
 import type { RunStage } from "../trainer/events.ts";
 import { progressHooks } from "../cli/progress.ts";
 import { buildData, buildTokenizer, promptFormatOf, tokenizerDirOf } from "../trainer/context.ts";

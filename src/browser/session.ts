@@ -14,11 +14,13 @@
  * The same module runs under Node (test/browser/session.test.ts), where jax-js runs on Wasm.
  */
 import { parseRunConfig, type RunConfig } from "../config/schema.ts";
-import { quickstartConfig } from "../cli/commands/quickstart.ts";
-import { buildContext, type RunContext } from "../trainer/context.ts";
-import type { RunLogger } from "../trainer/logger.ts";
+import { quickstartConfig } from "../recipes/quickstart.ts";
+import { buildContext } from "../trainer/context.ts";
+import type { RunContext } from "../pipeline/context.ts";
+import type { RunLogger } from "../pipeline/logger.ts";
 import { initSftState, sftCheckAccuracy, sftStep, type SftState } from "../trainer/sft.ts";
-import { initRlState, rlStep, type RlState } from "../trainer/rl.ts";
+import { initRlState, type RlState } from "../pipeline/state.ts";
+import { rlStep } from "../pipeline/step.ts";
 import { evaluate, type EvalResult } from "../eval/accuracy.ts";
 import { checkpointFiles } from "../engines/embedded/checkpoint.ts";
 import type { EmbeddedEngine } from "../engines/embedded/engine.ts";

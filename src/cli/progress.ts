@@ -1,6 +1,6 @@
 /** Console progress for long stages (cli-progress bars on a TTY, periodic lines otherwise). */
 import cliProgress from "cli-progress";
-import type { RunHooks } from "../trainer/run.ts";
+import type { RunHooks } from "../trainer/session.ts";
 
 /** Hooks that draw one progress bar per stage on stderr. */
 export function progressHooks(): RunHooks & { stop(): void } {

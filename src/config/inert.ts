@@ -37,7 +37,19 @@
  * data.fields also by `rlvr eval <run> --data` and the audits, whatever the run trained on). rl.async has one field
  * (maxStaleness; 0 = synchronous), so it has no option that async-off makes inert.
  */
-import type { RunConfig } from "./schema.ts";
+/**
+ * The fields of a parsed run config the rules read (a structural subset of RunConfig, so this
+ * module does not import schema.ts, which calls it).
+ */
+export interface InertCheckedConfig {
+  model: { engine: string; device: string; path?: string | undefined; python?: string | undefined };
+  rollout?: { engine: string; mode: string; urls?: string[] | undefined } | undefined;
+  data: { train?: unknown; test?: unknown };
+  eval: { temperature: number; samples: number };
+  rl?: { temperature: number; schedule: string; verifierPool: { enabled: boolean } } | undefined;
+  sft?: { schedule: string } | undefined;
+}
+type RunConfig = InertCheckedConfig;
 
 /** An inert field: its dotted path and why it has no effect, ending with the fix. */
 export interface InertField {

@@ -3,7 +3,7 @@
  * tokens, or a demonstration's), packing sequences into padded TokenBatches (engine layout,
  * [B*T]), and splitting them into mini- and micro-batches.
  */
-import type { TokenBatch } from "../engines/engine.ts";
+import type { TokenBatch } from "./engine.ts";
 
 /** One sequence to train on: prompt tokens (not trained) and response tokens (trained). */
 export interface Sequence {

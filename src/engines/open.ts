@@ -6,46 +6,19 @@
  * torch when it is set up and measured faster on this model, embedded otherwise, the reason in one
  * line), so the rest of the code only ever sees a concrete engine.
  */
-import { existsSync, readFileSync } from "node:fs";
-import { basename, dirname, join } from "node:path";
-import { MODEL_CATALOG, defaultModelDir } from "./catalog.ts";
-import type { RunConfig } from "../config/schema.ts";
-import type { Tokenizer } from "../tokenizers/types.ts";
-import type { Engine } from "./engine.ts";
-import { EmbeddedEngine } from "./embedded/engine.ts";
-import type { ModelConfig } from "./embedded/hf-config.ts";
-import { TorchEngine } from "./torch/engine.ts";
-import { parseModelInit, type ModelInit, type ModelInitInput } from "./init.ts";
+import { existsSync } from "node:fs";
+import type { Engine } from "../core/engine.ts";
+import { missingModel, openEngineOfKind, type EngineKindOptions, type ModelSpec } from "./open-kind.ts";
 import type { ProbeResult, ProbeShape } from "./probe.ts";
 
-/** The one-line error for a model folder that is not there (with the setup command for a catalogue model's). */
-function missingModel(path: string): string {
-  const name = basename(path);
-  const hint = Object.hasOwn(MODEL_CATALOG, name) && defaultModelDir(name) === path ? `; run \`rlvr setup model ${name}\` first` : ` (looked in ${dirname(path)})`;
-  return `config error at model.path: directory ${path} does not exist${hint}`;
-}
-
-/**
- * The `model:` block of a run config, or the fields of it a caller sets: `path`, or `init` as a
- * config writes it (missing fields take their defaults; checked at open).
- */
-export type ModelSpec = Omit<Partial<RunConfig["model"]>, "init"> & { path?: string; init?: ModelInitInput };
-
-/** What every engine needs besides the model block. */
-export interface OpenEngineOptions {
-  tokenizer: Tokenizer;
-  /** Seed of initialisation and sampling streams. Default 0. */
-  seed?: number;
+/** What every engine needs besides the model block, and how `engine: auto` decides. */
+export interface OpenEngineOptions extends EngineKindOptions {
   /** engine: auto — the batch of one probe step (default: probe.ts DEFAULT_PROBE_SHAPE; runs pass their RL step's, probeShapeOf). */
   probeShape?: ProbeShape;
   /** engine: auto — decide on this measurement instead of probing (tests). */
   engineProbe?: () => Promise<ProbeResult>;
   /** engine: auto — receives the one line saying which engine was picked and why (default: stderr). */
   log?: (line: string) => void;
-  /** Torch engine: each stderr line of the worker (default: forwarded to stderr with a prefix). */
-  torchStderr?: (line: string) => void;
-  /** Embedded engine: sampling and scoring only — skip the check that training state fits the Wasm heap (`rlvr eval`). */
-  inferenceOnly?: boolean;
 }
 
 /**
@@ -56,33 +29,20 @@ export interface OpenEngineOptions {
  */
 export async function openEngine(model: ModelSpec, o: OpenEngineOptions): Promise<Engine> {
   if (model.engine === "auto") return openAuto(model, o);
-  if (model.engine === "tinker") return openTinker(model, o);
-  const seed = o.seed ?? 0;
-  const torchOpts = { python: model.python, device: model.device ?? "auto", dtype: model.dtype ?? "auto", gradientCheckpointing: model.gradientCheckpointing ?? false, tokenBudget: model.tokenBudget ?? 16384, sharedPrompts: model.sharedPrompts ?? true, seed, tokenizer: o.tokenizer, distributed: model.distributed, onStderr: o.torchStderr, lora: model.lora };
-  if (model.path) {
-    if (!existsSync(model.path)) throw new Error(missingModel(model.path));
-    if (model.engine === "torch") return TorchEngine.fromPretrained(model.path, torchOpts);
-    return EmbeddedEngine.fromPretrained(model.path, { tokenizer: o.tokenizer, seed, inferenceOnly: o.inferenceOnly, lora: model.lora, sharedPrefix: model.sharedPrompts ?? true });
+  if (model.engine === "tinker") {
+    const open = remoteOpeners.get("tinker");
+    if (!open) throw new Error("engine: tinker needs rlvr's Tinker client engine loaded: import \"rlvr/tinker\" (the CLI and rlvr's train() load it)");
+    return open(model, o);
   }
-  if (!model.init) throw new Error("config error at model: set model.path (a checkpoint directory) or model.init (a random model's size)");
-  const mc = initModelConfig(parseModelInit(model.init), o.tokenizer);
-  if (model.engine === "torch") return TorchEngine.create(mc, torchOpts);
-  return EmbeddedEngine.create(mc, { seed, tokenizer: o.tokenizer, modelId: `random-init(${mc.hiddenSize}x${mc.numLayers})`, lora: model.lora, sharedPrefix: model.sharedPrompts ?? true });
+  return openEngineOfKind(model, o);
 }
 
-/**
- * `engine: tinker`: a LoRA training client on a Tinker API server (model.tinker), the tokenizer's
- * vocabulary, and the context length of model.path's config.json when there is one (else 2048).
- */
-async function openTinker(model: ModelSpec, o: OpenEngineOptions): Promise<Engine> {
-  const t = model.tinker;
-  if (!t) throw new Error("config error at model.tinker: engine: tinker needs model.tinker.baseUrl (the Tinker server)");
-  const baseModel = t.baseModel ?? model.path;
-  if (!baseModel) throw new Error("config error at model.tinker.baseModel: name the server's base model (or set model.path)");
-  const cfgFile = model.path ? join(model.path, "config.json") : "";
-  const maxSeqLen = cfgFile && existsSync(cfgFile) ? Number((JSON.parse(readFileSync(cfgFile, "utf8")) as { max_position_embeddings?: number }).max_position_embeddings ?? 2048) : 2048;
-  const { TinkerEngine } = await import("../tinker/engine.ts");
-  return TinkerEngine.open({ baseUrl: t.baseUrl, apiKey: t.apiKey, baseModel, rank: t.rank ?? 32, vocabSize: o.tokenizer.vocabSize, maxSeqLen });
+/** Openers of engine kinds that live above this layer (src/tinker/engine.ts registers "tinker"). */
+const remoteOpeners = new Map<string, (model: ModelSpec, o: OpenEngineOptions) => Promise<Engine>>();
+
+/** Register how `model.engine: <kind>` opens (a client of a remote trainer, e.g. the Tinker API). */
+export function registerEngineKind(kind: "tinker", open: (model: ModelSpec, o: OpenEngineOptions) => Promise<Engine>): void {
+  remoteOpeners.set(kind, open);
 }
 
 /**
@@ -103,28 +63,4 @@ async function openAuto(model: ModelSpec, o: OpenEngineOptions): Promise<Engine>
     log(`engine: auto → embedded after all (the torch engine did not start: ${(e instanceof Error ? e.message : String(e)).split("\n")[0]})`);
     return openEngine({ ...model, engine: "embedded" }, o);
   }
-}
-
-/** The Llama-style model config of a `model.init` block; the vocabulary comes from the tokenizer. */
-export function initModelConfig(init: ModelInit, tokenizer: Tokenizer): ModelConfig {
-  const kv = init.numKvHeads ?? init.numHeads;
-  if (init.hiddenSize % init.numHeads !== 0) throw new Error(`config error at model.init.hiddenSize: ${init.hiddenSize} is not divisible by numHeads ${init.numHeads}`);
-  if (init.numHeads % kv !== 0) throw new Error(`config error at model.init.numKvHeads: numHeads ${init.numHeads} is not divisible by numKvHeads ${kv}`);
-  return {
-    modelType: "llama",
-    vocabSize: tokenizer.vocabSize,
-    hiddenSize: init.hiddenSize,
-    intermediateSize: init.intermediateSize ?? init.hiddenSize * 3,
-    numLayers: init.numLayers,
-    numHeads: init.numHeads,
-    numKvHeads: kv,
-    headDim: init.hiddenSize / init.numHeads,
-    rmsNormEps: 1e-5,
-    ropeTheta: init.ropeTheta,
-    maxPositionEmbeddings: init.maxPositionEmbeddings,
-    tieWordEmbeddings: init.tieWordEmbeddings,
-    attentionBias: false,
-    bosTokenId: tokenizer.bosId,
-    eosTokenId: tokenizer.eosId,
-  };
 }

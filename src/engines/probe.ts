@@ -22,10 +22,10 @@ import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "
 import { cpus, homedir, hostname } from "node:os";
 import { join, resolve } from "node:path";
 import { createHash } from "node:crypto";
-import type { Engine, TokenLossFn } from "./engine.ts";
+import type { Engine, TokenLossFn } from "../core/engine.ts";
 import { packSequences } from "../core/sequence.ts";
 import { Rng } from "../util/rng.ts";
-import type { ModelSpec, OpenEngineOptions } from "./open.ts";
+import { openEngineOfKind, type EngineKindOptions, type ModelSpec } from "./open-kind.ts";
 import { DEFAULT_VENV, resolvePython } from "./torch/worker.ts";
 
 /** The batch one probe step runs: `prompts × groupSize` responses of `newTokens` tokens after prompts of `promptTokens`. */
@@ -201,7 +201,7 @@ function writeCache(key: string, m: ProbeMeasurement): void {
 }
 
 /** Options of probeEngines. */
-export interface ProbeOptions extends Pick<OpenEngineOptions, "tokenizer"> {
+export interface ProbeOptions extends Pick<EngineKindOptions, "tokenizer"> {
   /** The batch of one step (default DEFAULT_PROBE_SHAPE; see probeShapeOf). */
   shape?: ProbeShape;
   /** Timed steps per engine after two warm-up steps (default 3). */
@@ -281,9 +281,8 @@ export async function probeEngines(model: ModelSpec, o: ProbeOptions): Promise<P
 }
 
 async function defaultOpen(o: ProbeOptions): Promise<(model: ModelSpec, kind: "embedded" | "torch") => Promise<Engine>> {
-  const { openEngine } = await import("./open.ts");
   // The worker's stderr stays quiet; its last lines are in the error when it fails.
-  return (model) => openEngine(model, { tokenizer: o.tokenizer, seed: o.seed, torchStderr: () => {} });
+  return (model) => openEngineOfKind(model, { tokenizer: o.tokenizer, seed: o.seed, torchStderr: () => {} });
 }
 
 /**

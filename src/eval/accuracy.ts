@@ -3,9 +3,9 @@
  * summarise (accuracy, greedy accuracy, mean@n, pass@k, maj@k, lengths, truncation, bootstrap
  * intervals, per-task and per-difficulty breakdowns). Formulas live in ./summary.ts.
  */
-import type { SampleResult } from "../engines/engine.ts";
-import type { Example } from "../tasks/types.ts";
-import type { RunContext } from "../trainer/context.ts";
+import type { SampleResult } from "../core/engine.ts";
+import type { Example } from "../core/example.ts";
+import type { RunContext } from "../pipeline/context.ts";
 import { breakdown, summarize, type EvalSummary, type PromptOutcome, type SampleOutcome } from "./summary.ts";
 
 export interface EvalOptions {

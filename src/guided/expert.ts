@@ -2,7 +2,7 @@
  * Expert trajectories for off-policy mixing (LUFFY, CHORD): demonstration Sequences marked as
  * expert tokens (weights 1) with the bookkeeping the losses in src/algorithms/guidance.ts read.
  */
-import type { Example } from "../tasks/types.ts";
+import type { Example } from "../core/example.ts";
 import type { Tokenizer } from "../tokenizers/types.ts";
 import type { Sequence } from "../core/sequence.ts";
 import { demonstration } from "./sft.ts";

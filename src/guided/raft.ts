@@ -8,11 +8,11 @@
  */
 import type { AlgorithmConfig } from "../algorithms/index.ts";
 import { learningRate } from "../core/schedule.ts";
-import type { Example } from "../tasks/types.ts";
+import type { Example } from "../core/example.ts";
 import type { Sequence } from "../core/sequence.ts";
-import type { RunContext } from "../trainer/context.ts";
-import type { RunLogger } from "../trainer/logger.ts";
-import type { RlState } from "../trainer/rl.ts";
+import type { RunContext } from "../pipeline/context.ts";
+import type { RunLogger } from "../pipeline/logger.ts";
+import type { RlState } from "../pipeline/state.ts";
 import { hash32 } from "../util/rng.ts";
 import { supervisedStep } from "./sft.ts";
 

@@ -5,9 +5,9 @@
  * src/trainer/sft.ts does the same over the training set).
  */
 import { makeSftLoss, combineMetrics, type StepCounts } from "../algorithms/index.ts";
-import type { Engine, TokenLossFn } from "../engines/engine.ts";
+import type { Engine, TokenLossFn } from "../core/engine.ts";
 import { optimize } from "../pipeline/optimize.ts";
-import type { Example } from "../tasks/types.ts";
+import type { Example } from "../core/example.ts";
 import type { Tokenizer } from "../tokenizers/types.ts";
 import type { Sequence } from "../core/sequence.ts";
 

@@ -16,13 +16,13 @@ import { computeAdvantages, makePolicyLoss, combineMetrics, type AlgorithmConfig
 import { learningRate } from "../core/schedule.ts";
 import { evaluateExpression } from "../tasks/expr.ts";
 import { getTask } from "../tasks/index.ts";
-import type { Example } from "../tasks/types.ts";
+import type { Example } from "../core/example.ts";
 import type { Sequence } from "../core/sequence.ts";
 import { optimize } from "../pipeline/optimize.ts";
-import type { RunContext } from "../trainer/context.ts";
-import type { RlStageHooks } from "../trainer/hooks.ts";
-import type { RunLogger } from "../trainer/logger.ts";
-import type { RlState } from "../trainer/rl.ts";
+import type { RunContext } from "../pipeline/context.ts";
+import type { RlStageHooks } from "../pipeline/hooks.ts";
+import type { RunLogger } from "../pipeline/logger.ts";
+import type { RlState } from "../pipeline/state.ts";
 import { Rng, hash32 } from "../util/rng.ts";
 import { supervisedStep } from "../guided/sft.ts";
 import type { SelfPlayConfig } from "./selfplay-config.ts";

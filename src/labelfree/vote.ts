@@ -5,7 +5,7 @@
  * feeds only the evaluation metrics `ttrl/label_acc` (pseudo-label accuracy = maj@k on the
  * training prompts) and `ttrl/reward_acc`.
  */
-import type { RewardStage } from "../trainer/hooks.ts";
+import type { RewardStage } from "../pipeline/hooks.ts";
 import { ttrlRewards, type MajorityVote, type TieRule } from "./majority.ts";
 
 /** One group's vote: the vote and the indices (into the step's rollouts) of its members. */

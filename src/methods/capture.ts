@@ -2,7 +2,7 @@
  * A method's loss-term metrics (kd/*, luffy/*, chord/*), summed over an update's micro-batches and
  * reported once per step through the method's `stepMetrics`.
  */
-import type { TokenLossFn } from "../engines/engine.ts";
+import type { TokenLossFn } from "../core/engine.ts";
 
 export class CapturedMetrics {
   private acc: Record<string, number> = {};

@@ -6,14 +6,14 @@
  *   - what it needs (`needs`), which config validation asks instead of keeping lists of names,
  *   - which stages of the RL step it transforms (`stages`) and its place among the transforms of
  *     a stage (`order`: lower runs first; ties keep registration order),
- * and builds the hooks that do the work (src/trainer/hooks.ts: rewards, advantages, loss,
+ * and builds the hooks that do the work (src/pipeline/hooks.ts: rewards, advantages, loss,
  * extraBackward, stepMetrics, step, afterStep, init, close, saveState/restoreState).
  *
  * Anchors: verl's registries of core algorithms; TRL's callbacks, but declared up front.
  */
 import type { RunConfig } from "../config/schema.ts";
-import type { RunContext } from "../trainer/context.ts";
-import type { RlStageHooks } from "../trainer/hooks.ts";
+import type { RunContext } from "../pipeline/context.ts";
+import type { RlStageHooks } from "../pipeline/hooks.ts";
 
 /** Stages of the RL step a method may transform (src/pipeline/). `step` replaces the whole step. */
 export type MethodStage = "init" | "collect" | "reward" | "reference" | "advantages" | "optimize" | "metrics" | "after" | "step";

@@ -6,8 +6,8 @@
  */
 import type { RunConfig } from "../config/schema.ts";
 import { getAdvantage } from "../algorithms/index.ts";
-import type { RunContext } from "../trainer/context.ts";
-import { mergeHooks, type RlStageHooks } from "../trainer/hooks.ts";
+import type { RunContext } from "../pipeline/context.ts";
+import { mergeHooks, type RlStageHooks } from "../pipeline/hooks.ts";
 import { enabledMethods, listMethods } from "./define.ts";
 import "./ghpo.ts";
 import "./ttrl.ts";

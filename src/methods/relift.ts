@@ -7,12 +7,12 @@
  */
 import type { RunConfig } from "../config/schema.ts";
 import type { Sequence } from "../core/sequence.ts";
-import type { Engine } from "../engines/engine.ts";
+import type { Engine } from "../core/engine.ts";
 import type { GuidedConfig } from "../guided/config.ts";
 import { hardestGroups, reliftSftSteps, ReliftBuffer, type SavedReliftBuffer } from "../guided/relift.ts";
 import { demonstration, supervisedStep } from "../guided/sft.ts";
-import type { Example } from "../tasks/types.ts";
-import type { RunContext } from "../trainer/context.ts";
+import type { Example } from "../core/example.ts";
+import type { RunContext } from "../pipeline/context.ts";
 import { defineMethod } from "./define.ts";
 
 type ReliftOptions = NonNullable<GuidedConfig["relift"]>;

@@ -5,8 +5,8 @@
  */
 import { computeAdvantages, computeTokenAdvantages, getAdvantage, type AlgorithmConfig } from "../algorithms/index.ts";
 import { packSequences, type Sequence } from "../core/sequence.ts";
-import type { RunContext } from "../trainer/context.ts";
-import type { RlStepHooks } from "../trainer/hooks.ts";
+import type { RunContext } from "./context.ts";
+import type { RlStepHooks } from "./hooks.ts";
 import type { StepBatch } from "./batch.ts";
 import type { KlTokens } from "./reference.ts";
 

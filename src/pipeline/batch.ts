@@ -8,7 +8,8 @@
  * sequences (LUFFY's expert trajectories) that join the groups they name before advantages.
  */
 import type { Trajectory } from "../rollout/types.ts";
-import type { Example, Verdict } from "../tasks/types.ts";
+import type { Verdict } from "../tasks/types.ts";
+import type { Example } from "../core/example.ts";
 import type { Sequence } from "../core/sequence.ts";
 
 

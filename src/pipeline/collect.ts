@@ -20,12 +20,13 @@
 import { collectRollouts, responseMask } from "../rollout/collect.ts";
 import { fillBatch } from "../rollout/dynamic-sampling.ts";
 import { truncationMask } from "../rollout/overlong.ts";
-import type { Example, Verdict } from "../tasks/types.ts";
+import type { Verdict } from "../tasks/types.ts";
+import type { Example } from "../core/example.ts";
 import { hash32 } from "../util/rng.ts";
 import { packSequences, type Sequence } from "../core/sequence.ts";
-import type { RunContext } from "../trainer/context.ts";
-import type { RlStepHooks } from "../trainer/hooks.ts";
-import type { RlState } from "../trainer/rl.ts";
+import type { RunContext } from "./context.ts";
+import type { RlStepHooks } from "./hooks.ts";
+import type { RlState } from "./state.ts";
 import type { Generated, StepBatch } from "./batch.ts";
 import type { Trajectory } from "../rollout/types.ts";
 

@@ -10,9 +10,9 @@
 import { combineMetrics } from "../algorithms/index.ts";
 import { rewardMetrics } from "../rewards/compile.ts";
 import { sampledTokenCount } from "../rollout/collect.ts";
-import type { RunLogger } from "../trainer/logger.ts";
-import type { RlState } from "../trainer/rl.ts";
-import type { RunContext } from "../trainer/context.ts";
+import type { RunLogger } from "./logger.ts";
+import type { RlState } from "./state.ts";
+import type { RunContext } from "./context.ts";
 import type { StepBatch } from "./batch.ts";
 import type { OptimizeReport } from "./optimize.ts";
 

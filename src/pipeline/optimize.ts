@@ -12,10 +12,10 @@
  * "global token count" normalisation; see src/algorithms/aggregation.ts).
  */
 import { stepCounts, type StepCounts } from "../algorithms/index.ts";
-import type { Engine, LossReport, OptimStep, TokenLossFn } from "../engines/engine.ts";
+import type { Engine, LossReport, OptimStep, TokenLossFn } from "../core/engine.ts";
 import { chunkBySize, chunks, packSequences, type Sequence } from "../core/sequence.ts";
 import type { Rng } from "../util/rng.ts";
-import { dropGradients } from "../trainer/faults.ts";
+import { dropGradients } from "./faults.ts";
 
 /** How to train on a set of sequences. */
 export interface OptimizeOptions {

@@ -9,8 +9,8 @@
  */
 import { applyKlToRewards, getAdvantage, klPenaltyPerToken, type AlgorithmConfig } from "../algorithms/index.ts";
 import { packSequences } from "../core/sequence.ts";
-import type { RunContext } from "../trainer/context.ts";
-import type { RlState } from "../trainer/rl.ts";
+import type { RunContext } from "./context.ts";
+import type { RlState } from "./state.ts";
 import type { StepBatch } from "./batch.ts";
 
 /** Per-token KL of the rollouts for token-level estimators: [R*T] with T = `seqLen`. */

@@ -10,8 +10,8 @@
  */
 import type { AlgorithmConfig } from "../algorithms/index.ts";
 import { dapoOverlongPenalty } from "../algorithms/shaping.ts";
-import type { RunContext } from "../trainer/context.ts";
-import type { RlStepHooks } from "../trainer/hooks.ts";
+import type { RunContext } from "./context.ts";
+import type { RlStepHooks } from "./hooks.ts";
 import type { StepBatch } from "./batch.ts";
 
 /** Fill `batch.rewards` (and methods' extra sequences and metrics). */

@@ -10,10 +10,10 @@
 import { combineMetrics, makePolicyLoss, type AlgorithmConfig } from "../algorithms/index.ts";
 import { learningRate } from "../core/schedule.ts";
 import { Rng, hash32 } from "../util/rng.ts";
-import type { RunContext } from "../trainer/context.ts";
-import type { RlStepHooks } from "../trainer/hooks.ts";
-import type { RunLogger } from "../trainer/logger.ts";
-import type { RlState } from "../trainer/rl.ts";
+import type { RunContext } from "./context.ts";
+import type { RlStepHooks } from "./hooks.ts";
+import type { RunLogger } from "./logger.ts";
+import type { RlState } from "./state.ts";
 import type { StepBatch } from "./batch.ts";
 import { advantages } from "./advantages.ts";
 import { collect, rescore, rescoreReason, useUpdateForward } from "./collect.ts";

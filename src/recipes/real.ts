@@ -17,7 +17,8 @@ import { parseRunConfig, type RunConfigInput } from "../config/schema.ts";
 import { MODEL_CATALOG } from "../engines/catalog.ts";
 import { setupModel } from "../engines/torch/model-import.ts";
 import { generateExamples, wordProblemsTask, writeExamplesJsonl } from "../tasks/index.ts";
-import { train, type TrainOptions } from "../trainer/run.ts";
+import { train } from "../trainer/run.ts";
+import type { TrainOptions } from "../trainer/session.ts";
 
 /** Options of the real-model recipe. */
 export interface RealRecipeOptions {

@@ -17,7 +17,7 @@
  *   - a user function that returns null (or a component whose fallback is null) skips the
  *     sample: reward NaN (advantage 0, left out of group statistics) and `reward/skipped`.
  */
-import type { Example } from "../tasks/types.ts";
+import type { Example } from "../core/example.ts";
 import "./verifiers.ts";
 import { preloadMath } from "./verifiers.ts";
 import { composeRewards, countEvents, type RewardComponent, type RewardFn } from "./compose.ts";

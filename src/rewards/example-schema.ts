@@ -8,7 +8,7 @@
  * code, math and ifeval verifiers declare their own beside their code.
  */
 import { z, type ZodType } from "zod";
-import type { Example } from "../tasks/types.ts";
+import type { Example } from "../core/example.ts";
 
 /** The first way an example fails a schema: a field path in the example and what is wrong. */
 export interface ExampleIssue {

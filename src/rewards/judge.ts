@@ -38,7 +38,7 @@
 import { randomBytes } from "node:crypto";
 import OpenAI from "openai";
 import { z } from "zod";
-import type { Example } from "../tasks/types.ts";
+import type { Example } from "../core/example.ts";
 import { registerVerifier } from "./registry.ts";
 import { answerSpan } from "./text.ts";
 import type { Verdict } from "./types.ts";

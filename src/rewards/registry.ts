@@ -9,7 +9,7 @@
  * (`reward: {verifier: name}`).
  */
 import type { ZodType } from "zod";
-import type { Example } from "../tasks/types.ts";
+import type { Example } from "../core/example.ts";
 import type { Verdict } from "./types.ts";
 import { didYouMean } from "../util/suggest.ts";
 
@@ -111,6 +111,22 @@ export function hasVerifier(name: string): boolean {
 /** Names registered in this thread, sorted. */
 export function verifierNames(): string[] {
   return [...verifiers.keys()].sort();
+}
+
+const sources = new Set<string>();
+
+/**
+ * Name a module (file URL) that registers more verifiers when imported — the procedural tasks
+ * name themselves (src/tasks/index.ts). A verifier-pool worker is told these and imports them on
+ * the first verifier name it does not know, instead of at start-up (src/rewards/pool/registry.ts).
+ */
+export function addVerifierSource(moduleUrl: string): void {
+  sources.add(moduleUrl);
+}
+
+/** The modules named with addVerifierSource in this thread, in order. */
+export function verifierSources(): string[] {
+  return [...sources];
 }
 
 /** What a user reward function may return (see toVerdict). */

@@ -10,7 +10,7 @@
 import { isAbsolute, resolve } from "node:path";
 import type { ZodType } from "zod";
 import { pathToFileURL } from "node:url";
-import type { Example } from "../tasks/types.ts";
+import type { Example } from "../core/example.ts";
 import { toVerdict, type Verifier, type VerifyContext } from "./registry.ts";
 import { ensureTypeScriptLoader } from "../util/ts-loader.ts";
 import type { Verdict } from "./types.ts";

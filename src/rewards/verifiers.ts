@@ -21,12 +21,13 @@
  *   majority  group-aware: 1 when the response's answer span agrees with the group's most frequent
  *           answer (TTRL's pseudo-label, arXiv:2504.16084); alone (eval), exact match with `answer`
  *   task    the example's own `task`: a registered task's verifier, else the verifier of that name
- *           (rows made by `rlvr data gen`; runs of a task named like a built-in, i.e. ifeval)
+ *           (rows made by `rlvr data gen`; runs of a task named like a built-in, i.e. ifeval);
+ *           registered with the procedural tasks (src/tasks/index.ts)
  *   module  a user reward function from a module (see ./user-module.ts); the reward block's
  *           `{module, export}` compiles to it
  * Every procedural task also registers its verifier under its name (src/tasks/registry.ts).
  */
-import type { Example } from "../tasks/types.ts";
+import type { Example } from "../core/example.ts";
 import { verifyChoice } from "./choice.ts";
 import { verifyExactMatch, verifyTokenF1 } from "./exact.ts";
 import { verifyFormat, type FormatOptions } from "./format.ts";
@@ -34,22 +35,24 @@ import { ifevalReferenceVerifier, ifevalVerifier } from "./ifeval/verifier.ts";
 import { runCodeSpec } from "./code/run-tests.ts";
 import { CODE_FORMATS, codeExampleSchema, codeFieldsOf, codeSpecOf, type CodeSpec } from "./code/formats.ts";
 import { loadMath, mathExampleSchema, type MathModule } from "./math-bridge.ts";
-import { getVerifier, hasVerifier, registerVerifier, type Verifier } from "./registry.ts";
+import { hasVerifier, registerVerifier, type Verifier } from "./registry.ts";
 import { answerSpan, normalizeAnswer } from "./text.ts";
 import type { Verdict } from "./types.ts";
 import { moduleVerifier } from "./user-module.ts";
 import { choiceExampleSchema, formatExampleSchema, referenceAnswerSchema } from "./example-schema.ts";
 import "./judge.ts"; // registers the model-based verifier "judge"
-import { getTask, hasTask } from "../tasks/registry.ts";
 
-/** The names this module registers (for messages that list verifiers before the registry fills). */
+/**
+ * The built-in verifiers' names (for messages that list verifiers before the registry fills): this
+ * module registers them, but `task`, which the procedural tasks register (src/tasks/index.ts).
+ */
 export const BUILTIN_VERIFIERS = ["exact", "f1", "choice", "math", "format", "ifeval", "ifeval-reference", "code", "majority", "task", "module"] as const;
 
 type Opts = Record<string, unknown>;
 const opts = (o: unknown): Opts => (o && typeof o === "object" && !Array.isArray(o) ? (o as Opts) : {});
 const meta = (e: Example): Opts => opts(e?.meta);
 /** An example, or a bare reference answer (programmatic use: `verify(response, "C")`). */
-const asExample = (e: Example | string): Example => (typeof e === "string" || typeof e === "number" ? { id: "-", prompt: "", answer: String(e), task: "-" } : e);
+export const asExample = (e: Example | string): Example => (typeof e === "string" || typeof e === "number" ? { id: "-", prompt: "", answer: String(e), task: "-" } : e);
 
 /** The reference answers of an example: `meta.answers` (strings) when present, else `answer`. */
 function references(e: Example): string[] {
@@ -203,20 +206,7 @@ const majority: Verifier = {
   },
 };
 
-let tasksLoaded = false;
-const task: Verifier = {
-  name: "task",
-  description: "the example's own task's verifier (a registered task's, else the verifier of that name)",
-  verify: (r, e, ctx): Verdict | Promise<Verdict> => {
-    if (e?.task && hasTask(e.task)) return getTask(e.task).verify(r, e);
-    // A worker thread loads the procedural tasks on first need (kept out of its start-up).
-    if (!tasksLoaded) return import("../tasks/index.ts").then(() => ((tasksLoaded = true), task.verify(r, e, ctx)));
-    if (!e?.task || !hasVerifier(e.task) || e.task === "task") throw new Error(`example ${e?.id}: its task "${e?.task}" names no registered task or verifier`);
-    return getVerifier(e.task).verify(r, e, ctx);
-  },
-};
-
-for (const v of [exact, f1, choice, mathVerifier, format, ifeval, ifevalReferenceVerifier, code, majority, task, moduleVerifier]) {
+for (const v of [exact, f1, choice, mathVerifier, format, ifeval, ifevalReferenceVerifier, code, majority, moduleVerifier]) {
   if (hasVerifier(v.name)) continue;
   const verify = v.verify;
   registerVerifier(v.name, { ...v, verify: (r, e, ctx) => verify(r, asExample(e), ctx) });

@@ -22,7 +22,7 @@
  * The text the verifier scores (`answerText`) is the decoded final turn: the response after the
  * last observation (the whole response when no tool ran).
  */
-import type { Engine } from "../engines/engine.ts";
+import type { Engine } from "../core/engine.ts";
 import type { Tokenizer } from "../tokenizers/types.ts";
 import { hash32 } from "../util/rng.ts";
 import type { ToolRegistry } from "./tools/registry.ts";

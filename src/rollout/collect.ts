@@ -5,8 +5,9 @@
  * generation batch; everything strategy-specific lives here. (GHPO's hints, rl.hints, repair
  * zero-accuracy groups afterwards: src/methods/ghpo.ts.)
  */
-import type { Engine, SampleResult, Sampler } from "../engines/engine.ts";
-import type { Example, Verdict } from "../tasks/types.ts";
+import type { Engine, SampleResult, Sampler } from "../core/engine.ts";
+import type { Verdict } from "../tasks/types.ts";
+import type { Example } from "../core/example.ts";
 import type { Tokenizer } from "../tokenizers/types.ts";
 import { agentRollouts } from "./agent.ts";
 import type { BatchVerifier } from "./hints.ts";

@@ -69,6 +69,8 @@ export const rolloutSelectionFields = {
   maskTruncated: z.boolean().optional(),
 };
 
+/** The rl block's selection fields, as the config loader outputs them. */
+export type RolloutSelectionConfig = Partial<{ [K in keyof typeof rolloutSelectionFields]: z.output<(typeof rolloutSelectionFields)[K]> }>;
 export type DynamicSamplingConfig = z.output<typeof dynamicSamplingSchema>;
 export type DifficultyFilterConfig = z.output<typeof difficultyFilterSchema>;
 export type CurriculumConfig = z.output<typeof curriculumSchema>;

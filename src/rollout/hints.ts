@@ -19,8 +19,9 @@
  * solutions of one token get no hint. The continuation may use up to `maxNewTokens` tokens
  * (hinted responses can be longer than unhinted ones by the hint).
  */
-import type { Engine } from "../engines/engine.ts";
-import type { Example, Verdict } from "../tasks/types.ts";
+import type { Engine } from "../core/engine.ts";
+import type { Verdict } from "../tasks/types.ts";
+import type { Example } from "../core/example.ts";
 import type { Tokenizer } from "../tokenizers/types.ts";
 import { hash32 } from "../util/rng.ts";
 import { concatF32, concatI32, sampleEach, type SamplingSettings, type Trajectory } from "./types.ts";

@@ -15,7 +15,8 @@
  * Everything is deterministic in the seed, the cursors and the random numbers passed in, and the
  * state (`SamplerState`) is JSON-serialisable for checkpoints.
  */
-import type { Example, Task } from "../tasks/types.ts";
+import type { Task } from "../tasks/types.ts";
+import type { Example } from "../core/example.ts";
 import { Rng, hash32 } from "../util/rng.ts";
 import { drawIndex } from "./domain-weights.ts";
 

@@ -4,16 +4,16 @@
  * keeps (filters.ts: DAPO dynamic sampling, pass-rate band) and how many generation batches it may
  * use (dynamic-sampling.ts), and what it learns from each step (curriculum.ts, domain-weights.ts).
  *
- * The trainer (src/trainer/rl.ts) owns one `DataSelection` per run; its state is checkpointed
+ * The trainer (src/pipeline/state.ts) owns one `DataSelection` per run; its state is checkpointed
  * through `save()` / `restore()` (JSON), so a resumed run draws exactly the prompts an
  * uninterrupted run would have.
  */
 import type { AlgorithmConfig } from "../algorithms/index.ts";
-import type { RunConfig } from "../config/schema.ts";
 import { getTask } from "../tasks/registry.ts";
-import type { Example, Task, Verdict } from "../tasks/types.ts";
+import type { Task, Verdict } from "../tasks/types.ts";
+import type { Example } from "../core/example.ts";
 import { Rng, hash32 } from "../util/rng.ts";
-import type { CurriculumConfig, DomainSamplingConfig } from "./config.ts";
+import type { CurriculumConfig, DomainSamplingConfig, RolloutSelectionConfig } from "./config.ts";
 import { initCurriculum, updateCurriculum, type CurriculumOptions, type CurriculumState } from "./curriculum.ts";
 import { domainWeights, updateDomainRewards, type DomainRewards } from "./domain-weights.ts";
 import { inPassBand, isInformative, metricValue, summarizeGroups, type FilterMetric, type PassBand } from "./filters.ts";
@@ -52,7 +52,7 @@ export class DataSelection {
    *         the configured selection.
    */
   constructor(
-    private readonly cfg: Pick<RunConfig, "seed" | "data" | "rl">,
+    private readonly cfg: { seed: number; data: { task?: string; train?: string }; rl?: RolloutSelectionConfig },
     private readonly train: readonly Example[],
     alg: Pick<AlgorithmConfig, "dynamicSampling">,
   ) {

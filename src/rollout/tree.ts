@@ -30,7 +30,7 @@
  * Entropy: per-token entropy of the policy's next-token distribution at temperature 1, from
  * `engine.score(batch, {entropy: true})` on the roots (one extra forward pass, no gradients).
  */
-import type { Engine } from "../engines/engine.ts";
+import type { Engine } from "../core/engine.ts";
 import { packSequences } from "../core/sequence.ts";
 import { hash32 } from "../util/rng.ts";
 import { asTrajectory, concatF32, concatI32, sampleEach, type SamplingSettings, type Trajectory } from "./types.ts";

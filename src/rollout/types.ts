@@ -4,7 +4,7 @@
  * response the policy is trained on (sampled ids, shared prefixes, hint ids and observation ids in
  * order); nothing is re-tokenized.
  */
-import type { Engine, SampleResult } from "../engines/engine.ts";
+import type { Engine, SampleResult } from "../core/engine.ts";
 import { hash32 } from "../util/rng.ts";
 
 export interface Trajectory extends SampleResult {

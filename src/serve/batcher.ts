@@ -11,7 +11,7 @@
  * policy update waits for the calls in flight and each call samples from one policy version,
  * which it reports.
  */
-import type { SampleRequest, SampleResult } from "../engines/engine.ts";
+import type { SampleRequest, SampleResult } from "../core/engine.ts";
 
 /** Sampling settings that must be equal for two requests to share an engine call. */
 export interface SamplingKey {

@@ -1,5 +1,6 @@
-/** What every route of `rlvr serve` shares: the engine, its tokenizer, the batcher, capture. */
-import type { Engine } from "../engines/engine.ts";
+/** What every route of `rlvr serve` shares: the engine, its tokenizer, the batcher, capture; and the running server. */
+import type { FastifyInstance } from "fastify";
+import type { Engine } from "../core/engine.ts";
 import type { Tokenizer } from "../tokenizers/types.ts";
 import type { Batcher } from "./batcher.ts";
 import type { EpisodeStore } from "./capture.ts";
@@ -24,4 +25,22 @@ export interface ServeContext {
   autosave: { dir: string; every: number } | null;
   /** `captureUpdates` at the last save. */
   savedAt: number;
+}
+
+/** A running server. */
+export interface Server {
+  /** Base URL of the OpenAI API, e.g. "http://127.0.0.1:8000/v1". */
+  url: string;
+  port: number;
+  host: string;
+  app: FastifyInstance;
+  ctx: ServeContext;
+  engine: Engine;
+  tokenizer: Tokenizer;
+  /** Capture mode's episodes (null when off). */
+  episodes: EpisodeStore | null;
+  /** The policy version the server samples with (updates applied by trainServed). */
+  readonly policyVersion: number;
+  /** Stop listening; closes the engine when serve() opened it. */
+  close(): Promise<void>;
 }

@@ -2,7 +2,7 @@
  * The path every completion takes: budget check, one batched engine call, then per sample the
  * stop strings, the text and the finish reason. Shared by /v1/chat/completions and /v1/completions.
  */
-import type { Engine, SampleResult } from "../engines/engine.ts";
+import type { Engine, SampleResult } from "../core/engine.ts";
 import type { Tokenizer } from "../tokenizers/types.ts";
 import type { Batcher } from "./batcher.ts";
 import { ApiError } from "./errors.ts";

@@ -6,7 +6,7 @@
 import { existsSync } from "node:fs";
 import { basename, join, resolve } from "node:path";
 import Fastify, { type FastifyInstance } from "fastify";
-import type { Engine } from "../engines/engine.ts";
+import type { Engine } from "../core/engine.ts";
 import { openEngine } from "../engines/open.ts";
 import { isModelDir } from "../engines/lora.ts";
 import { loadTokenizer } from "../tokenizers/index.ts";
@@ -14,7 +14,7 @@ import type { Tokenizer } from "../tokenizers/types.ts";
 import { Batcher } from "./batcher.ts";
 import { EpisodeStore } from "./capture.ts";
 import { readCaptureState, saveServed } from "./state.ts";
-import type { ServeContext } from "./context.ts";
+import type { Server, ServeContext } from "./context.ts";
 import { ApiError, toApiError } from "./errors.ts";
 import { chatRoutes } from "./routes/chat.ts";
 import { completionRoutes } from "./routes/completions.ts";
@@ -56,24 +56,6 @@ export interface ServeOptions {
   saveTo?: string;
   /** With `saveTo`: save after every this many capture updates (default 0: only on close). */
   saveEvery?: number;
-}
-
-/** A running server. */
-export interface Server {
-  /** Base URL of the OpenAI API, e.g. "http://127.0.0.1:8000/v1". */
-  url: string;
-  port: number;
-  host: string;
-  app: FastifyInstance;
-  ctx: ServeContext;
-  engine: Engine;
-  tokenizer: Tokenizer;
-  /** Capture mode's episodes (null when off). */
-  episodes: EpisodeStore | null;
-  /** The policy version the server samples with (updates applied by trainServed). */
-  readonly policyVersion: number;
-  /** Stop listening; closes the engine when serve() opened it. */
-  close(): Promise<void>;
 }
 
 /** A checkpoint directory for `path`: itself when it holds config.json, else its checkpoints/final. */

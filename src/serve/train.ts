@@ -18,8 +18,7 @@ import { combineMetrics, computeAdvantages, makePolicyLoss, resolveAlgorithm, ty
 import { packSequences, type Sequence } from "../core/sequence.ts";
 import { optimize } from "../pipeline/optimize.ts";
 import type { Episode } from "./capture.ts";
-import type { ServeContext } from "./context.ts";
-import type { Server } from "./server.ts";
+import type { Server, ServeContext } from "./context.ts";
 import { saveServed } from "./state.ts";
 
 export interface CaptureTrainOptions {

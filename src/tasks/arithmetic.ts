@@ -12,7 +12,8 @@
  * end of the text, whitespace, or a special-token marker `<`; exact integer match. `solution` is
  * the answer itself, so `verify(example.solution, example)` is correct.
  */
-import type { Example, Task, Verdict } from "./types.ts";
+import type { Task, Verdict } from "./types.ts";
+import type { Example } from "../core/example.ts";
 import type { Rng } from "./rng.ts";
 import { checkDifficulty, generateInSplit, type GenerateOptions } from "./split.ts";
 

@@ -14,7 +14,8 @@
  * every number used is one of the given numbers, used at most once (or, with
  * `usage: "exactly-once"`, that all are used exactly once), and that the value equals the target.
  */
-import type { Example, Task, Verdict } from "./types.ts";
+import type { Task, Verdict } from "./types.ts";
+import type { Example } from "../core/example.ts";
 import type { Rng } from "./rng.ts";
 import { checkDifficulty, generateInSplit, type GenerateOptions } from "./split.ts";
 import { ExprError, Rational, evaluateExpression } from "./expr.ts";

@@ -16,7 +16,7 @@
  * into nested objects). A prompt field that holds a chat (an array of `{role, content}`) gives the
  * last user message as the prompt and keeps the chat in `meta.messages`; a row without the prompt
  * field may hold its chat in `messages`. A row's optional `system` string goes to `meta.system`
- * (the system message of a chat that has none; src/tasks/prompts.ts).
+ * (the system message of a chat that has none; src/tokenizers/prompt-templates.ts).
  *
  * Bad rows raise a `DatasetError` naming the file, line (JSONL) or row (Parquet, 1-based), field
  * and fix — or, with `onBadRow: "skip"`, are counted and skipped. A row is bad when its line is
@@ -27,7 +27,7 @@
  */
 import { mkdirSync, readFileSync, writeFileSync, existsSync } from "node:fs";
 import { basename, dirname, extname } from "node:path";
-import type { Example } from "./types.ts";
+import type { Example } from "../core/example.ts";
 
 /** Which row fields hold what. Each value is a field name or a dotted path. */
 export interface FieldMap {

@@ -11,7 +11,8 @@
  * last weekday named in the answer counts); dates accept `YYYY-MM-DD` or "March 5, 2017" /
  * "5 March 2017" and are compared as calendar dates.
  */
-import type { Example, Task, Verdict } from "./types.ts";
+import type { Task, Verdict } from "./types.ts";
+import type { Example } from "../core/example.ts";
 import type { Rng } from "./rng.ts";
 import { checkDifficulty, generateInSplit, type GenerateOptions } from "./split.ts";
 import { answerRegion, fail, pass } from "./answer.ts";

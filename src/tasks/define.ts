@@ -18,7 +18,8 @@
 import { registerTask } from "./registry.ts";
 import type { Rng } from "./rng.ts";
 import { generateInSplit, type Candidate } from "./split.ts";
-import type { Example, Task, Verdict } from "./types.ts";
+import type { Task, Verdict } from "./types.ts";
+import type { Example } from "../core/example.ts";
 
 /** What `generate` may return: a full Example, or just its prompt and answer (plus any other fields). */
 export type ExampleDraft = Omit<Example, "id" | "task"> & Partial<Pick<Example, "id" | "task">>;

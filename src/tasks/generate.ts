@@ -1,5 +1,6 @@
 /** Helpers to generate many examples from a procedural task. */
-import type { Example, Task } from "./types.ts";
+import type { Task } from "./types.ts";
+import type { Example } from "../core/example.ts";
 
 /** Options for `generateExamples`. */
 export interface GenerateManyOptions {

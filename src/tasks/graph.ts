@@ -11,7 +11,8 @@
  * Answers: an integer or yes/no, preferably in `<answer>…</answer>`. The verifier recomputes the
  * answer from the graph in `meta` (Dijkstra, union-find), so it never trusts the stored one.
  */
-import type { Example, Task, Verdict } from "./types.ts";
+import type { Task, Verdict } from "./types.ts";
+import type { Example } from "../core/example.ts";
 import type { Rng } from "./rng.ts";
 import { checkDifficulty, generateInSplit, type GenerateOptions } from "./split.ts";
 import { answerRegion, extractYesNo, fail, pass } from "./answer.ts";

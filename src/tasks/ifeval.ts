@@ -10,7 +10,8 @@
  * satisfied instead); any response that meets the constraints passes. `solution` is a response
  * built to satisfy them (checked at generation time).
  */
-import type { Example, Task, Verdict } from "./types.ts";
+import type { Task, Verdict } from "./types.ts";
+import type { Example } from "../core/example.ts";
 import type { Rng } from "./rng.ts";
 import { checkDifficulty, generateInSplit, type GenerateOptions } from "./split.ts";
 import { fail } from "./answer.ts";

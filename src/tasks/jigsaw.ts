@@ -7,7 +7,8 @@
  * The verifier accepts any order of all pieces whose concatenation strictly increases (the
  * numbers are distinct, so that order is unique, and it is the stored one).
  */
-import type { Example, Task, Verdict } from "./types.ts";
+import type { Task, Verdict } from "./types.ts";
+import type { Example } from "../core/example.ts";
 import type { Rng } from "./rng.ts";
 import { checkDifficulty, generateInSplit, type GenerateOptions } from "./split.ts";
 import { answerRegion, fail, pass } from "./answer.ts";

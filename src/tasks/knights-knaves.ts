@@ -12,7 +12,8 @@
  * order). The verifier checks that every inhabitant is labelled once and that the labelling is
  * consistent with all statements (which, by uniqueness, means it is the solution).
  */
-import type { Example, Task, Verdict } from "./types.ts";
+import type { Task, Verdict } from "./types.ts";
+import type { Example } from "../core/example.ts";
 import type { Rng } from "./rng.ts";
 import { checkDifficulty, generateInSplit, type GenerateOptions } from "./split.ts";
 import { answerRegion, fail, pass } from "./answer.ts";

@@ -8,7 +8,8 @@
  * (2..8). Verifier: the integer at the start of the response equals the maximum (any response
  * that states the maximum first is accepted).
  */
-import type { Example, Task, Verdict } from "./types.ts";
+import type { Task, Verdict } from "./types.ts";
+import type { Example } from "../core/example.ts";
 import { checkDifficulty, generateInSplit, type GenerateOptions } from "./split.ts";
 import { verifyLeadingInteger } from "./arithmetic.ts";
 

@@ -11,7 +11,8 @@
  * `x1=1 x2=0`, `x1=true`, `not x2`, `¬x2`. The verifier accepts ANY assignment that satisfies all
  * clauses; variables left out may take any value only if every clause is already satisfied.
  */
-import type { Example, Task, Verdict } from "./types.ts";
+import type { Task, Verdict } from "./types.ts";
+import type { Example } from "../core/example.ts";
 import type { Rng } from "./rng.ts";
 import { checkDifficulty, generateInSplit, type GenerateOptions } from "./split.ts";
 import { answerRegion, fail, pass } from "./answer.ts";

@@ -31,7 +31,8 @@
  *
  * Alphabet: `0123456789+=;#` ({@link SCRATCHPAD_ALPHABET}), enough for a char tokenizer.
  */
-import type { Example, Task, Verdict } from "./types.ts";
+import type { Task, Verdict } from "./types.ts";
+import type { Example } from "../core/example.ts";
 import type { Rng } from "./rng.ts";
 import { checkDifficulty, generateInSplit, type GenerateOptions } from "./split.ts";
 

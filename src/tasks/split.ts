@@ -7,7 +7,7 @@
  * the first one that falls in the requested split, so a test prompt can never appear in train —
  * for any seed, since the partition does not depend on the seed.
  */
-import type { Example } from "./types.ts";
+import type { Example } from "../core/example.ts";
 import { Rng, hashSeed, hashUnit } from "./rng.ts";
 
 /** Fraction of every task's instance space reserved for the test split. */

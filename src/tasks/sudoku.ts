@@ -14,7 +14,8 @@
  * `<answer>…</answer>`; without tags, the last `size` lines that hold digits. The verifier checks
  * that the grid keeps every given, and that every row, column and box holds 1..size once.
  */
-import type { Example, Task, Verdict } from "./types.ts";
+import type { Task, Verdict } from "./types.ts";
+import type { Example } from "../core/example.ts";
 import type { Rng } from "./rng.ts";
 import { checkDifficulty, generateInSplit, type GenerateOptions } from "./split.ts";
 import { fail, pass } from "./answer.ts";

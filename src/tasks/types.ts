@@ -3,27 +3,10 @@
  * Procedural tasks generate examples from (seed, difficulty); datasets load them from files.
  */
 
-/** One prompt with what is needed to score responses to it. */
-export interface Example {
-  /** Stable id (unique within a dataset), e.g. "addition-d3-000017". */
-  id: string;
-  /** The question text shown to the model (before any chat template / prompt template). */
-  prompt: string;
-  /** Reference answer as a string (the verifier decides what "equal" means). */
-  answer: string;
-  /** Name of the task that made or owns the example (selects the verifier). */
-  task: string;
-  /** Difficulty level the example was generated at (procedural tasks), if any. */
-  difficulty?: number;
-  /** Task-specific data the verifier needs (e.g. Countdown numbers and target). JSON-serialisable. */
-  meta?: Record<string, unknown>;
-  /** Worked solution, when known (for SFT warm-up, hints, demonstrations). */
-  solution?: string;
-}
-
 /** What a verifier says about one response: the reward layer's one result type (src/rewards/types.ts). */
 export type { Verdict } from "../rewards/types.ts";
 import type { Verdict } from "../rewards/types.ts";
+import type { Example } from "../core/example.ts";
 
 /** A procedural task with a difficulty knob and a verifier that accepts any valid solution. */
 export interface Task {

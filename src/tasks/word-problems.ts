@@ -19,7 +19,8 @@ import { extractAnswer } from "../rewards/math/extract.ts";
 import { normalizeAnswer } from "../rewards/math/normalize.ts";
 import type { Rng } from "./rng.ts";
 import { checkDifficulty, generateInSplit, type GenerateOptions } from "./split.ts";
-import type { Example, Task, Verdict } from "./types.ts";
+import type { Task, Verdict } from "./types.ts";
+import type { Example } from "../core/example.ts";
 
 const NAMES = ["Mia", "Noah", "Ava", "Liam", "Zoe", "Omar", "Lena", "Ravi", "Ines", "Kofi", "Yuki", "Sam"];
 const ITEMS = ["apples", "marbles", "stickers", "pencils", "cookies", "stamps", "shells", "cards", "books", "coins"];

@@ -15,9 +15,12 @@
  *   `model: "reference"`). `save(dir)` saves the state on the server and writes a pointer file
  *   `tinker_state.json` in `dir`; `load(dir)` reads it back (weights and optimizer state).
  */
+import { existsSync, readFileSync } from "node:fs";
 import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import type { CheckpointRef, Engine, EngineInfo, LossReport, OptimStep, SampleRequest, SampleResult, TokenBatch, TokenLossFn, TokenScores } from "../engines/engine.ts";
+import type { CheckpointRef, Engine, EngineInfo, LossReport, OptimStep, SampleRequest, SampleResult, TokenBatch, TokenLossFn, TokenScores } from "../core/engine.ts";
+import { registerEngineKind, type OpenEngineOptions } from "../engines/open.ts";
+import type { ModelSpec } from "../engines/open-kind.ts";
 import { ServiceClient, type Datum, type SamplingClient, type TrainingClient } from "./client.ts";
 
 export interface TinkerEngineOptions {
@@ -144,3 +147,21 @@ export class TinkerEngine implements Engine {
     await this.service.close();
   }
 }
+
+/**
+ * `model.engine: tinker`: a LoRA training client on the Tinker API server of model.tinker, with the
+ * tokenizer's vocabulary and the context length of model.path's config.json when there is one
+ * (else 2048). Registered with openEngine (src/engines/open.ts) when this module loads.
+ * @throws Error "config error at model.tinker…" naming the missing field
+ */
+export async function openTinkerEngine(model: ModelSpec, o: OpenEngineOptions): Promise<Engine> {
+  const t = model.tinker;
+  if (!t) throw new Error("config error at model.tinker: engine: tinker needs model.tinker.baseUrl (the Tinker server)");
+  const baseModel = t.baseModel ?? model.path;
+  if (!baseModel) throw new Error("config error at model.tinker.baseModel: name the server's base model (or set model.path)");
+  const cfgFile = model.path ? join(model.path, "config.json") : "";
+  const maxSeqLen = cfgFile && existsSync(cfgFile) ? Number((JSON.parse(readFileSync(cfgFile, "utf8")) as { max_position_embeddings?: number }).max_position_embeddings ?? 2048) : 2048;
+  return TinkerEngine.open({ baseUrl: t.baseUrl, apiKey: t.apiKey, baseModel, rank: t.rank ?? 32, vocabSize: o.tokenizer.vocabSize, maxSeqLen });
+}
+
+registerEngineKind("tinker", openTinkerEngine);

@@ -6,7 +6,7 @@
  * on the decoded text after sampling: a sample is cut after the token that completes the first
  * stop string (the same tokens a stopping sampler would return).
  */
-import type { Engine } from "../engines/engine.ts";
+import type { Engine } from "../core/engine.ts";
 import type { Tokenizer } from "../tokenizers/types.ts";
 import { UserError } from "./futures.ts";
 import { TOPK_MASK_LOGPROB, type ProtoSampledSequence, type ProtoTopk } from "./proto.ts";

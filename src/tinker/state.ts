@@ -7,7 +7,7 @@ import { existsSync } from "node:fs";
 import { readdir, stat } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { randomUUID } from "node:crypto";
-import type { Engine } from "../engines/engine.ts";
+import type { Engine } from "../core/engine.ts";
 import { openEngine } from "../engines/open.ts";
 import { EmbeddedEngine } from "../engines/embedded/engine.ts";
 import { isModelDir, LORA_HEAD_MODULE, loraConfigSchema, readAdapterInfo, type LoraConfig as EngineLora } from "../engines/lora.ts";

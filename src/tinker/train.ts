@@ -10,7 +10,7 @@
  * reported as NaN, and a loss whose value or gradient depends on it is refused (the cookbook's
  * RL datums put dummy targets only on prompt positions with advantage 0, which no loss reads).
  */
-import type { Engine, TokenBatch } from "../engines/engine.ts";
+import type { Engine, TokenBatch } from "../core/engine.ts";
 import { tinkerLoss } from "../algorithms/losses/tinker.ts";
 import type { ProtoForwardBackwardRequest } from "./proto.ts";
 import { UserError } from "./futures.ts";

@@ -3,7 +3,7 @@
  * `rlvr eval`, `evaluateCheckpoint` and `rlvr serve` all encode through `promptEncoder` /
  * `chatPromptIds`, so one example gives the same prompt ids everywhere.
  *
- * - Text prompts (`chat` off): the named template's text (src/tasks/prompts.ts), encoded with the
+ * - Text prompts (`chat` off): the named template's text (src/tokenizers/prompt-templates.ts), encoded with the
  *   tokenizer's special tokens (`encode`'s default, as `add_special_tokens=True`): `<bos>` first
  *   for a char tokenizer, nothing for SmolLM2.
  * - Chats (`chat: true`, and every chat request to `rlvr serve`): the model's own Jinja chat
@@ -14,8 +14,8 @@
  */
 import type { Tokenizer } from "./types.ts";
 import type { ChatMessage } from "./chat.ts";
-import type { Example } from "../tasks/types.ts";
-import { buildMessages, renderPrompt, type PromptTemplateName } from "../tasks/prompts.ts";
+import type { Example } from "../core/example.ts";
+import { buildMessages, renderPrompt, type PromptTemplateName } from "./prompt-templates.ts";
 
 /** How examples become prompts: a run config's `data.template`, `data.chat` and `data.system`. */
 export interface PromptFormat {

@@ -3,66 +3,22 @@
  * verifier and prompt encoding.
  */
 import { existsSync } from "node:fs";
-import type { Engine, Sampler } from "../engines/engine.ts";
+import type { Engine } from "../core/engine.ts";
 import { openEngine } from "../engines/open.ts";
 import { adviseEngine, probeShapeOf, type ProbeShape } from "../engines/probe.ts";
 import type { Tokenizer } from "../tokenizers/types.ts";
 import { CharTokenizer, loadTokenizer, promptEncoder, type PromptFormat } from "../tokenizers/index.ts";
-import type { Example, Verdict } from "../tasks/types.ts";
+import type { Verdict } from "../tasks/types.ts";
+import type { Example } from "../core/example.ts";
 import { getTask, generateExamples, hasTask, loadDataset } from "../tasks/index.ts";
 import { hasVerifier } from "../rewards/registry.ts";
 import type { RunConfig } from "../config/schema.ts";
 import { createVerifierPool, type VerifierPool } from "../rewards/pool/pool.ts";
 import { resolveRewardConfig } from "../rewards/config.ts";
-import { compileReward, type BatchInfo, type CompiledReward, type ScoredBatch } from "../rewards/compile.ts";
+import { compileReward, type CompiledReward } from "../rewards/compile.ts";
 import { createSampler, withColocatedPython } from "../rollout/samplers/vllm.ts";
 import { checkMemoryPlan, estimateMemoryPlan, planShape } from "./plan.ts";
-
-export interface RunContext {
-  cfg: RunConfig;
-  tokenizer: Tokenizer;
-  engine: Engine;
-  /** Where rollouts are sampled when not by `engine` (vLLM, an OpenAI-compatible server). */
-  sampler?: Sampler;
-  train: Example[];
-  test: Example[];
-  /**
-   * Score one response with the reward block's primary verifier (hints, guided methods); never
-   * throws for what a response contains. Synchronous: every built-in verifier but `code` (and an
-   * async user function) answers synchronously; for those it throws an Error saying to use
-   * `verifyAsync`.
-   */
-  verify: (response: string, example: Example) => Verdict;
-  /** `verify` for any verifier, sync or async (held-out evaluation uses it). */
-  verifyAsync: (response: string, example: Example) => Promise<Verdict>;
-  /** Prompt token ids of an example (template applied, BOS prepended when the tokenizer has one). */
-  encodePrompt: (example: Example) => Int32Array;
-  /**
-   * Score a batch of responses with the run's `reward:` block (src/rewards/compile.ts):
-   * in-process, or in the verifier pool when rl.verifierPool.enabled (hard timeouts).
-   * @param info token lengths, truncation, group ids and the step (shaping and group-aware
-   *   components use them; without group ids, consecutive responses to one example form a group)
-   * @returns one verdict per response — `reward` = the composed reward (NaN = skipped),
-   *   `components` = each component's value by name — and event counts (reward/errors/<c>,
-   *   reward/timeouts/<c>, reward/skipped, verifier/timeouts|crashes|errors with the pool).
-   */
-  verifyBatch: (responses: readonly string[], examples: readonly Example[], info?: BatchInfo) => Promise<ScoredBatch>;
-  /** Release the engine and the verifier pool. */
-  close: () => Promise<void>;
-}
-
-/**
- * Complete a hand-built context (tests, benchmarks) with in-process batch verification and a
- * close() that closes the engine.
- */
-export function contextWith(parts: Omit<RunContext, "verifyBatch" | "verifyAsync" | "close">): RunContext {
-  return {
-    ...parts,
-    verifyAsync: async (r, e) => parts.verify(r, e),
-    verifyBatch: async (rs, exs) => ({ verdicts: rs.map((r, i) => parts.verify(r, exs[i]!)), events: {} }),
-    close: () => parts.engine.close(),
-  };
-}
+import type { RunContext } from "../pipeline/context.ts";
 
 /**
  * Compile the run's reward (the `reward:` block, or data.verifier / data.task, see

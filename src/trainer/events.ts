@@ -9,7 +9,7 @@
  * training loop: keep it short (queue heavy work), and a handler that throws stops the run.
  */
 import type { EvalResult } from "../eval/accuracy.ts";
-import { RunLogger } from "./logger.ts";
+import { RunLogger } from "../pipeline/logger.ts";
 
 /** The stages a run announces, in the order they can come (`RunHooks.stage`, StageEvent). */
 export type RunStage = "setup" | "resume" | "eval" | "sft" | "rl" | "checkpoint" | "save";

@@ -35,7 +35,7 @@ import { countParams, maxRows, residentBytes } from "../engines/embedded/memory.
 import type { ModelConfig } from "../engines/embedded/hf-config.ts";
 import { readHfConfig } from "../engines/embedded/hf-config.ts";
 import { parseModelInit } from "../engines/init.ts";
-import { initModelConfig } from "../engines/open.ts";
+import { initModelConfig } from "../engines/open-kind.ts";
 import type { Tokenizer } from "../tokenizers/types.ts";
 
 const MiB = 2 ** 20;

@@ -11,9 +11,9 @@ import { existsSync, readFileSync, statSync, truncateSync } from "node:fs";
 import { join } from "node:path";
 import type { RunConfig } from "../config/schema.ts";
 import type { EvalResult } from "../eval/accuracy.ts";
-import type { Example } from "../tasks/types.ts";
+import type { Example } from "../core/example.ts";
 import { findLatestCheckpoint, type CheckpointEntry } from "./checkpoints.ts";
-import type { SavedRlState } from "./rl.ts";
+import type { SavedRlState } from "../pipeline/state.ts";
 
 export const TRAINER_STATE_FORMAT = "rlvr-trainer/1";
 

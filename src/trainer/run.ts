@@ -9,92 +9,21 @@
  * one; the resumed run's logs and weights are those of an uninterrupted run (bit-identical on
  * the embedded engine).
  */
-import { existsSync, appendFileSync } from "node:fs";
-import { join } from "node:path";
+import { existsSync } from "node:fs";
 import type { RunConfig } from "../config/schema.ts";
-import { evaluate, type EvalResult } from "../eval/accuracy.ts";
 import { scanCheckpoints } from "./checkpoints.ts";
-import type { RunContext } from "./context.ts";
-import type { RunStage, TrainEventHandler } from "./events.ts";
-import type { Progress } from "./sft.ts";
-import { openSession } from "./session.ts";
-import { evalBefore, finish, runRl, runSft } from "./stages.ts";
+import { openSession, type TrainOptions } from "./session.ts";
+import { evalBefore, finish, runRl, runSft, type RunSummary } from "./stages.ts";
 import { acquireRunLock } from "./lock.ts";
 import { loadVerifierModules } from "../rewards/pool/modules.ts";
 import { ioError } from "../util/errors.ts";
 import { RewardError } from "../rewards/compile.ts";
 
-export { NonFiniteError, RunInterrupted } from "./faults.ts";
+export { NonFiniteError, RunInterrupted } from "../pipeline/faults.ts";
 export { ResumeError } from "./resume.ts";
 export { RunLockError } from "./lock.ts";
 export { RunDirError } from "./rundir.ts";
 export { RewardError } from "../rewards/compile.ts";
-
-export interface RunHooks {
-  /** Called after every optimizer step of every stage. */
-  progress?: Progress;
-  /** Called when a stage starts ("setup", "resume", "eval", "sft", "rl", "checkpoint", "save"). */
-  stage?: (name: RunStage, detail?: string) => void;
-  /** Suppress console lines from the logger. */
-  quiet?: boolean;
-}
-
-export interface TrainOptions extends RunHooks {
-  /**
-   * Resume the run in this directory from its newest complete checkpoint (the config's `out` is
-   * replaced by it). @throws ResumeError when there is none or the config changed incompatibly.
-   */
-  resume?: string;
-  /**
-   * A fresh start into an `out` that already holds a run (config.yaml, metrics.jsonl,
-   * samples.jsonl, eval.jsonl, report.md, checkpoints/) deletes those files first (printing one
-   * line naming them) instead of throwing RunDirError. Other files there are kept. Ignored with `resume`.
-   */
-  overwrite?: boolean;
-  /**
-   * When aborted, the run finishes the current step, writes a checkpoint and throws
-   * RunInterrupted (`rlvr train` aborts it on SIGINT).
-   */
-  signal?: AbortSignal;
-  /** Typed progress events (step metrics, samples, evaluations), see src/trainer/events.ts. */
-  onEvent?: TrainEventHandler;
-  /**
-   * When set, a run on the embedded engine with the torch engine set up gets one line here: how
-   * much faster the torch engine measured on this model (a cached 3-step probe, src/engines/probe.ts)
-   * and how to switch. `rlvr train` and the quickstart set it; RLVR_ENGINE_PROBE=off skips it.
-   */
-  engineAdvice?: (line: string) => void;
-}
-
-export interface RunSummary {
-  dir: string;
-  /** Held-out evaluation after each phase: "init" (before any training), "sft", "rl". */
-  evals: Record<string, EvalResult>;
-  /** The held-out evaluation before RL: `evals.sft` after an SFT warm-up, else `evals.init`. */
-  before: EvalResult;
-  /** The last held-out evaluation: `evals.rl` after RL, else `before`. */
-  after: EvalResult;
-  seconds: number;
-  checkpoint: string;
-  /** The checkpoint the run resumed from, when it did. */
-  resumedFrom?: string;
-}
-
-/** Evaluate on the run's held-out set and log it to eval.jsonl. */
-export async function evalHeldOut(ctx: RunContext, dir: string, label: string, step: number, onEvent?: TrainEventHandler): Promise<EvalResult> {
-  const e = ctx.cfg.eval;
-  const examples = ctx.test.slice(0, e.n ?? ctx.test.length);
-  const res = await evaluate(ctx, examples, {
-    maxNewTokens: e.maxNewTokens ?? ctx.cfg.rl?.maxNewTokens ?? 16,
-    temperature: e.temperature,
-    n: e.temperature > 0 ? e.samples : 1,
-    greedy: e.greedy,
-    seed: ctx.cfg.seed,
-  });
-  appendFileSync(join(dir, "eval.jsonl"), JSON.stringify({ label, step, ...res }) + "\n");
-  onEvent?.({ type: "eval", label, step, result: res });
-  return res;
-}
 
 /**
  * Run every configured stage (or the rest of them, when resuming).

@@ -11,16 +11,52 @@ import type { AlgorithmConfig } from "../algorithms/index.ts";
 import type { RunConfig } from "../config/schema.ts";
 import type { EvalResult } from "../eval/accuracy.ts";
 import { checkpointsDir, linkTree, publishDir, removeCheckpointsAfter, tempDirFor, writeCheckpoint, writeManifest } from "./checkpoints.ts";
-import { buildContext, type RunContext } from "./context.ts";
-import { EventLogger } from "./events.ts";
-import { RunInterrupted, SkipCounter } from "./faults.ts";
-import type { RlStageHooks } from "./hooks.ts";
-import type { RunLogger } from "./logger.ts";
+import { buildContext } from "./context.ts";
+import type { RunContext } from "../pipeline/context.ts";
+import { EventLogger, type RunStage, type TrainEventHandler } from "./events.ts";
+import { RunInterrupted, SkipCounter } from "../pipeline/faults.ts";
+import type { RlStageHooks } from "../pipeline/hooks.ts";
+import type { RunLogger } from "../pipeline/logger.ts";
 import { dataFingerprint, findResumePoint, logSizes, plainConfig, ResumeError, truncateLogs, TRAINER_STATE_FORMAT, type ResumePoint, type TrainerState } from "./resume.ts";
-import { restoreRlState, saveRlState, type RlState } from "./rl.ts";
-import { initSftState, type SftState } from "./sft.ts";
-import type { TrainOptions } from "./run.ts";
+import { restoreRlState, saveRlState, type RlState } from "../pipeline/state.ts";
+import { initSftState, type Progress, type SftState } from "./sft.ts";
 import { prepareFreshRunDir } from "./rundir.ts";
+
+export interface RunHooks {
+  /** Called after every optimizer step of every stage. */
+  progress?: Progress;
+  /** Called when a stage starts ("setup", "resume", "eval", "sft", "rl", "checkpoint", "save"). */
+  stage?: (name: RunStage, detail?: string) => void;
+  /** Suppress console lines from the logger. */
+  quiet?: boolean;
+}
+
+export interface TrainOptions extends RunHooks {
+  /**
+   * Resume the run in this directory from its newest complete checkpoint (the config's `out` is
+   * replaced by it). @throws ResumeError when there is none or the config changed incompatibly.
+   */
+  resume?: string;
+  /**
+   * A fresh start into an `out` that already holds a run (config.yaml, metrics.jsonl,
+   * samples.jsonl, eval.jsonl, report.md, checkpoints/) deletes those files first (printing one
+   * line naming them) instead of throwing RunDirError. Other files there are kept. Ignored with `resume`.
+   */
+  overwrite?: boolean;
+  /**
+   * When aborted, the run finishes the current step, writes a checkpoint and throws
+   * RunInterrupted (`rlvr train` aborts it on SIGINT).
+   */
+  signal?: AbortSignal;
+  /** Typed progress events (step metrics, samples, evaluations), see src/trainer/events.ts. */
+  onEvent?: TrainEventHandler;
+  /**
+   * When set, a run on the embedded engine with the torch engine set up gets one line here: how
+   * much faster the torch engine measured on this model (a cached 3-step probe, src/engines/probe.ts)
+   * and how to switch. `rlvr train` and the quickstart set it; RLVR_ENGINE_PROBE=off skips it.
+   */
+  engineAdvice?: (line: string) => void;
+}
 
 /** A run in progress. */
 export class RunSession {

@@ -7,10 +7,10 @@ import { learningRate } from "../core/schedule.ts";
 import { Rng, hash32 } from "../util/rng.ts";
 import type { Sequence } from "../core/sequence.ts";
 import { optimize } from "../pipeline/optimize.ts";
-import type { RunContext } from "./context.ts";
-import type { Example } from "../tasks/types.ts";
+import type { RunContext } from "../pipeline/context.ts";
+import type { Example } from "../core/example.ts";
 import { evaluate } from "../eval/accuracy.ts";
-import type { RunLogger } from "./logger.ts";
+import type { RunLogger } from "../pipeline/logger.ts";
 
 export type Progress = (stage: string, step: number, total: number, info: Record<string, number>) => void;
 

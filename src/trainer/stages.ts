@@ -4,16 +4,49 @@
  * evaluations, and the RL stage (the pipeline step of src/pipeline/step.ts, or the step a method
  * replaces it with), then the final save and report.
  */
-import { writeFileSync } from "node:fs";
+import { appendFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import type { Sampler } from "../engines/engine.ts";
+import type { Sampler } from "../core/engine.ts";
 import { buildMethodHooks } from "../methods/index.ts";
 import { EmbeddedWorkerSampler } from "../rollout/samplers/embedded-worker.ts";
 import { checkpointsDir, publishDir, tempDirFor } from "./checkpoints.ts";
-import { initRlState, rlStep } from "./rl.ts";
-import { evalHeldOut, type RunSummary } from "./run.ts";
+import { initRlState } from "../pipeline/state.ts";
+import { rlStep } from "../pipeline/step.ts";
+import { evaluate, type EvalResult } from "../eval/accuracy.ts";
+import type { RunContext } from "../pipeline/context.ts";
+import type { TrainEventHandler } from "./events.ts";
 import type { RunSession } from "./session.ts";
 import { sftCheckAccuracy, sftStep } from "./sft.ts";
+
+export interface RunSummary {
+  dir: string;
+  /** Held-out evaluation after each phase: "init" (before any training), "sft", "rl". */
+  evals: Record<string, EvalResult>;
+  /** The held-out evaluation before RL: `evals.sft` after an SFT warm-up, else `evals.init`. */
+  before: EvalResult;
+  /** The last held-out evaluation: `evals.rl` after RL, else `before`. */
+  after: EvalResult;
+  seconds: number;
+  checkpoint: string;
+  /** The checkpoint the run resumed from, when it did. */
+  resumedFrom?: string;
+}
+
+/** Evaluate on the run's held-out set and log it to eval.jsonl. */
+export async function evalHeldOut(ctx: RunContext, dir: string, label: string, step: number, onEvent?: TrainEventHandler): Promise<EvalResult> {
+  const e = ctx.cfg.eval;
+  const examples = ctx.test.slice(0, e.n ?? ctx.test.length);
+  const res = await evaluate(ctx, examples, {
+    maxNewTokens: e.maxNewTokens ?? ctx.cfg.rl?.maxNewTokens ?? 16,
+    temperature: e.temperature,
+    n: e.temperature > 0 ? e.samples : 1,
+    greedy: e.greedy,
+    seed: ctx.cfg.seed,
+  });
+  appendFileSync(join(dir, "eval.jsonl"), JSON.stringify({ label, step, ...res }) + "\n");
+  onEvent?.({ type: "eval", label, step, result: res });
+  return res;
+}
 
 /**
  * The SFT warm-up. `sft.stopAt` ends it once greedy accuracy on the held-back check set reaches

@@ -20,7 +20,7 @@ import {
   type AlgorithmConfigInput,
   type StepState,
 } from "../../src/algorithms/index.ts";
-import type { TokenBatch } from "../../src/engines/engine.ts";
+import type { TokenBatch } from "../../src/core/engine.ts";
 import { centralDiff, countsOf, randomBatch, rng } from "./helpers.ts";
 
 const H = 1e-6;

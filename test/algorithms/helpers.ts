@@ -1,6 +1,6 @@
 // Shared helpers for the algorithm-library tests.
 import assert from "node:assert/strict";
-import type { TokenBatch } from "../../src/engines/engine.ts";
+import type { TokenBatch } from "../../src/core/engine.ts";
 import { getPolicyLoss, resolveAlgorithm, sequenceTokenCounts } from "../../src/algorithms/index.ts";
 import type { AlgorithmConfigInput, LossConfig, PolicyLossContext, PolicyLossTerms, StepCounts } from "../../src/algorithms/index.ts";
 

@@ -10,7 +10,7 @@ import {
   sapoToken,
   stepCounts,
 } from "../../src/algorithms/index.ts";
-import type { TokenBatch } from "../../src/engines/engine.ts";
+import type { TokenBatch } from "../../src/core/engine.ts";
 import { assertAllClose, assertClose, countsOf, randomBatch, sliceBatch, tokenLoss } from "./helpers.ts";
 
 /** One sequence of tokens with the given log-ratios, all masked, advantage A. */

@@ -16,7 +16,7 @@ import {
   type AlgorithmConfigInput,
   type StepState,
 } from "../../src/algorithms/index.ts";
-import type { TokenBatch } from "../../src/engines/engine.ts";
+import type { TokenBatch } from "../../src/core/engine.ts";
 import { assertClose, randomBatch, sliceBatch } from "./helpers.ts";
 
 const SPLITS = [1, 2, 3, 7];

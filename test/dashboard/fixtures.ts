@@ -15,7 +15,7 @@ export interface FixtureOptions {
   samplesPerStep?: number;
 }
 
-/** One RL metrics record as src/trainer/rl.ts logs it. */
+/** One RL metrics record as src/pipeline/metrics.ts logs it. */
 export function rlRecord(step: number, rng: Rng, rate: number): Record<string, unknown> {
   const acc = Math.min(1, Math.max(0, 1 - Math.exp(-rate * step) + 0.05 * (rng.next() - 0.5)));
   return {

@@ -11,10 +11,11 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseRunConfig } from "../../src/config/schema.ts";
-import { quickstartConfig } from "../../src/cli/commands/quickstart.ts";
+import { quickstartConfig } from "../../src/recipes/quickstart.ts";
 import { buildContext } from "../../src/trainer/context.ts";
-import { initRlState, rlStep } from "../../src/trainer/rl.ts";
-import { RunLogger } from "../../src/trainer/logger.ts";
+import { initRlState } from "../../src/pipeline/state.ts";
+import { rlStep } from "../../src/pipeline/step.ts";
+import { RunLogger } from "../../src/pipeline/logger.ts";
 
 test("a 13.6M-parameter model trains an RL step on the embedded engine with default settings", { timeout: 30 * 60_000 }, async () => {
   const dir = mkdtempSync(join(tmpdir(), "rlvr-13m-"));

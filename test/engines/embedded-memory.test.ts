@@ -11,7 +11,7 @@ import assert from "node:assert/strict";
 import { EmbeddedEngine } from "../../src/engines/embedded/engine.ts";
 import { hfParamNames, type ModelConfig } from "../../src/engines/embedded/hf-config.ts";
 import { assertFits, countParams, maxRows, passBudget, passBytes, residentBytes, WASM_HEAP_LIMIT } from "../../src/engines/embedded/memory.ts";
-import type { TokenLossFn, TokenScores } from "../../src/engines/engine.ts";
+import type { TokenLossFn, TokenScores } from "../../src/core/engine.ts";
 import { tinyLlama, tinyQwen2, randomBatch, randomHfWeights, Rng } from "./helpers/tiny.ts";
 
 /** The 13.6M model: hidden 512 × 4 layers, 8 heads, SwiGLU 3×, the quickstart's 16-token vocabulary. */

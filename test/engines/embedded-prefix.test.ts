@@ -11,7 +11,7 @@ import fc from "fast-check";
 import { EmbeddedEngine } from "../../src/engines/embedded/engine.ts";
 import { hfParamNames, type ModelConfig } from "../../src/engines/embedded/hf-config.ts";
 import { planSharedPrefix, prefixShift, prefixUnshift, type PrefixPlan } from "../../src/engines/embedded/prefix.ts";
-import type { TokenBatch, TokenLossFn } from "../../src/engines/engine.ts";
+import type { TokenBatch, TokenLossFn } from "../../src/core/engine.ts";
 import { tinyLlama, tinyQwen2, randomHfWeights, maxAbsDiff, Rng } from "./helpers/tiny.ts";
 
 /**

@@ -18,7 +18,7 @@ import { hfParamNames, parseHfConfig, type ModelConfig } from "../../src/engines
 import { readSafetensors } from "../../src/engines/embedded/safetensors.ts";
 import { decays } from "../../src/engines/embedded/optimizer.ts";
 import { learningRate } from "../../src/core/schedule.ts";
-import type { SampleRequest, TokenBatch } from "../../src/engines/engine.ts";
+import type { SampleRequest, TokenBatch } from "../../src/core/engine.ts";
 import { referenceLogits, referenceScores, logSoftmaxRow, type RefWeights } from "./helpers/reference-llama.ts";
 import {
   tinyLlama,

@@ -14,7 +14,7 @@ import { spawnSync } from "node:child_process";
 import { hfParamNames, toHfConfig } from "../../src/engines/embedded/hf-config.ts";
 import { TorchEngine } from "../../src/engines/torch/engine.ts";
 import { EmbeddedEngine } from "../../src/engines/embedded/engine.ts";
-import type { TokenBatch } from "../../src/engines/engine.ts";
+import type { TokenBatch } from "../../src/core/engine.ts";
 import { loraConfigSchema, readAdapterInfo } from "../../src/engines/lora.ts";
 import { parseRunConfig } from "../../src/config/schema.ts";
 import { assertFits } from "../../src/engines/embedded/memory.ts";

@@ -17,13 +17,14 @@ import { EmbeddedEngine } from "../../src/engines/embedded/engine.ts";
 import { hfParamNames, toHfConfig, type ModelConfig } from "../../src/engines/embedded/hf-config.ts";
 import { TorchEngine } from "../../src/engines/torch/engine.ts";
 import { INSTALL_HINT } from "../../src/engines/torch/worker.ts";
-import type { OptimStep, TokenBatch } from "../../src/engines/engine.ts";
+import type { OptimStep, TokenBatch } from "../../src/core/engine.ts";
 import { CharTokenizer } from "../../src/tokenizers/index.ts";
 import { parseRunConfig } from "../../src/config/schema.ts";
 import { loraConfigSchema } from "../../src/engines/lora.ts";
-import { initRlState, rlStep } from "../../src/trainer/rl.ts";
-import { RunLogger } from "../../src/trainer/logger.ts";
-import { contextWith, type RunContext } from "../../src/trainer/context.ts";
+import { initRlState } from "../../src/pipeline/state.ts";
+import { rlStep } from "../../src/pipeline/step.ts";
+import { RunLogger } from "../../src/pipeline/logger.ts";
+import { contextWith, type RunContext } from "../../src/pipeline/context.ts";
 import { tinyQwen2, randomBatch, sliceBatch, randomHfWeights, linearLoss, writeHfCheckpoint, maxAbsDiff, Rng } from "./helpers/tiny.ts";
 
 const probe = TorchEngine.probe();

@@ -18,7 +18,7 @@ import {
   resolveAlgorithm,
   type LossTerms,
 } from "../../src/algorithms/index.ts";
-import type { TokenBatch } from "../../src/engines/engine.ts";
+import type { TokenBatch } from "../../src/core/engine.ts";
 import { centralDiff, countsOf, randomBatch } from "../algorithms/helpers.ts";
 
 const H = 1e-6;

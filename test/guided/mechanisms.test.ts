@@ -4,7 +4,7 @@ import assert from "node:assert/strict";
 import { expertSequence, hardestGroups, ReliftBuffer, reliftSftSteps, scheduleValue, selectForRaft, demonstration } from "../../src/guided/index.ts";
 import { CharTokenizer } from "../../src/tokenizers/index.ts";
 import { packSequences } from "../../src/core/sequence.ts";
-import type { Example } from "../../src/tasks/types.ts";
+import type { Example } from "../../src/core/example.ts";
 
 const seq = (n: number) => ({ prompt: [1], response: Array.from({ length: n }, (_, i) => i + 2) });
 

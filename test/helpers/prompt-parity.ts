@@ -13,7 +13,7 @@ import { plainConfig } from "../../src/trainer/resume.ts";
 import { serve } from "../../src/serve/server.ts";
 import { OpenAISampler } from "../../src/rollout/samplers/openai.ts";
 import { evalCheckpoint } from "../../src/cli/commands/eval.ts";
-import type { Engine, SampleRequest } from "../../src/engines/engine.ts";
+import type { Engine, SampleRequest } from "../../src/core/engine.ts";
 
 export interface ParityCase {
   /** The dataset row (JSONL) training and evaluation read. */

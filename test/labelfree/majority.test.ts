@@ -5,10 +5,10 @@ import assert from "node:assert/strict";
 import { majorityVote, ttrlRewards } from "../../src/labelfree/majority.ts";
 import { buildMethodHooks } from "../../src/methods/index.ts";
 import { parseRunConfig } from "../../src/config/schema.ts";
-import type { RunContext } from "../../src/trainer/context.ts";
-import type { RewardStage } from "../../src/trainer/hooks.ts";
+import type { RunContext } from "../../src/pipeline/context.ts";
+import type { RewardStage } from "../../src/pipeline/hooks.ts";
 import { getTask } from "../../src/tasks/index.ts";
-import type { Example } from "../../src/tasks/types.ts";
+import type { Example } from "../../src/core/example.ts";
 
 describe("majority vote", () => {
   it("plain majority; share counts unparsable responses in the denominator", () => {

@@ -11,11 +11,11 @@ import { buildMethodHooks, enabledMethods } from "../../src/methods/index.ts";
 import { reward } from "../../src/pipeline/reward.ts";
 import { reference } from "../../src/pipeline/reference.ts";
 import type { StepBatch } from "../../src/pipeline/batch.ts";
-import { initRlState } from "../../src/trainer/rl.ts";
-import type { RunContext } from "../../src/trainer/context.ts";
+import { initRlState } from "../../src/pipeline/state.ts";
+import type { RunContext } from "../../src/pipeline/context.ts";
 import { getTask } from "../../src/tasks/index.ts";
-import type { Example } from "../../src/tasks/types.ts";
-import type { TokenBatch, TokenScores } from "../../src/engines/engine.ts";
+import type { Example } from "../../src/core/example.ts";
+import type { TokenBatch, TokenScores } from "../../src/core/engine.ts";
 import { CharTokenizer } from "../../src/tokenizers/char.ts";
 import { ScriptedEngine } from "../rollout/fake-engine.ts";
 

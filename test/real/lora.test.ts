@@ -22,7 +22,7 @@ import { wasmHeapBytes } from "../engines/helpers/wasm-memory.ts";
 import { EmbeddedEngine } from "../../src/engines/embedded/engine.ts";
 import { TorchEngine } from "../../src/engines/torch/engine.ts";
 import { loraConfigSchema } from "../../src/engines/lora.ts";
-import type { TokenBatch } from "../../src/engines/engine.ts";
+import type { TokenBatch } from "../../src/core/engine.ts";
 import { linearLoss, maxAbsDiff } from "../engines/helpers/tiny.ts";
 import { realModelDir } from "./helpers/real.ts";
 

@@ -11,7 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { loadTokenizer } from "../../src/tokenizers/index.ts";
 import type { Tokenizer } from "../../src/tokenizers/types.ts";
-import type { Engine, TokenBatch } from "../../src/engines/engine.ts";
+import type { Engine, TokenBatch } from "../../src/core/engine.ts";
 import { TorchEngine } from "../../src/engines/torch/engine.ts";
 import { EmbeddedEngine } from "../../src/engines/embedded/engine.ts";
 import { hf, PROBE_STRINGS, realModelDir, testPython } from "./helpers/real.ts";

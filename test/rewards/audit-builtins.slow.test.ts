@@ -4,7 +4,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { auditReward, formatAuditReport } from "../../src/rewards/audit/index.ts";
 import { sandboxSupport } from "../../src/rewards/code/probe.ts";
-import type { Example } from "../../src/tasks/types.ts";
+import type { Example } from "../../src/core/example.ts";
 
 const ex = (id: string, prompt: string, answer: string, meta?: Record<string, unknown>): Example => ({ id, prompt, answer, task: "t", ...(meta ? { meta } : {}) });
 const mathRows = [ex("m1", "What is 3 + 4? Box the answer.", "7"), ex("m2", "How many legs do 3 spiders have?", "24"), ex("m3", "What is half of one?", "\\frac{1}{2}")];

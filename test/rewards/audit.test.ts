@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { auditReward, formatAuditReport } from "../../src/rewards/audit/index.ts";
 import { ATTACKS, isReferenceAnswer } from "../../src/rewards/audit/attacks.ts";
 import { runAttackAudit } from "../../src/cli/commands/audit-attack.ts";
-import type { Example } from "../../src/tasks/types.ts";
+import type { Example } from "../../src/core/example.ts";
 import { verifyExactMatch, verifyTokenF1 } from "../../src/rewards/exact.ts";
 import { verifyChoice } from "../../src/rewards/choice.ts";
 import "./fixtures/schema-rewards.ts";

@@ -12,7 +12,7 @@ import { join } from "node:path";
 import { defineReward, train } from "../../src/index.ts";
 import { compileReward } from "../../src/rewards/compile.ts";
 import { rewardConfigSchema } from "../../src/rewards/config.ts";
-import type { Example } from "../../src/tasks/types.ts";
+import type { Example } from "../../src/core/example.ts";
 import type { RunConfigInput } from "../../src/config/schema.ts";
 
 const root = mkdtempSync(join(tmpdir(), "rlvr-correct-at-"));

@@ -12,7 +12,7 @@ import { join } from "node:path";
 import { loadRunConfig } from "../../src/config/schema.ts";
 import { train } from "../../src/trainer/run.ts";
 import { evalVerifier } from "../../src/cli/commands/eval.ts";
-import type { Example } from "../../src/tasks/types.ts";
+import type { Example } from "../../src/core/example.ts";
 
 const config = join(import.meta.dirname, "..", "..", "examples", "custom-reward", "config.yaml");
 

@@ -8,7 +8,7 @@ import { getVerifier } from "../../src/rewards/registry.ts";
 import { fromIFEval, gateReason, type Constraint } from "../../src/rewards/ifeval/index.ts";
 import { verifyRow } from "../../src/cli/commands/verify.ts";
 import { ifevalTask } from "../../src/tasks/index.ts";
-import type { Example } from "../../src/tasks/types.ts";
+import type { Example } from "../../src/core/example.ts";
 
 const reward = getVerifier("ifeval");
 const reference = getVerifier("ifeval-reference");

@@ -13,7 +13,7 @@ import { join } from "node:path";
 import type { AddressInfo } from "node:net";
 import { JudgeError, encodeAnswer, judgeOptionsSchema, judgePrompt, judgeStats, judgeVerify, parseJudgeReply, parseJudgeScore } from "../../src/rewards/judge.ts";
 import { getVerifier } from "../../src/rewards/index.ts";
-import type { Example } from "../../src/tasks/types.ts";
+import type { Example } from "../../src/core/example.ts";
 
 let server: Server;
 let url: string;

@@ -14,7 +14,7 @@ import { getVerifier, registerVerifier, defineReward, toVerdict, verifierNames }
 import { parseRunConfig } from "../../src/config/schema.ts";
 import { createVerifierPool, type VerifierPool } from "../../src/rewards/pool/pool.ts";
 import "../../src/tasks/index.ts";
-import type { Example } from "../../src/tasks/types.ts";
+import type { Example } from "../../src/core/example.ts";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const fixtures = join(here, "fixtures");

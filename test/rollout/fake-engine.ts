@@ -1,6 +1,6 @@
 // A scripted Engine for rollout tests: the next token is a function of the full prefix (prompt +
 // response so far), entropy is a function of the position, and every sample call is recorded.
-import type { Engine, SampleRequest, SampleResult, TokenBatch, TokenScores } from "../../src/engines/engine.ts";
+import type { Engine, SampleRequest, SampleResult, TokenBatch, TokenScores } from "../../src/core/engine.ts";
 import { CharTokenizer } from "../../src/tokenizers/char.ts";
 
 export type Policy = (prefix: readonly number[], row: number) => number;

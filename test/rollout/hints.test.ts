@@ -3,7 +3,8 @@ import assert from "node:assert/strict";
 import { applyHints, hintLength } from "../../src/rollout/hints.ts";
 import { asTrajectory } from "../../src/rollout/types.ts";
 import { packSequences } from "../../src/core/sequence.ts";
-import type { Example, Verdict } from "../../src/tasks/types.ts";
+import type { Verdict } from "../../src/tasks/types.ts";
+import type { Example } from "../../src/core/example.ts";
 import { ScriptedEngine, scripted, tok } from "./fake-engine.ts";
 
 const examples: Example[] = [

@@ -5,7 +5,8 @@ import assert from "node:assert/strict";
 import { parseRunConfig, type RunConfigInput } from "../../src/config/schema.ts";
 import { DataSelection } from "../../src/rollout/selection.ts";
 import { getTask } from "../../src/tasks/index.ts";
-import type { Example, Verdict } from "../../src/tasks/types.ts";
+import type { Verdict } from "../../src/tasks/types.ts";
+import type { Example } from "../../src/core/example.ts";
 
 function cfgWith(rl: Record<string, unknown>, data: Record<string, unknown> = { task: "maximum", difficulty: 5, trainSize: 32 }, algorithm: unknown = "grpo") {
   const input = { seed: 5, model: { init: { hiddenSize: 16 } }, tokenizer: { type: "char", alphabet: "0123456789,>" }, data, rl: { steps: 1, algorithm, ...rl } } as RunConfigInput;

@@ -11,7 +11,7 @@ import { createServer, type Server } from "node:http";
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { Engine } from "../../src/engines/engine.ts";
+import type { Engine } from "../../src/core/engine.ts";
 import { VllmServerSampler } from "../../src/rollout/samplers/vllm.ts";
 import { parseRunConfig } from "../../src/config/schema.ts";
 

@@ -25,7 +25,7 @@ import { hfParamNames, toHfConfig, type ModelConfig } from "../../src/engines/em
 import { TorchEngine, type TorchEngineOptions } from "../../src/engines/torch/engine.ts";
 import { workerLaunch } from "../../src/engines/torch/launch.ts";
 import { resolvePython, WORKER_ROOT } from "../../src/engines/torch/worker.ts";
-import type { TokenBatch } from "../../src/engines/engine.ts";
+import type { TokenBatch } from "../../src/core/engine.ts";
 import { grpoAdvantages, makePolicyLoss, resolveAlgorithm, stepCounts } from "../../src/algorithms/index.ts";
 import { tinyQwen2, randomBatch, randomHfWeights, writeHfCheckpoint, maxAbsDiff, Rng } from "../engines/helpers/tiny.ts";
 

@@ -26,7 +26,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { hfParamNames, toHfConfig } from "../../src/engines/embedded/hf-config.ts";
 import { TorchEngine } from "../../src/engines/torch/engine.ts";
-import type { SampleResult, TokenBatch } from "../../src/engines/engine.ts";
+import type { SampleResult, TokenBatch } from "../../src/core/engine.ts";
 import { createSampler, VllmColocatedSampler, VllmServerSampler } from "../../src/rollout/samplers/vllm.ts";
 import { resolveVllmPython } from "../../src/rollout/samplers/vllm-server.ts";
 import { rolloutEngineSchema } from "../../src/rollout/samplers/config.ts";

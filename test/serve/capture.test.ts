@@ -8,9 +8,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import OpenAI from "openai";
 import { EmbeddedEngine } from "../../src/engines/embedded/engine.ts";
-import type { Engine, SampleRequest } from "../../src/engines/engine.ts";
+import type { Engine, SampleRequest } from "../../src/core/engine.ts";
 import { loadTokenizer } from "../../src/tokenizers/index.ts";
-import { serve, type Server } from "../../src/serve/server.ts";
+import { serve } from "../../src/serve/server.ts";
+import type { Server } from "../../src/serve/context.ts";
 import { episodesToSequences, trainServed } from "../../src/serve/train.ts";
 import { makeTinyRun } from "./helpers.ts";
 

@@ -10,7 +10,8 @@ import { join } from "node:path";
 import { createOpenAI } from "@ai-sdk/openai";
 import { generateText, streamText } from "ai";
 import OpenAI from "openai";
-import { serve, type Server } from "../../src/serve/server.ts";
+import { serve } from "../../src/serve/server.ts";
+import type { Server } from "../../src/serve/context.ts";
 import { makeTinyRun } from "./helpers.ts";
 
 let root: string;

@@ -7,7 +7,8 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import OpenAI from "openai";
-import { serve, type Server } from "../../src/serve/server.ts";
+import { serve } from "../../src/serve/server.ts";
+import type { Server } from "../../src/serve/context.ts";
 import { makeTinyRun } from "./helpers.ts";
 
 let root: string;

@@ -4,9 +4,10 @@
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
 import OpenAI from "openai";
-import type { Engine, SampleRequest, SampleResult } from "../../src/engines/engine.ts";
+import type { Engine, SampleRequest, SampleResult } from "../../src/core/engine.ts";
 import { CharTokenizer } from "../../src/tokenizers/index.ts";
-import { serve, type Server } from "../../src/serve/server.ts";
+import { serve } from "../../src/serve/server.ts";
+import type { Server } from "../../src/serve/context.ts";
 import { ALPHABET } from "./helpers.ts";
 
 const tokenizer = new CharTokenizer({ alphabet: ALPHABET + "ABCDEFGHIJKLMNOPQRSTUVWXYZ()[]" });

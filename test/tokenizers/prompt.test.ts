@@ -9,7 +9,7 @@ import { HfTokenizer, CharTokenizer, promptEncoder, exampleMessages, endOfTurnId
 import { loadDataset } from "../../src/tasks/dataset.ts";
 import { chatPrompt } from "../../src/serve/prompt.ts";
 import { parseRunConfig } from "../../src/config/schema.ts";
-import type { Example } from "../../src/tasks/types.ts";
+import type { Example } from "../../src/core/example.ts";
 
 const FIXTURE = join(import.meta.dirname, "..", "fixtures", "tokenizers", "byte-bpe");
 const RAW = { addSpecialTokens: false };

@@ -37,7 +37,7 @@ test("packSequences: per-token advantages take precedence over the sequence adva
 });
 
 test("sequenceTokenAdvantages: REINFORCE++ returns land on each response's tokens; KL enters as per-token rewards −β·kl_t", async () => {
-  const { sequenceTokenAdvantages } = await import("../../src/trainer/rl.ts");
+  const { sequenceTokenAdvantages } = await import("../../src/pipeline/advantages.ts");
   const { reinforcePpAdvantages } = await import("../../src/algorithms/index.ts");
   // Prompts of different lengths, a masked token (tool output) in the second response.
   const seqs = [

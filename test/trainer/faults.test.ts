@@ -9,8 +9,9 @@ import { registerPolicyLoss, type PolicyLossContext, type PolicyLossTerms } from
 import { parseRunConfig, type RunConfigInput } from "../../src/config/schema.ts";
 import type { EmbeddedEngine } from "../../src/engines/embedded/engine.ts";
 import { buildContext } from "../../src/trainer/context.ts";
-import { RunLogger } from "../../src/trainer/logger.ts";
-import { initRlState, rlStep } from "../../src/trainer/rl.ts";
+import { RunLogger } from "../../src/pipeline/logger.ts";
+import { initRlState } from "../../src/pipeline/state.ts";
+import { rlStep } from "../../src/pipeline/step.ts";
 import { NonFiniteError, train } from "../../src/trainer/run.ts";
 import { metricsWithoutTiming, tinyConfig } from "./helpers.ts";
 

@@ -2,7 +2,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { parseRunConfig } from "../../src/config/schema.ts";
 import { initSftState } from "../../src/trainer/sft.ts";
-import type { RunContext } from "../../src/trainer/context.ts";
+import type { RunContext } from "../../src/pipeline/context.ts";
 
 function ctxWith(sft: Record<string, unknown>, trainSize: number): RunContext {
   const cfg = parseRunConfig({ seed: 4, model: { init: { hiddenSize: 16, numLayers: 1, numHeads: 2 } }, data: { task: "addition" }, sft: { steps: 10, ...sft } });

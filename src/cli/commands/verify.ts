@@ -33,7 +33,7 @@ import { runAttackAudit, type AttackAuditOptions } from "./audit-attack.ts";
 import { didYouMean } from "../../util/suggest.ts";
 import { loadCommandPlugins, withPluginOption } from "../plugins.ts";
 import type { Verdict } from "../../rewards/types.ts";
-import type { Example } from "../../tasks/types.ts";
+import type { Example } from "../../core/example.ts";
 
 const KINDS = ["math", "choice", "exact", "f1", "format", "ifeval", "ifeval-reference", "code", "judge"] as const;
 type Kind = (typeof KINDS)[number];

@@ -37,7 +37,7 @@ import type {
   TokenBatch,
   TokenLossFn,
   TokenScores,
-} from "../engine.ts";
+} from "../../core/engine.ts";
 import { readHfConfig, type ModelConfig } from "./hf-config.ts";
 import type { Tokenizer } from "../../tokenizers/types.ts";
 import { decoder, dense, lmHead, prefixTokenLogprobs, tokenLogprobs, type DecoderConfig, type KvCache, type Params } from "./model.ts";

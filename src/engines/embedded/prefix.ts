@@ -16,7 +16,7 @@
  *   - contract layout [B·T]: value t belongs to token t (predicted by position t − 1), 0 at t = 0
  *     and at t ≥ lengths[b].
  */
-import type { TokenBatch } from "../engine.ts";
+import type { TokenBatch } from "../../core/engine.ts";
 
 /** Rows come in consecutive groups of `n` whose first `shared` + 1 tokens agree. */
 export interface PrefixPlan {

@@ -23,7 +23,7 @@ import type {
   TokenBatch,
   TokenLossFn,
   TokenScores,
-} from "../engine.ts";
+} from "../../core/engine.ts";
 import type { Tokenizer } from "../../tokenizers/types.ts";
 import { toHfConfig, type ModelConfig } from "../embedded/hf-config.ts";
 import { probeTorch, WorkerProcess, INSTALL_HINT } from "./worker.ts";

@@ -5,7 +5,7 @@
  * log-probs (S = maxNewTokens, R = prompts × n, prompt-major), each row's length and whether a
  * stop token ended it.
  */
-import type { SampleRequest, SampleResult } from "../engine.ts";
+import type { SampleRequest, SampleResult } from "../../core/engine.ts";
 
 /** The request's header fields and tensors. */
 export function packSampleRequest(req: SampleRequest): { header: Record<string, unknown>; tensors: { prompts: Int32Array; promptLengths: Int32Array } } {

@@ -12,7 +12,7 @@
  * that happens to be the reference itself (the integer sweep meeting the answer) is dropped by
  * `isReferenceAnswer` before scoring.
  */
-import type { Example } from "../../tasks/types.ts";
+import type { Example } from "../../core/example.ts";
 
 /** The families of attacks (for the report and for choosing a subset). */
 export type AttackCategory =

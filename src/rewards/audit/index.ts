@@ -4,7 +4,7 @@
  * above 0 — each one is reward a policy can collect without solving the task
  * (`rlvr verify-audit --attack <dataset> --reward <spec>`, docs/rewards.md).
  */
-import type { Example } from "../../tasks/types.ts";
+import type { Example } from "../../core/example.ts";
 import { compileReward, type CompiledReward } from "../compile.ts";
 import { rewardConfigSchema, type RewardConfigInput } from "../config.ts";
 import { ATTACKS, isReferenceAnswer, type Attack, type AttackCategory } from "./attacks.ts";

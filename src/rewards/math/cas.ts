@@ -7,7 +7,7 @@
  * measured it, test/rewards/math/cas-compare.ts, plugs in @cortex-js/compute-engine through the same interface).
  */
 import { compile } from "mathjs";
-import type { Node } from "./parse.ts";
+import type { Node } from "./tree.ts";
 
 /** A complex value; NaN parts mean "undefined here". */
 export interface Complex {

@@ -5,7 +5,8 @@
  */
 import type { CasBackend, Complex, CompiledExpr } from "./cas.ts";
 import { evalExact, isTerminating, ratEq, ratToNumber, type Rational } from "./exact.ts";
-import { isLabelNode, normalizeText, type Answer, type Node } from "./parse.ts";
+import { isLabelNode, normalizeText, type Answer } from "./parse.ts";
+import type { Node } from "./tree.ts";
 import type { ResolvedMathOptions } from "./types.ts";
 
 /** A comparison outcome: equal or not, and the rule that decided. */

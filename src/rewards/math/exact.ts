@@ -3,7 +3,7 @@
  * fractions, percentages, integer powers, perfect-square roots and small factorials.
  * Anything else (symbols, π, irrational roots, huge powers) yields null and is left to the float/CAS path.
  */
-import type { Node } from "./parse.ts";
+import type { Node } from "./tree.ts";
 
 /** A rational number n/d with d > 0 and gcd(|n|, d) = 1. */
 export interface Rational {

@@ -12,7 +12,7 @@ import { resolveOptions, setDefaultCas, type Equivalence, type ExtractedAnswer, 
 
 export type { DecimalCommaMode, Equivalence, ExtractedAnswer, ExtractionMode, MathVerdict, MathVerifyOptions, PercentMode } from "./types.ts";
 export type { CasBackend, CompiledExpr, Complex } from "./cas.ts";
-export type { Node } from "./parse.ts";
+export type { Node } from "./tree.ts";
 export { extractAnswer, extractReference, isNegated, removeThink } from "./extract.ts";
 export { mathjsBackend } from "./cas.ts";
 export { foldUnicode, normalizeAnswer, numberWithWords } from "./normalize.ts";

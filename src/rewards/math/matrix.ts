@@ -2,8 +2,7 @@
  * Matrix arithmetic on literals inside an answer (`\begin{pmatrix}…\end{pmatrix} + …`): the result is one matrix
  * of expression trees, so `A + B`, `AB`, `2A`, `A^2`, `A^T` compare with the evaluated matrix entry by entry.
  */
-import type { Node } from "./parse.ts";
-import { balanced } from "./tree.ts";
+import { balanced, type Node } from "./tree.ts";
 
 type MVal = { m: Node[][] } | { s: Node };
 

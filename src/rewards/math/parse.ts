@@ -6,20 +6,9 @@
 
 import { evalExact, ratEq, ratToNumber, type Rational } from "./exact.ts";
 import { evalMatrixExpression } from "./matrix.ts";
-import { balanced, isLabelNode, substitute } from "./tree.ts";
+import { balanced, isLabelNode, substitute, type Node } from "./tree.ts";
 
 export { isLabelNode } from "./tree.ts";
-
-/** Scalar expression tree. `num` holds an unsigned decimal literal (possibly with an exponent: "1.2e3"). */
-export type Node =
-  | { k: "num"; s: string }
-  | { k: "sym"; name: string }
-  | { k: "const"; name: "pi" | "e" | "i" | "inf" }
-  | { k: "op"; op: "+" | "-" | "*" | "/" | "^"; a: Node; b: Node }
-  | { k: "neg"; a: Node }
-  | { k: "fn"; name: string; args: Node[] }
-  | { k: "fact"; a: Node }
-  | { k: "pct"; a: Node };
 
 /** A structured answer. */
 export type Answer =

@@ -1,8 +1,18 @@
 /**
- * Small pure helpers on scalar expression trees (parse.ts): substitution, balanced joins and the "label" test
- * (does an expression name a quantity rather than give a value).
+ * The scalar expression tree (`Node`, built by parse.ts) and small pure helpers on it: substitution,
+ * balanced joins and the "label" test (does an expression name a quantity rather than give a value).
  */
-import type { Node } from "./parse.ts";
+
+/** Scalar expression tree. `num` holds an unsigned decimal literal (possibly with an exponent: "1.2e3"). */
+export type Node =
+  | { k: "num"; s: string }
+  | { k: "sym"; name: string }
+  | { k: "const"; name: "pi" | "e" | "i" | "inf" }
+  | { k: "op"; op: "+" | "-" | "*" | "/" | "^"; a: Node; b: Node }
+  | { k: "neg"; a: Node }
+  | { k: "fn"; name: string; args: Node[] }
+  | { k: "fact"; a: Node }
+  | { k: "pct"; a: Node };
 
 /** `n` with every symbol `name` (or the constant `name`, for an index written `i` or `e`) replaced by `value`. */
 export function substitute(n: Node, name: string, isConst: boolean, value: Node): Node {

@@ -24,6 +24,7 @@ import { availableParallelism } from "node:os";
 import { moduleSpecifier } from "./specifier.ts";
 import { reclaimThreadSandboxes, threadHoldsSandboxes } from "../code/sandbox.ts";
 import { killThreadSandboxes, sandboxSlotsBuffer } from "../code/slots.ts";
+import { verifierSources } from "../registry.ts";
 
 /** Most time a timed-out worker gets to reap its killed sandboxes before it is terminated, ms. */
 const REAP_GRACE_MS = 2000;
@@ -136,7 +137,7 @@ export class VerifierPool {
 
   private spawn(): Slot {
     const worker = new Worker(BOOT, {
-      workerData: { entry: ENTRY, modules: this.modules, preloadMath: this.preloadMath, sandboxSlots: sandboxSlotsBuffer() },
+      workerData: { entry: ENTRY, modules: this.modules, sources: verifierSources(), preloadMath: this.preloadMath, sandboxSlots: sandboxSlotsBuffer() },
       resourceLimits: { maxOldGenerationSizeMb: this.maxHeapMb },
       stdout: false,
       stderr: false,

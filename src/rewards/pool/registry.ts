@@ -5,7 +5,7 @@
  * registered Verifier (its verify), or whatever arguments the caller sent for a verifier
  * registered here as a bare function.
  */
-import { findVerifier, registerVerifier as register, verifierNames, type Verifier } from "../registry.ts";
+import { findVerifier, registerVerifier as register, verifierNames, verifierSources, type Verifier } from "../registry.ts";
 
 export { verifierNames };
 
@@ -19,14 +19,14 @@ export function registerVerifier(name: string, fn: NamedVerifier | Verifier<any>
 /**
  * The verifier registered under `name` in this thread, as a function of the call's arguments.
  * A name not registered yet may be a procedural task's: the returned function then imports the
- * tasks (once; kept out of the worker's start-up) and looks again, rejecting with
- * `unknown verifier "<name>"` when it is still missing.
+ * verifier sources (addVerifierSource: the tasks; once, kept out of the worker's start-up) and
+ * looks again, rejecting with `unknown verifier "<name>"` when it is still missing.
  */
 export function getVerifier(name: string): NamedVerifier {
   const v = findVerifier(name);
   if (v) return (...args: unknown[]) => (v.verify as NamedVerifier)(...args);
   return async (...args: unknown[]) => {
-    await import("../../tasks/index.ts");
+    for (const source of verifierSources()) await import(source);
     const w = findVerifier(name);
     if (!w) throw new Error(`unknown verifier "${name}" (registered: ${verifierNames().join(", ")})`);
     return (w.verify as NamedVerifier)(...args);

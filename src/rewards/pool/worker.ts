@@ -8,6 +8,7 @@
  */
 import { parentPort, workerData } from "node:worker_threads";
 import { getVerifier, verifierNames } from "./registry.ts";
+import { addVerifierSource } from "../registry.ts";
 import { loadMath } from "../math-bridge.ts";
 import { adoptSandboxSlots } from "../code/slots.ts";
 import { abortSandboxes } from "../code/sandbox.ts";
@@ -18,8 +19,10 @@ interface Job {
   args: unknown[];
 }
 
-const data = workerData as { modules: string[]; preloadMath: boolean; sandboxSlots?: SharedArrayBuffer };
+const data = workerData as { modules: string[]; sources: string[]; preloadMath: boolean; sandboxSlots?: SharedArrayBuffer };
 const port = parentPort!;
+// Modules that register more verifiers (the procedural tasks), imported on the first unknown name (./registry.ts).
+for (const source of data.sources) addVerifierSource(source);
 // One cap on concurrent sandboxes for the whole process (code/slots.ts).
 if (data.sandboxSlots) adoptSandboxSlots(data.sandboxSlots);
 

@@ -5,7 +5,7 @@
  * one reply {id, ok, value | error} each, in order.
  */
 import { parentPort, workerData } from "node:worker_threads";
-import type { Engine, SampleRequest } from "../../engines/engine.ts";
+import type { Engine, SampleRequest } from "../../core/engine.ts";
 
 process.env["RLVR_THREADS"] = String((workerData as { threads: number }).threads);
 const { openEngine } = await import("../../engines/open.ts");

@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Worker } from "node:worker_threads";
-import type { Engine, SampleRequest, SampleResult, Sampler } from "../../engines/engine.ts";
+import type { Engine, SampleRequest, SampleResult, Sampler } from "../../core/engine.ts";
 
 /** Options of EmbeddedWorkerSampler. */
 export interface EmbeddedWorkerSamplerOptions {

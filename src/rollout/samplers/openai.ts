@@ -13,7 +13,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import OpenAI from "openai";
-import type { Engine, EngineInfo, SampleRequest, SampleResult, Sampler } from "../../engines/engine.ts";
+import type { Engine, EngineInfo, SampleRequest, SampleResult, Sampler } from "../../core/engine.ts";
 
 export interface OpenAISamplerOptions {
   /** Base URL of the API, e.g. "http://127.0.0.1:8000/v1". */

@@ -1,5 +1,5 @@
 /**
- * Rollouts on vLLM (0.32): the `Sampler` contract of src/engines/engine.ts in two modes.
+ * Rollouts on vLLM (0.32): the `Sampler` contract of src/core/engine.ts in two modes.
  *
  * - Colocated (`VllmColocatedSampler`): vLLM's `LLM` inside the torch engine's worker process
  *   (python/rlvr_worker/vllm_colocated.py). Weights go from the trainer's modules to vLLM in memory
@@ -23,7 +23,7 @@ import { packSampleRequest, unpackSampleReply } from "../../engines/torch/sample
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { Engine, SampleRequest, SampleResult, Sampler } from "../../engines/engine.ts";
+import type { Engine, SampleRequest, SampleResult, Sampler } from "../../core/engine.ts";
 import { TorchEngine } from "../../engines/torch/engine.ts";
 import type { RolloutEngineConfig } from "./config.ts";
 import { freePort, resolveVllmPython, startVllmServer, VLLM_INSTALL_HINT, type LocalVllmServer } from "./vllm-server.ts";

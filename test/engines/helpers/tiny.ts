@@ -6,7 +6,7 @@
 import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { ModelConfig } from "../../../src/engines/embedded/hf-config.ts";
-import type { TokenBatch, TokenLossFn } from "../../../src/engines/engine.ts";
+import type { TokenBatch, TokenLossFn } from "../../../src/core/engine.ts";
 import type { Tokenizer } from "../../../src/tokenizers/types.ts";
 import { writeSafetensors } from "../../../src/engines/embedded/safetensors.ts";
 import { Rng } from "../../../src/util/rng.ts";

@@ -4,13 +4,14 @@
  * ETTRL, EVOL-RL, self-play). Every hook is optional; with none, rlStep is plain RLVR.
  */
 import type { AlgorithmConfig, StepCounts, StepState } from "../algorithms/index.ts";
-import type { LossReport, SampleResult, TokenLossFn } from "../engines/engine.ts";
-import type { Example, Verdict } from "../tasks/types.ts";
+import type { LossReport, SampleResult, TokenLossFn } from "../core/engine.ts";
+import type { Verdict } from "../tasks/types.ts";
+import type { Example } from "../core/example.ts";
 import type { Sequence } from "../core/sequence.ts";
 import type { CollectedRollouts } from "../rollout/collect.ts";
 import type { RunContext } from "./context.ts";
 import type { RunLogger } from "./logger.ts";
-import type { RlState } from "./rl.ts";
+import type { RlState } from "./state.ts";
 
 /** What the step knows after verification, before advantages. */
 export interface RewardStage {

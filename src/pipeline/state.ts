@@ -14,7 +14,7 @@ import {
 import { DataSelection, type SavedSelection } from "../rollout/selection.ts";
 import { Rng, hash32 } from "../util/rng.ts";
 import type { RunContext } from "./context.ts";
-import type { StepBatch } from "../pipeline/batch.ts";
+import type { StepBatch } from "./batch.ts";
 
 /**
  * State carried across RL steps (and saved in checkpoints). The prompt order is a seeded shuffle
@@ -94,6 +94,3 @@ export function restoreRlState(ctx: RunContext, alg: AlgorithmConfig, saved: Sav
   }
   return st;
 }
-
-export { rlStep } from "../pipeline/step.ts";
-export { sequenceTokenAdvantages } from "../pipeline/advantages.ts";

@@ -16,8 +16,8 @@
  */
 import { existsSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
-import type { Example } from "./types.ts";
-import { renderChatTemplate, pickChatTemplate, type ChatMessage, type TemplateSpecialTokens } from "../tokenizers/chat.ts";
+import type { Example } from "../core/example.ts";
+import { renderChatTemplate, pickChatTemplate, type ChatMessage, type TemplateSpecialTokens } from "./chat.ts";
 
 /** Names of the built-in prompt templates. */
 export type PromptTemplateName = "plain" | "r1" | "boxed";

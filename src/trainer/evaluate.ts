@@ -6,7 +6,8 @@
  * eval settings and seed), so the number equals the run's last eval.jsonl line.
  */
 import { join } from "node:path";
-import type { Example, Verdict } from "../tasks/types.ts";
+import type { Verdict } from "../tasks/types.ts";
+import type { Example } from "../core/example.ts";
 import { loadDataset } from "../tasks/dataset.ts";
 import { loadTokenizer } from "../tokenizers/index.ts";
 import { promptEncoder, type PromptFormat } from "../tokenizers/prompt.ts";
@@ -17,8 +18,8 @@ import { isModelDir } from "../engines/lora.ts";
 import { compileReward } from "../rewards/compile.ts";
 import { rewardConfigSchema, type RewardConfigInput } from "../rewards/config.ts";
 import { toVerdict } from "../rewards/registry.ts";
-import { buildData, buildVerifier, promptFormatOf, syncVerifier } from "../trainer/context.ts";
-import { evaluate, type EvalResult } from "./accuracy.ts";
+import { buildData, buildVerifier, promptFormatOf, syncVerifier } from "./context.ts";
+import { evaluate, type EvalResult } from "../eval/accuracy.ts";
 
 /** Options of `evaluateCheckpoint`; every one defaults to the run's own (its config.yaml). */
 export interface EvaluateCheckpointOptions {

@@ -2,7 +2,7 @@
  * Faults during training: steps skipped for a non-finite loss or gradient, the stop after too
  * many in a row, and the interruption (SIGINT) that ends a run at a step boundary.
  */
-import type { Engine } from "../engines/engine.ts";
+import type { Engine } from "../core/engine.ts";
 
 /**
  * Drop the gradients accumulated since the last optimizer step (both engines have `zeroGrad`;
