@@ -9,6 +9,7 @@
 import { loadPlugins, loadRunConfigFile, withResolvedPlugins } from "../config/plugins.ts";
 import { parseRunConfig, type RunConfig, type RunConfigInput } from "../config/schema.ts";
 import { train as runStages } from "../trainer/run.ts";
+import "../tinker/engine.ts"; // registers model.engine: tinker with openEngine
 import type { TrainOptions as StageOptions } from "../trainer/session.ts";
 import type { RunSummary } from "../trainer/stages.ts";
 import type { RunStage } from "../trainer/events.ts";

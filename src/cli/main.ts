@@ -5,6 +5,7 @@
  */
 import { Command } from "commander";
 import { registerCommands } from "./commands/index.ts";
+import "../tinker/engine.ts"; // registers model.engine: tinker with openEngine
 import { formatError } from "../util/errors.ts";
 
 /** Print `e` as one clear line (the stack with RLVR_DEBUG=1) and exit with status 1. */
