@@ -323,7 +323,7 @@ test("the torchrun command line: standalone on one node, static rendezvous on se
   assert.deepEqual(workerLaunch(undefined).args, ["-u", "-m", "rlvr_worker"]);
   assert.deepEqual(workerLaunch({ nprocPerNode: 2, backend: "gloo" }), {
     args: ["-u", "-m", "torch.distributed.run", "--nproc-per-node=2", "--standalone", "-m", "rlvr_worker"],
-    env: { RLVR_DIST_BACKEND: "gloo" },
+    env: { RLVR_DIST_TIMEOUT_S: "1800", RLVR_DIST_BACKEND: "gloo" },
   });
   assert.deepEqual(workerLaunch({ nprocPerNode: 8, nnodes: 2, masterAddr: "10.0.0.1", masterPort: 29500 }).args, [
     "-u", "-m", "torch.distributed.run", "--nproc-per-node=8",

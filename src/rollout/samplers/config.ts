@@ -43,8 +43,18 @@ export const rolloutEngineSchema = z
     syncDir: z.string().optional(),
     /** Turn on truncated importance sampling (algorithm.mismatch) when the config does not set it. */
     mismatchCorrection: z.boolean().default(true),
-    /** Seconds to wait for a server rlvr starts to answer /health. */
+    /** Seconds to wait for vLLM to start (a server rlvr starts to answer /health, colocated vLLM to load), and for a server's first request after it started (it may still compile). */
     startupTimeoutS: z.number().int().positive().default(900),
+    /** Deadline of one rollout request (a server's /v1/completions, colocated vLLM's sampling), seconds. */
+    requestTimeoutS: z.number().positive().default(600),
+    /** Deadline of one weight sync (a server's reload over /collective_rpc, colocated vLLM's in-memory reload), seconds. */
+    syncTimeoutS: z.number().positive().default(600),
+    /** Server mode: deadline of one GET /health, seconds (checked before each rollout and, while a server has requests in flight, every healthIntervalS). */
+    healthTimeoutS: z.number().positive().default(10),
+    /** Server mode: seconds between health checks of a server with requests in flight. */
+    healthIntervalS: z.number().positive().default(5),
+    /** Server mode: restarts of each server rlvr started after it died or hung, per run (0: never; its prompts still go to the other servers). */
+    maxRestarts: z.number().int().min(0).default(3),
     /** Extra command-line arguments for servers rlvr starts. */
     extraArgs: z.array(z.string()).default([]),
   })
