@@ -10,22 +10,16 @@
  */
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { TorchEngine } from "../../src/engines/torch/engine.ts";
+import { groupMembers } from "./helpers.ts";
 import { configYaml, metricsWithoutTiming, rlvr, tinyConfig, type Exit } from "../trainer/helpers.ts";
 
 const probe = TorchEngine.probe();
 const SKIP = probe.ok ? false : `torch worker fault tests skipped: ${probe.reason}`;
 if (SKIP) console.log(`# ${SKIP}`);
-
-/** Processes (pid, args) in process group `pgid`. */
-export function groupMembers(pgid: number): string[] {
-  const ps = spawnSync("ps", ["-eo", "pid=,pgid=,args="], { encoding: "utf8" });
-  return ps.stdout.split("\n").filter((l) => l.trim().split(/\s+/)[1] === String(pgid));
-}
 
 describe("torch worker killed during forwardBackward", { skip: SKIP }, () => {
   const root = mkdtempSync(join(tmpdir(), "rlvr-worker-fault-"));
