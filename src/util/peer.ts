@@ -56,8 +56,9 @@ export function killGroup(pid: number | undefined, signal: NodeJS.Signals = "SIG
 /**
  * `spawn` in a new process group (detached), so that everything the child starts (vLLM's engine
  * core and `multiprocessing.resource_tracker`, torchrun's ranks) can be killed together: when the
- * child exits, its group is SIGKILLed; so is every live group when this process exits. A Ctrl-C on
- * the terminal reaches only this process, which then stops its children itself.
+ * child exits, its group is SIGKILLed; so is every live group when this process exits or is ended
+ * by SIGTERM or SIGHUP. A Ctrl-C on the terminal reaches only this process, which then stops its
+ * children itself.
  */
 export function spawnGroup(cmd: string, args: string[], opts: SpawnOptions): ChildProcess {
   const child = spawn(cmd, args, { ...opts, detached: process.platform !== "win32" });
@@ -70,9 +71,22 @@ export function spawnGroup(cmd: string, args: string[], opts: SpawnOptions): Chi
     });
     if (!exitHook) {
       exitHook = true;
-      process.on("exit", () => {
+      const killAll = () => {
         for (const g of liveGroups) killGroup(g);
-      });
+      };
+      process.on("exit", killAll);
+      // 'exit' does not run when a signal ends this process: kill the groups, then end as the
+      // signal would have (unless another listener, such as a server's graceful stop, handles it).
+      for (const sig of ["SIGTERM", "SIGHUP"] as const) {
+        const onSignal = () => {
+          killAll();
+          if (process.listenerCount(sig) === 1) {
+            process.removeListener(sig, onSignal);
+            process.kill(process.pid, sig);
+          }
+        };
+        process.on(sig, onSignal);
+      }
     }
   }
   return child;

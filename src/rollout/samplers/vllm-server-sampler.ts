@@ -396,6 +396,7 @@ export class VllmServerSampler implements Sampler {
         const server = await startVllmServer(spec.python, { ...spec.args, model: this.current!.dir }, { kvCacheGiB: spec.kvCacheGiB, timeoutS: this.d.startupTimeoutS, onLog: spec.onLog, signal: this.closing.signal });
         slot.server = server;
         this.watchExit(slot, server);
+        slot.model = await servedModel(slot.url); // vLLM names the model after its directory
       }
       let loaded: string | null = null;
       while (loaded !== this.current!.dir) {
@@ -423,6 +424,18 @@ export class VllmServerSampler implements Sampler {
     for (const d of this.stale) if (d !== this.current?.dir) rmSync(d, { recursive: true, force: true });
     this.stale.clear();
   }
+}
+
+/** The model id a server serves (GET /v1/models). @throws PeerError naming the server. */
+async function servedModel(url: string): Promise<string> {
+  try {
+    const r = await fetch(`${url}/v1/models`, { signal: AbortSignal.timeout(30_000) });
+    const id = ((await r.json()) as { data?: { id: string }[] }).data?.[0]?.id;
+    if (id) return id;
+  } catch (e) {
+    throw new PeerError(`vLLM server ${url}`, "GET /v1/models", `failed (${cause(e)})`);
+  }
+  throw new PeerError(`vLLM server ${url}`, "GET /v1/models", "lists no model");
 }
 
 /** Prompt i's choices as SampleResults (sorted by index). @throws naming the server on a malformed reply. */
