@@ -18,12 +18,14 @@
 import { describe, test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { mkdtemp, rm, readdir } from "node:fs/promises";
+import { existsSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { spawn, type ChildProcess } from "node:child_process";
+import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { hfParamNames, toHfConfig, type ModelConfig } from "../../src/engines/embedded/hf-config.ts";
 import { TorchEngine, type TorchEngineOptions } from "../../src/engines/torch/engine.ts";
 import { workerLaunch } from "../../src/engines/torch/launch.ts";
+import { groupMembers } from "./helpers.ts";
 import { resolvePython, WORKER_ROOT } from "../../src/engines/torch/worker.ts";
 import type { TokenBatch } from "../../src/engines/engine.ts";
 import { grpoAdvantages, makePolicyLoss, resolveAlgorithm, stepCounts } from "../../src/algorithms/index.ts";
@@ -251,6 +253,23 @@ describe("torch engine under torchrun (2 ranks, gloo, CPU)", { skip: SKIP }, () 
       await assert.rejects(fsdp.score(bad, { model: "policy" }), /outside the vocabulary/);
       const s = await fsdp.score(b, { model: "policy" });
       assert.ok(s.logprobs.some((x) => x < 0));
+    });
+
+    test("a rank that dies (SIGKILL on rank 1) ends the group: the call fails with one line, no rank is left", async () => {
+      // torchrun starts each rank in its own session; the ranks are its children.
+      const agent = fsdp.workerPid!;
+      const ps = spawnSync("ps", ["-eo", "pid=,ppid="], { encoding: "utf8" }).stdout;
+      const ranks = ps.split("\n").map((l) => l.trim().split(/\s+/).map(Number)).filter(([, pp]) => pp === agent).map(([pid]) => pid!);
+      const rank1 = ranks.find((pid) => /(^|\0)RANK=1(\0|$)/.test(readFileSync(`/proc/${pid}/environ`, "latin1")));
+      assert.ok(rank1 && ranks.length === 2, `ranks ${ranks}`);
+      process.kill(rank1, "SIGKILL");
+      const err = await fsdp.score(stepBatches(6)[1]!, { model: "policy" }).then(() => null, (e: Error) => e);
+      assert.ok(err && err.name === "PeerError" && !err.message.includes("\n"), String(err));
+      assert.match(err.message, new RegExp(`^torch worker \\(pid ${agent}\\): score failed: the worker exited \\(code \\d+\\)`));
+      await new Promise((r) => setTimeout(r, 1500));
+      const alive = ranks.filter((pid) => existsSync(`/proc/${pid}`) && !readFileSync(`/proc/${pid}/stat`, "latin1").includes(") Z "));
+      assert.deepEqual(alive, [], "no rank is left");
+      assert.deepEqual(groupMembers(agent).filter((l) => !l.includes("<defunct>")), [], "nor torchrun");
     });
   });
 

@@ -300,6 +300,11 @@ export class TorchEngine implements Engine {
     return { peakBytes: Number(r.header.peakBytes), allocatedBytes: Number(r.header.allocatedBytes) };
   }
 
+  /** The worker's process id (under torchrun: the torchrun agent's, which leads the ranks' process group). */
+  get workerPid(): number | undefined {
+    return this.worker.pid;
+  }
+
   /** Kill the worker process (tests: crash handling). */
   killWorker(): void {
     this.worker.kill();

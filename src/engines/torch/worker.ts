@@ -166,6 +166,11 @@ export class WorkerProcess {
     this.idle();
   }
 
+  /** The worker's process id (the leader of its process group). */
+  get pid(): number | undefined {
+    return this.child.pid;
+  }
+
   /** Whether the worker process is still running. */
   get alive(): boolean {
     return this.exited === null;
