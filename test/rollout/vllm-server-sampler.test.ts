@@ -237,5 +237,7 @@ test("config: rollout.engine vllm turns mismatch correction on by default; coloc
   assert.equal(parseRunConfig(base).algorithm!.mismatch, undefined);
   assert.throws(() => parseRunConfig({ ...base, model: { init: {} }, rollout: { engine: "vllm" } }), /at rollout: rollout\.mode: colocated runs vLLM inside the torch worker; set model\.engine: torch/);
   assert.throws(() => parseRunConfig({ ...base, rollout: { engine: "vllm", urls: ["http://h:8000"] } }), /rollout\.urls: urls are for mode: server/);
+  assert.throws(() => parseRunConfig({ ...base, model: { init: {}, engine: "torch", lora: {} }, rollout: { engine: "vllm", mode: "server" } }), /model\.lora with rollout\.mode: server is not supported yet .*use rollout\.mode: colocated/);
+  assert.ok(parseRunConfig({ ...base, model: { init: {}, engine: "torch", lora: {} }, rollout: { engine: "vllm" } }).model.lora);
   assert.throws(() => parseRunConfig({ ...base, rollout: { engine: "vllm", mode: "server", urls: ["h:8000"] } }), /expected an http\(s\) URL/);
 });
