@@ -239,5 +239,6 @@ test("config: rollout.engine vllm turns mismatch correction on by default; coloc
   assert.throws(() => parseRunConfig({ ...base, rollout: { engine: "vllm", urls: ["http://h:8000"] } }), /rollout\.urls: urls are for mode: server/);
   assert.throws(() => parseRunConfig({ ...base, model: { init: {}, engine: "torch", lora: {} }, rollout: { engine: "vllm", mode: "server" } }), /model\.lora with rollout\.mode: server is not supported yet .*use rollout\.mode: colocated/);
   assert.ok(parseRunConfig({ ...base, model: { init: {}, engine: "torch", lora: {} }, rollout: { engine: "vllm" } }).model.lora);
+  assert.throws(() => parseRunConfig({ ...base, model: { init: {}, engine: "torch", distributed: { nprocPerNode: 2 } }, rollout: { engine: "vllm" } }), /rollout\.mode: colocated runs vLLM inside one worker process, not under torchrun .*use rollout\.mode: server/);
   assert.throws(() => parseRunConfig({ ...base, rollout: { engine: "vllm", mode: "server", urls: ["h:8000"] } }), /expected an http\(s\) URL/);
 });

@@ -14,12 +14,15 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { TorchEngine } from "../../src/engines/torch/engine.ts";
+import { tinyQwen2 } from "../engines/helpers/tiny.ts";
 import { groupMembers } from "./helpers.ts";
 import { configYaml, metricsWithoutTiming, rlvr, tinyConfig, type Exit } from "../trainer/helpers.ts";
 
 const probe = TorchEngine.probe();
 const SKIP = probe.ok ? false : `torch worker fault tests skipped: ${probe.reason}`;
 if (SKIP) console.log(`# ${SKIP}`);
+
+const tinyModel = tinyQwen2({ vocabSize: 16, hiddenSize: 16, intermediateSize: 32, numLayers: 1, numHeads: 2, numKvHeads: 1, headDim: 8, maxPositionEmbeddings: 16 });
 
 describe("torch worker killed during forwardBackward", { skip: SKIP }, () => {
   const root = mkdtempSync(join(tmpdir(), "rlvr-worker-fault-"));
@@ -59,5 +62,27 @@ describe("torch worker killed during forwardBackward", { skip: SKIP }, () => {
     assert.deepEqual(metricsWithoutTiming(K), metricsWithoutTiming(A), "metrics.jsonl");
     const model = (d: string) => readFileSync(join(d, "checkpoints", "final", "model.safetensors"));
     assert.ok(model(K).equals(model(A)), "final weights are bit-identical");
+  });
+});
+
+describe("torch worker that hangs (SIGSTOP)", { skip: SKIP }, () => {
+  it("a call past model.callTimeoutS is one line naming the worker, the call, the seconds and the field; the worker is killed", async () => {
+    const engine = await TorchEngine.create(tinyModel, { device: "cpu", threads: 1, timeouts: { call: 2 }, onStderr: () => undefined });
+    const pid = engine.workerPid!;
+    try {
+      const batch = { batchSize: 1, seqLen: 3, tokens: Int32Array.from([1, 2, 3]), lengths: Int32Array.from([3]), lossMask: Float32Array.from([0, 1, 1]) };
+      await engine.score(batch, { model: "policy" });
+      process.kill(pid, "SIGSTOP");
+      const t0 = performance.now();
+      const err = await engine.score(batch, { model: "policy" }).then(() => null, (e: Error) => e);
+      assert.ok(err && err.name === "PeerError", String(err));
+      assert.equal(err.message, `torch worker (pid ${pid}): score did not answer within 2 s (model.callTimeoutS)`);
+      assert.ok(performance.now() - t0 < 5000);
+      assert.equal(engine.alive, false);
+      await new Promise((r) => setTimeout(r, 300));
+      assert.deepEqual(groupMembers(pid).filter((l) => !l.includes("<defunct>")), [], "the stopped worker was killed");
+    } finally {
+      await engine.close();
+    }
   });
 });

@@ -67,9 +67,12 @@ export type RolloutEngineConfig = z.output<typeof rolloutEngineSchema>;
  * mismatch correction turns on with the schema's defaults (token-level TIS, cap 3).
  * @returns the reason of a config error, or null.
  */
-export function applyRolloutDefaults(cfg: { rollout?: RolloutEngineConfig; algorithm?: AlgorithmConfig; model: { engine: string; lora?: unknown } }): string | null {
+export function applyRolloutDefaults(cfg: { rollout?: RolloutEngineConfig; algorithm?: AlgorithmConfig; model: { engine: string; lora?: unknown; distributed?: unknown } }): string | null {
   const r = cfg.rollout;
   if (!r || r.engine !== "vllm") return null;
+  if (r.mode === "colocated" && cfg.model.distributed) {
+    return "rollout.mode: colocated runs vLLM inside one worker process, not under torchrun (model.distributed); use rollout.mode: server (vLLM servers beside the torchrun group)";
+  }
   if (r.mode === "server" && cfg.model.lora) {
     return "model.lora with rollout.mode: server is not supported yet (servers reload full checkpoints); use rollout.mode: colocated, where each sync pushes the adapter through vLLM's LoRA loading";
   }
