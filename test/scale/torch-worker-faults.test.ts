@@ -22,6 +22,8 @@ const probe = TorchEngine.probe();
 const SKIP = probe.ok ? false : `torch worker fault tests skipped: ${probe.reason}`;
 if (SKIP) console.log(`# ${SKIP}`);
 
+/** cpu here; bench/gpu.sh sets RLVR_TEST_DEVICE=cuda. */
+const DEVICE = process.env.RLVR_TEST_DEVICE ?? "cpu";
 const tinyModel = tinyQwen2({ vocabSize: 16, hiddenSize: 16, intermediateSize: 32, numLayers: 1, numHeads: 2, numKvHeads: 1, headDim: 8, maxPositionEmbeddings: 16 });
 
 describe("torch worker killed during forwardBackward", { skip: SKIP }, () => {
@@ -36,7 +38,7 @@ describe("torch worker killed during forwardBackward", { skip: SKIP }, () => {
   before(async () => {
     const cfg = tinyConfig(join(root, "unused"), {
       sft: undefined,
-      model: { engine: "torch", device: "cpu", init: { hiddenSize: 16, numLayers: 1, numHeads: 2, maxPositionEmbeddings: 16 } },
+      model: { engine: "torch", device: DEVICE, init: { hiddenSize: 16, numLayers: 1, numHeads: 2, maxPositionEmbeddings: 16 } },
       checkpoint: { every: 1, keepLast: 3 },
     });
     writeFileSync(cfgPath, configYaml(cfg));
@@ -67,7 +69,7 @@ describe("torch worker killed during forwardBackward", { skip: SKIP }, () => {
 
 describe("torch worker that hangs (SIGSTOP)", { skip: SKIP }, () => {
   it("a call past model.callTimeoutS is one line naming the worker, the call, the seconds and the field; the worker is killed", async () => {
-    const engine = await TorchEngine.create(tinyModel, { device: "cpu", threads: 1, timeouts: { call: 2 }, onStderr: () => undefined });
+    const engine = await TorchEngine.create(tinyModel, { device: DEVICE, threads: 1, timeouts: { call: 2 }, onStderr: () => undefined });
     const pid = engine.workerPid!;
     try {
       const batch = { batchSize: 1, seqLen: 3, tokens: Int32Array.from([1, 2, 3]), lengths: Int32Array.from([3]), lossMask: Float32Array.from([0, 1, 1]) };

@@ -35,6 +35,8 @@ function skipReason(): string | false {
   return t.ok ? false : `vLLM fault tests skipped: ${t.reason}`;
 }
 const SKIP = skipReason();
+/** cpu here; bench/gpu.sh sets RLVR_TEST_DEVICE=cuda (three servers then share the GPU). */
+const DEVICE = process.env.RLVR_TEST_DEVICE ?? "cpu";
 if (SKIP) console.log(`# ${SKIP}`);
 
 /** API server processes of the servers whose model directory lies under `syncDir`: port → pid. */
@@ -91,10 +93,10 @@ test("vLLM servers killed mid-rollout, during a weight sync, and hung: one line 
   const config = (name: string, servers: number, syncDir: string) => ({
     seed: 3,
     out: join(tmp, name),
-    model: { engine: "torch" as const, device: "cpu", init: { hiddenSize: 128, numLayers: 1, numHeads: 2, numKvHeads: 1, intermediateSize: 256, maxPositionEmbeddings: 16 } },
+    model: { engine: "torch" as const, device: DEVICE, init: { hiddenSize: 128, numLayers: 1, numHeads: 2, numKvHeads: 1, intermediateSize: 256, maxPositionEmbeddings: 16 } },
     tokenizer: { type: "char" as const, alphabet: "0123456789,>" },
     data: { task: "maximum", trainSize: 200, testSize: 16 },
-    rollout: { engine: "vllm" as const, mode: "server" as const, servers, syncDir, healthIntervalS: 1, healthTimeoutS: 3, mismatchCorrection: false },
+    rollout: { engine: "vllm" as const, mode: "server" as const, servers, syncDir, healthIntervalS: 1, healthTimeoutS: 3, mismatchCorrection: false, ...(DEVICE === "cpu" ? {} : { gpuMemoryUtilization: 0.15 }) },
     rl: { steps: 6, promptsPerStep: 4, groupSize: 4, maxNewTokens: 1, lr: 3e-3, algorithm: "grpo" },
     eval: { maxNewTokens: 1 },
   });

@@ -34,6 +34,7 @@ import { createSampler, VllmColocatedSampler, VllmServerSampler } from "../../sr
 import { resolveVllmPython } from "../../src/rollout/samplers/vllm-server.ts";
 import { rolloutEngineSchema } from "../../src/rollout/samplers/config.ts";
 import { train } from "../../src/api/train.ts";
+import { loraConfigSchema } from "../../src/engines/lora.ts";
 import { tinyQwen2, randomHfWeights, writeHfCheckpoint, Rng } from "../engines/helpers/tiny.ts";
 
 const TOL = 1e-3;
@@ -210,8 +211,9 @@ describe("LoRA with colocated vLLM: the adapter is pushed through vLLM's LoRA lo
     const ckpt = join(tmp, "tiny-qwen2");
     const specs = hfParamNames(CFG);
     await writeHfCheckpoint(ckpt, toHfConfig(CFG), randomHfWeights(specs, new Rng(5), 0.4), new Map(specs.map((s) => [s.name, s.shape])));
-    const lora = { rank: 8, alpha: 16, dropout: 0, targets: ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"], saveMerged: false };
-    const engine = await TorchEngine.fromPretrained(ckpt, { python: resolveVllmPython()!, device: "cpu", seed: 1, lora });
+    const lora = loraConfigSchema.parse({ rank: 8, alpha: 16, targets: ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"] });
+    // cpu here; bench/gpu.sh sets RLVR_TEST_DEVICE=cuda.
+    const engine = await TorchEngine.fromPretrained(ckpt, { python: resolveVllmPython()!, device: process.env.RLVR_TEST_DEVICE ?? "cpu", seed: 1, lora });
     let sampler: VllmColocatedSampler | null = null;
     try {
       const s = await createSampler(rolloutEngineSchema.parse({ engine: "vllm", mode: "colocated" }), engine, 3);
