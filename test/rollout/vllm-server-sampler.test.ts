@@ -241,4 +241,5 @@ test("config: rollout.engine vllm turns mismatch correction on by default; coloc
   assert.ok(parseRunConfig({ ...base, model: { init: {}, engine: "torch", lora: {} }, rollout: { engine: "vllm" } }).model.lora);
   assert.throws(() => parseRunConfig({ ...base, model: { init: {}, engine: "torch", distributed: { nprocPerNode: 2 } }, rollout: { engine: "vllm" } }), /rollout\.mode: colocated runs vLLM inside one worker process, not under torchrun .*use rollout\.mode: server/);
   assert.throws(() => parseRunConfig({ ...base, rollout: { engine: "vllm", mode: "server", urls: ["h:8000"] } }), /expected an http\(s\) URL/);
+  assert.throws(() => parseRunConfig({ ...base, rollout: { engine: "vllm", kvCacheGiB: 0.5 } }), /rollout\.kvCacheGiB: vLLM reads VLLM_CPU_KVCACHE_SPACE as whole GiB/);
 });

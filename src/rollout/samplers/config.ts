@@ -34,7 +34,7 @@ export const rolloutEngineSchema = z
     /** GPU only: fraction of GPU memory vLLM may take (weights + KV cache). */
     gpuMemoryUtilization: z.number().gt(0).max(1).default(0.5),
     /** CPU only: KV cache size in GiB (VLLM_CPU_KVCACHE_SPACE). */
-    kvCacheGiB: z.number().gt(0).default(1),
+    kvCacheGiB: z.number().int("vLLM reads VLLM_CPU_KVCACHE_SPACE as whole GiB: expected an integer >= 1").positive().default(1),
     /** Colocated on GPU: free vLLM's memory between rollouts (sleep level 1 / wake_up). Default: on with a GPU. */
     sleep: z.boolean().optional(),
     /** vLLM's dtype: "auto" (bfloat16 on GPU, float32 on CPU), "float32" or "bfloat16". */
