@@ -39,3 +39,14 @@ if [ -x "$VPY" ] && "$VPY" -c 'import vllm, torch, sys; sys.exit(0 if torch.cuda
 else
   echo "# vLLM case skipped: $VPY has no CUDA build of vLLM (run: node bin/rlvr.js setup vllm --cuda)"
 fi
+
+# Faults and LoRA with vLLM on the GPU: the fault-injection tests (vLLM servers killed, killed
+# during a weight sync, SIGSTOPped; the torch worker killed during forwardBackward and hung) and
+# LoRA with colocated vLLM (adapter pushed through vLLM's LoRA loading; log-prob parity), with the
+# trainer and vLLM on CUDA (RLVR_TEST_DEVICE=cuda). docs/scaling.md, "Deadlines, faults and recovery".
+if [ -x "$VPY" ] && "$VPY" -c 'import vllm, peft, torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)'; then
+  RLVR_VLLM_PYTHON="$VPY" RLVR_TEST_DEVICE=cuda node scripts/run-tests.mjs test/scale/torch-worker-faults.test.ts test/scale/vllm-faults.test.ts
+  RLVR_VLLM_PYTHON="$VPY" RLVR_TEST_DEVICE=cuda node --import tsx --test --test-name-pattern LoRA test/scale/vllm.test.ts
+else
+  echo "# vLLM fault and LoRA cases skipped: $VPY has no CUDA build of vLLM with peft (run: node bin/rlvr.js setup vllm --cuda)"
+fi

@@ -16,7 +16,7 @@ import { join } from "node:path";
 import { hfParamNames, toHfConfig } from "../src/engines/embedded/hf-config.ts";
 import { TorchEngine } from "../src/engines/torch/engine.ts";
 import type { Engine, SampleRequest } from "../src/core/engine.ts";
-import { VllmColocatedSampler, VllmServerSampler } from "../src/rollout/samplers/vllm.ts";
+import { DEFAULT_DEADLINES, launchVllmServers, VllmColocatedSampler } from "../src/rollout/samplers/vllm.ts";
 import { resolveVllmPython, VLLM_INSTALL_HINT } from "../src/rollout/samplers/vllm-server.ts";
 import { tinyQwen2, randomHfWeights, writeHfCheckpoint, Rng } from "../test/engines/helpers/tiny.ts";
 
@@ -77,7 +77,7 @@ try {
   }
   out.sync_colocated_s = s / 3;
   await colo.close();
-  const srv = await VllmServerSampler.launch(engine, { servers: 1, python, kvCacheGiB: 1, gpuMemoryUtilization: GPU_SHARE, dtype: "auto", startupTimeoutS: 900, extraArgs: [] }, 1);
+  const srv = await launchVllmServers(engine, { ...DEFAULT_DEADLINES, servers: 1, python, kvCacheGiB: 1, gpuMemoryUtilization: GPU_SHARE, dtype: "auto", extraArgs: [] }, 1);
   try {
     s = 0;
     for (let v = 4; v <= 6; v++) {

@@ -13,6 +13,7 @@ replies; the other ranks never touch stdin or stdout and receive each request fr
 from __future__ import annotations
 
 import os
+import signal
 import sys
 import traceback
 from typing import IO, Any, Dict, Optional
@@ -36,6 +37,24 @@ def _error(rid: Any, e: BaseException, note: str = "") -> Dict[str, Any]:
     return {"id": rid, "ok": False, "error": f"{type(e).__name__}: {e}{note}", "traceback": traceback.format_exc()}
 
 
+_FAULT_COUNTS: dict = {}
+
+
+def _inject_fault(op: str) -> None:
+    """Fault injection for tests: RLVR_WORKER_KILL_AT="forward:3" makes this process SIGKILL itself
+    when it receives its 3rd forward request (a worker that dies mid-call, as after an OOM kill)."""
+    spec = os.environ.get("RLVR_WORKER_KILL_AT")
+    if not spec:
+        return
+    want, _, nth = spec.partition(":")
+    if op != want:
+        return
+    _FAULT_COUNTS[op] = _FAULT_COUNTS.get(op, 0) + 1
+    if _FAULT_COUNTS[op] == int(nth or 1):
+        _log(f"RLVR_WORKER_KILL_AT={spec}: killing this worker (fault injection)")
+        os.kill(os.getpid(), signal.SIGKILL)
+
+
 def serve_single(inp: IO[bytes], out: IO[bytes]) -> None:
     """One process: read a request, run its command, write the reply; until EOF or shutdown."""
     from .engine import COMMANDS, Session
@@ -55,6 +74,7 @@ def serve_single(inp: IO[bytes], out: IO[bytes]) -> None:
             write_message(out, {"id": rid, "ok": True})
             return
         cmd = COMMANDS.get(op)
+        _inject_fault(op)
         try:
             if cmd is None:
                 raise ValueError(f"unknown op {op!r}")

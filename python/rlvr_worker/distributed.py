@@ -78,6 +78,13 @@ def _watch_parent() -> None:
     threading.Thread(target=watch, daemon=True, name="rlvr-parent-watch").start()
 
 
+def _group_timeout() -> "datetime.timedelta":
+    """The process group's timeout: RLVR_DIST_TIMEOUT_S seconds (model.distributed.timeoutS; default 1800)."""
+    import datetime
+
+    return datetime.timedelta(seconds=float(os.environ.get("RLVR_DIST_TIMEOUT_S") or 1800))
+
+
 def init_from_env() -> DistContext:
     """Join the process group torchrun set up (RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR/PORT)."""
     rank = int(os.environ["RANK"])
@@ -91,10 +98,10 @@ def init_from_env() -> DistContext:
             raise RuntimeError(f"backend nccl needs CUDA GPUs, but torch {torch.__version__} sees none: use backend gloo on CPU")
         device = torch.device("cuda", local)
         torch.cuda.set_device(device)
-        dist.init_process_group("nccl", device_id=device)
+        dist.init_process_group("nccl", device_id=device, timeout=_group_timeout())
     else:
         device = torch.device("cuda", local) if torch.cuda.is_available() else torch.device("cpu")
-        dist.init_process_group("gloo")
+        dist.init_process_group("gloo", timeout=_group_timeout())
     _watch_parent()
     return DistContext(rank=rank, world=world, local_rank=local, backend=backend, device=device)
 

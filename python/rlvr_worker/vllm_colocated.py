@@ -10,6 +10,9 @@ engine.COMMANDS by `register`, called from engine.py's extensions line) drive on
   weights travel as tensors, never through a file or a socket.
 - Sync: `llm.collective_rpc("rlvr_load_weights", kwargs={"weights": <trainer tensors>})`, which
   calls vLLM's in-place `reload_weights` (vllm_ext.py).
+- LoRA (the worker trains a peft adapter): vLLM starts with `enable_lora` on the frozen base,
+  written once as a checkpoint, and each sync saves the adapter (peft layout) and samples with a
+  new `LoRARequest` — vLLM's LoRA adapter loading, not a merged copy of the weights.
 - GPU memory: with `sleep` (GPU only) vLLM is built with `enable_sleep_mode=True`, sleeps (level
   1: weights offloaded, KV cache dropped) after each sampling call and wakes before the next call
   or sync, so the trainer gets the memory back while it trains.
@@ -102,9 +105,9 @@ class ColocatedVllm:
             from vllm import LLM
         except ImportError as e:
             raise RuntimeError("rollout.engine vllm needs vLLM in the worker's Python: run `rlvr setup vllm` and use its environment (python/.venv-vllm)") from e
-        if getattr(worker, "lora", False):
-            raise RuntimeError("rollout.engine vllm does not sync LoRA adapters yet; train full weights (drop model.lora)")
         self.worker = worker
+        self.lora = bool(getattr(worker, "lora", False))
+        self.lora_request: Any = None
         self.gpu = worker.device.type == "cuda"
         self.sleep_mode = bool(h.get("sleep", self.gpu)) and self.gpu
         self.asleep = False
@@ -129,6 +132,12 @@ class ColocatedVllm:
         if self.gpu:
             kw["gpu_memory_utilization"] = float(h.get("gpuMemoryUtilization", 0.5))
             kw["enable_sleep_mode"] = self.sleep_mode
+        if self.lora:
+            # LoRA: the base never changes, so vLLM loads it once from a checkpoint; each sync
+            # pushes only the adapter through vLLM's LoRA loading (a LoRARequest per version).
+            self._write_base()
+            rank = int(worker.model.peft_config["default"].r)
+            kw.update(load_format="auto", enable_lora=True, max_loras=1, max_lora_rank=min(r for r in (1, 8, 16, 32, 64, 128, 256, 320, 512) if r >= rank))
         t = time.perf_counter()
         self.llm = LLM(**kw)
         self.startup_seconds = time.perf_counter() - t
@@ -144,11 +153,46 @@ class ColocatedVllm:
             self.llm.sleep(level=1)
             self.asleep = True
 
+    def _write_base(self) -> None:
+        """The frozen base of a LoRA model as model.safetensors in self.dir (Hugging Face names,
+        peft's wrappers removed; lm_head written out, as vLLM runs with untied embeddings)."""
+        import torch
+        from safetensors.torch import save_file
+
+        from .vllm_ext import with_untied_head
+
+        named = []
+        for n, p in self.worker.model.get_base_model().state_dict().items():
+            if "lora_" in n:
+                continue
+            named.append((n.replace(".base_layer.", "."), p.detach().to(torch.float32)))
+        save_file({n: t.contiguous().clone() for n, t in with_untied_head(named)}, os.path.join(self.dir, "model.safetensors"))
+
+    def _sync_adapter(self, version: int) -> None:
+        """Save the trained adapter (peft layout) and sample with it from now on (vLLM's LoRARequest)."""
+        import shutil
+
+        from vllm.lora.request import LoRARequest
+
+        path = os.path.join(self.dir, f"adapter-v{version}")
+        shutil.rmtree(path, ignore_errors=True)
+        self.worker.model.save_pretrained(path, safe_serialization=True)
+        old = self.lora_request
+        # A new id per sync: vLLM caches adapters by id, so the same id would keep the old weights.
+        self.lora_seq = getattr(self, "lora_seq", 0) + 1
+        self.lora_request = LoRARequest(f"rlvr-policy-v{version}", self.lora_seq, path)
+        if old is not None and old.lora_path != path:
+            shutil.rmtree(old.lora_path, ignore_errors=True)
+
     def sync(self, version: int) -> float:
         """Push the worker's current policy weights into vLLM; returns seconds."""
         import torch
 
         t = time.perf_counter()
+        if self.lora:
+            self._sync_adapter(version)
+            self.version = int(version)
+            return time.perf_counter() - t
         self._wake(["weights"] if self.asleep else None)
         model = self.worker.model
         with torch.no_grad():
@@ -176,7 +220,7 @@ class ColocatedVllm:
         params = [sampling_params(h, (seed + i * n) % (2**31)) for i in range(len(prompts))]
         reqs = [{"prompt_token_ids": [int(x) for x in p]} for p in prompts]
         self._wake()
-        outs = self.llm.generate(reqs, params, use_tqdm=False)
+        outs = self.llm.generate(reqs, params, use_tqdm=False, lora_request=self.lora_request)
         self._sleep()
         return pack_outputs(outs, n, max_new, stop)
 

@@ -32,6 +32,7 @@ export { loraConfigSchema, checkLoraTargets, readAdapterInfo, isModelDir, LLAMA_
 export * from "../tokenizers/index.ts";
 
 // Samplers apart from the trainer (rollouts on vLLM, an OpenAI-compatible server, or a worker-thread copy of an embedded policy for rl.async).
-export { VllmColocatedSampler, VllmServerSampler, createSampler, type VllmServerOptions } from "../rollout/samplers/vllm.ts";
+export { VllmColocatedSampler, VllmServerSampler, createSampler, launchVllmServers, DEFAULT_DEADLINES, type ServerDeadlines, type VllmServerOptions } from "../rollout/samplers/vllm.ts";
+export { PeerError } from "../util/peer.ts";
 export { OpenAISampler, type OpenAISamplerOptions } from "../rollout/samplers/openai.ts";
 export { EmbeddedWorkerSampler, type EmbeddedWorkerSamplerOptions } from "../rollout/samplers/embedded-worker.ts";

@@ -62,7 +62,7 @@ export async function resolveConfig(config: TrainConfig, baseDir = process.cwd()
  *   `progress`/`stage` hooks are given.
  * @returns the run summary: run directory, held-out EvalResult per phase ("init"/"sft" before RL,
  *   "rl" after), seconds, the final checkpoint's directory
- * @throws ConfigError for an invalid config; RunInterrupted, NonFiniteError, ResumeError, RunDirError (`out` holds an earlier run; pass `overwrite: true`) as the trainer
+ * @throws ConfigError for an invalid config; PeerError (a vLLM server or the torch worker died or missed a deadline and could not be recovered: one line with the step and the checkpoint to resume from); RunInterrupted, NonFiniteError, ResumeError, RunDirError (`out` holds an earlier run; pass `overwrite: true`) as the trainer
  */
 export async function train(config: TrainConfig, opts: TrainOptions = {}): Promise<RunSummary> {
   const { baseDir, ...given } = opts;

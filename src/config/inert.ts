@@ -10,14 +10,14 @@
  *
  * | field(s)                                            | inert when                                   |
  * |-----------------------------------------------------|----------------------------------------------|
- * | model.device, dtype, gradientCheckpointing, tokenBudget | model.engine embedded (torch only; `auto` may pick torch, so allowed). model.python is read there too (the engine advice probes torch) |
+ * | model.device, dtype, gradientCheckpointing, tokenBudget, callTimeoutS, loadTimeoutS | model.engine embedded (torch only; `auto` may pick torch, so allowed). model.python is read there too (the engine advice probes torch) |
  * | model.init                                          | model.path is set (the checkpoint is loaded) |
  * | model.lora.baseDtype                                | model.engine torch (it keeps model.dtype)    |
  * | model.lora.dropout > 0                              | model.engine embedded (trains without dropout) |
  * | rollout.* except engine                             | rollout.engine trainer (the default)         |
  * | rollout.baseURL, model, apiKey                      | rollout.engine vllm (openai options)         |
  * | rollout.mode, urls, servers, python, gpuMemoryUtilization, kvCacheGiB, sleep, dtype, startupTimeoutS, extraArgs, mismatchCorrection | rollout.engine openai (vLLM options) |
- * | rollout.servers, startupTimeoutS, extraArgs, syncDir | vLLM colocated (server-mode options)        |
+ * | rollout.servers, extraArgs, syncDir, healthTimeoutS, healthIntervalS, maxRestarts | vLLM colocated (server-mode options) |
  * | rollout.python                                      | vLLM colocated with model.python set         |
  * | rollout.sleep                                       | vLLM server mode (colocated only)            |
  * | rollout.servers, python, gpuMemoryUtilization, kvCacheGiB, dtype, startupTimeoutS, extraArgs | vLLM server mode with urls (rlvr starts no server) |
@@ -72,12 +72,12 @@ interface Rule {
   inert: (raw: unknown, cfg: RunConfig) => string | null;
 }
 
-const TORCH_ONLY = ["model.device", "model.dtype", "model.gradientCheckpointing", "model.tokenBudget"];
+const TORCH_ONLY = ["model.device", "model.dtype", "model.gradientCheckpointing", "model.tokenBudget", "model.callTimeoutS", "model.loadTimeoutS"];
 const OPENAI = ["baseURL", "model", "apiKey"].map((f) => `rollout.${f}`);
-const VLLM = ["mode", "urls", "servers", "python", "gpuMemoryUtilization", "kvCacheGiB", "sleep", "dtype", "startupTimeoutS", "extraArgs", "mismatchCorrection"].map((f) => `rollout.${f}`);
-const SERVER_ONLY = ["servers", "startupTimeoutS", "extraArgs", "syncDir"].map((f) => `rollout.${f}`);
+const VLLM = ["mode", "urls", "servers", "python", "gpuMemoryUtilization", "kvCacheGiB", "sleep", "dtype", "startupTimeoutS", "extraArgs", "mismatchCorrection", "healthTimeoutS", "healthIntervalS", "maxRestarts"].map((f) => `rollout.${f}`);
+const SERVER_ONLY = ["servers", "extraArgs", "syncDir", "healthTimeoutS", "healthIntervalS", "maxRestarts"].map((f) => `rollout.${f}`);
 const SERVER_FLAGS = ["servers", "python", "gpuMemoryUtilization", "kvCacheGiB", "dtype", "startupTimeoutS", "extraArgs"].map((f) => `rollout.${f}`);
-const ROLLOUT_ALL = [...new Set([...OPENAI, ...VLLM, "rollout.syncDir"])];
+const ROLLOUT_ALL = [...new Set([...OPENAI, ...VLLM, "rollout.syncDir", "rollout.requestTimeoutS", "rollout.syncTimeoutS"])];
 
 const vllm = (c: RunConfig) => c.rollout?.engine === "vllm";
 const onCpu = (c: RunConfig) => c.model.engine === "embedded" || c.model.device === "cpu";

@@ -64,11 +64,17 @@ export const modelSchema = z
         masterPort: z.number().int().min(1).max(65535).optional(),
         strategy: z.enum(["fsdp2", "ddp"]).default("fsdp2"),
         backend: z.enum(["gloo", "nccl"]).optional(),
+        /** The process group's timeout in seconds: a collective waiting longer (a rank dead or hung) fails. */
+        timeoutS: z.number().positive().default(1800),
       })
       .refine((d) => d.nnodes === 1 || d.masterPort !== undefined, { message: "set masterPort (a TCP port on node 0) when nnodes > 1", path: ["masterPort"] })
       .optional(),
     /** Train LoRA adapters instead of all weights, on either engine (src/engines/lora.ts, docs/engines.md). */
     lora: loraConfigSchema.optional(),
+    /** Torch engine only: deadline of one worker call (forward, backward, score, sample, optimizer step), seconds; past it the worker is killed and the run stops with one line. */
+    callTimeoutS: z.number().positive().default(1800),
+    /** Torch engine only: deadline of the worker's start, model loads and saves (a first call may load or compile), seconds. */
+    loadTimeoutS: z.number().positive().default(3600),
   })
   .refine((m) => m.path !== undefined || m.init !== undefined, { message: "set model.path (a checkpoint directory) or model.init (a random model's size)" })
   .refine((m) => m.distributed === undefined || m.engine === "torch", { message: "model.distributed needs engine: torch", path: ["distributed"] })

@@ -45,7 +45,7 @@ export interface EngineKindOptions {
  */
 export async function openEngineOfKind(model: ModelSpec, o: EngineKindOptions): Promise<Engine> {
   const seed = o.seed ?? 0;
-  const torchOpts = { python: model.python, device: model.device ?? "auto", dtype: model.dtype ?? "auto", gradientCheckpointing: model.gradientCheckpointing ?? false, tokenBudget: model.tokenBudget ?? 16384, sharedPrompts: model.sharedPrompts ?? true, seed, tokenizer: o.tokenizer, distributed: model.distributed, onStderr: o.torchStderr, lora: model.lora };
+  const torchOpts = { python: model.python, device: model.device ?? "auto", dtype: model.dtype ?? "auto", gradientCheckpointing: model.gradientCheckpointing ?? false, tokenBudget: model.tokenBudget ?? 16384, sharedPrompts: model.sharedPrompts ?? true, seed, tokenizer: o.tokenizer, distributed: model.distributed, onStderr: o.torchStderr, lora: model.lora, timeouts: { call: model.callTimeoutS, load: model.loadTimeoutS } };
   if (model.path) {
     if (!existsSync(model.path)) throw new Error(missingModel(model.path));
     if (model.engine === "torch") return TorchEngine.fromPretrained(model.path, torchOpts);

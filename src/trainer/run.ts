@@ -17,6 +17,7 @@ import { evalBefore, finish, runRl, runSft, type RunSummary } from "./stages.ts"
 import { acquireRunLock } from "./lock.ts";
 import { loadVerifierModules } from "../rewards/pool/modules.ts";
 import { ioError } from "../util/errors.ts";
+import { PeerError } from "../util/peer.ts";
 import { RewardError } from "../rewards/compile.ts";
 
 export { NonFiniteError, RunInterrupted } from "../pipeline/faults.ts";
@@ -71,9 +72,14 @@ async function trainLocked(cfg: RunConfig, opts: TrainOptions): Promise<RunSumma
     await evalBefore(s);
     await runRl(s);
   } catch (e) {
-    // A failing reward stops the run mid-step: free the engine and the verifier pool (every log line
-    // and checkpoint already written stays).
-    if (e instanceof RewardError) await s.ctx.close().catch(() => undefined);
+    // Any error stops the run mid-step (a failing reward, a peer that died or timed out: the torch
+    // worker, every vLLM server): free the engine, the samplers' servers and the verifier pool, so
+    // no process the run started is left (every log line and checkpoint already written stays).
+    await s.ctx.close().catch(() => undefined);
+    if (e instanceof PeerError) {
+      const step = s.stage === "rl" && s.rl ? s.rl.step + 1 : s.sft.step + 1;
+      throw e.atStep(`${s.stage} step ${step}`, savedNote(s.dir));
+    }
     throw e;
   }
   return finish(s, () => (performance.now() - t0) / 1000);

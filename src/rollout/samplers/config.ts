@@ -34,7 +34,7 @@ export const rolloutEngineSchema = z
     /** GPU only: fraction of GPU memory vLLM may take (weights + KV cache). */
     gpuMemoryUtilization: z.number().gt(0).max(1).default(0.5),
     /** CPU only: KV cache size in GiB (VLLM_CPU_KVCACHE_SPACE). */
-    kvCacheGiB: z.number().gt(0).default(1),
+    kvCacheGiB: z.number().int("vLLM reads VLLM_CPU_KVCACHE_SPACE as whole GiB: expected an integer >= 1").positive().default(1),
     /** Colocated on GPU: free vLLM's memory between rollouts (sleep level 1 / wake_up). Default: on with a GPU. */
     sleep: z.boolean().optional(),
     /** vLLM's dtype: "auto" (bfloat16 on GPU, float32 on CPU), "float32" or "bfloat16". */
@@ -43,8 +43,18 @@ export const rolloutEngineSchema = z
     syncDir: z.string().optional(),
     /** Turn on truncated importance sampling (algorithm.mismatch) when the config does not set it. */
     mismatchCorrection: z.boolean().default(true),
-    /** Seconds to wait for a server rlvr starts to answer /health. */
+    /** Seconds to wait for vLLM to start (a server rlvr starts to answer /health, colocated vLLM to load), and for a server's first request after it started (it may still compile). */
     startupTimeoutS: z.number().int().positive().default(900),
+    /** Deadline of one rollout request (a server's /v1/completions, colocated vLLM's sampling), seconds. */
+    requestTimeoutS: z.number().positive().default(600),
+    /** Deadline of one weight sync (a server's reload over /collective_rpc, colocated vLLM's in-memory reload), seconds. */
+    syncTimeoutS: z.number().positive().default(600),
+    /** Server mode: deadline of one GET /health, seconds (checked before each rollout and, while a server has requests in flight, every healthIntervalS). */
+    healthTimeoutS: z.number().positive().default(10),
+    /** Server mode: seconds between health checks of a server with requests in flight. */
+    healthIntervalS: z.number().positive().default(5),
+    /** Server mode: restarts of each server rlvr started after it died or hung, per run (0: never; its prompts still go to the other servers). */
+    maxRestarts: z.number().int().min(0).default(3),
     /** Extra command-line arguments for servers rlvr starts. */
     extraArgs: z.array(z.string()).default([]),
   })
@@ -57,9 +67,15 @@ export type RolloutEngineConfig = z.output<typeof rolloutEngineSchema>;
  * mismatch correction turns on with the schema's defaults (token-level TIS, cap 3).
  * @returns the reason of a config error, or null.
  */
-export function applyRolloutDefaults(cfg: { rollout?: RolloutEngineConfig; algorithm?: AlgorithmConfig; model: { engine: string } }): string | null {
+export function applyRolloutDefaults(cfg: { rollout?: RolloutEngineConfig; algorithm?: AlgorithmConfig; model: { engine: string; lora?: unknown; distributed?: unknown } }): string | null {
   const r = cfg.rollout;
   if (!r || r.engine !== "vllm") return null;
+  if (r.mode === "colocated" && cfg.model.distributed) {
+    return "rollout.mode: colocated runs vLLM inside one worker process, not under torchrun (model.distributed); use rollout.mode: server (vLLM servers beside the torchrun group)";
+  }
+  if (r.mode === "server" && cfg.model.lora) {
+    return "model.lora with rollout.mode: server is not supported yet (servers reload full checkpoints); use rollout.mode: colocated, where each sync pushes the adapter through vLLM's LoRA loading";
+  }
   if (r.mode === "colocated" && cfg.model.engine !== "torch") {
     return "rollout.mode: colocated runs vLLM inside the torch worker; set model.engine: torch, or use rollout.mode: server";
   }

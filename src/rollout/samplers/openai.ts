@@ -12,7 +12,8 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import OpenAI from "openai";
+import OpenAI, { APIConnectionError, APIConnectionTimeoutError } from "openai";
+import { PeerError } from "../../util/peer.ts";
 import type { Engine, EngineInfo, SampleRequest, SampleResult, Sampler } from "../../core/engine.ts";
 
 export interface OpenAISamplerOptions {
@@ -22,8 +23,10 @@ export interface OpenAISamplerOptions {
   model: string;
   /** API key (default $OPENAI_API_KEY, else "unused": local servers do not check it). */
   apiKey?: string;
-  /** Request timeout in seconds (default 600). */
+  /** Deadline of one sampling request, seconds (default 600; the SDK retries twice, each with this deadline). */
   timeoutS?: number;
+  /** Deadline of one weight sync (POST /rlvr/weights), seconds (default 600). */
+  syncTimeoutS?: number;
   /** Where syncWeights writes checkpoints for the server to load (default: a temporary directory). */
   syncDir?: string;
 }
@@ -69,6 +72,9 @@ export class OpenAISampler implements Sampler {
     try {
       res = (await this.client.completions.create(body as never)) as unknown as { choices: unknown[] };
     } catch (e) {
+      const peer = `OpenAI-compatible server ${this.opts.baseURL}`;
+      if (e instanceof APIConnectionTimeoutError) throw PeerError.timeout(peer, "POST /completions", this.opts.timeoutS ?? 600, "rollout.requestTimeoutS");
+      if (e instanceof APIConnectionError) throw new PeerError(peer, "POST /completions", `failed (${e.message})`);
       throw new Error(`rollout.engine openai: ${this.opts.baseURL} answered: ${(e as Error).message}`);
     }
     const choices = (res.choices as ChoiceWithIds[]).slice().sort((a, b) => a.index - b.index);
@@ -98,7 +104,15 @@ export class OpenAISampler implements Sampler {
     this.syncDir ??= this.opts.syncDir ?? mkdtempSync(join(tmpdir(), "rlvr-openai-sync-"));
     const dir = join(this.syncDir, `v${policyVersion}`);
     await engine.save(dir, { optimizer: false });
-    const res = await fetch(`${this.opts.baseURL.replace(/\/$/, "")}/rlvr/weights`, { method: "POST", headers: { "content-type": "application/json", authorization: `Bearer ${this.client.apiKey}` }, body: JSON.stringify({ path: dir, policy_version: policyVersion }) });
+    const secs = this.opts.syncTimeoutS ?? 600;
+    let res: Response;
+    try {
+      res = await fetch(`${this.opts.baseURL.replace(/\/$/, "")}/rlvr/weights`, { method: "POST", headers: { "content-type": "application/json", authorization: `Bearer ${this.client.apiKey}` }, body: JSON.stringify({ path: dir, policy_version: policyVersion }), signal: AbortSignal.timeout(secs * 1000) });
+    } catch (e) {
+      const peer = `OpenAI-compatible server ${this.opts.baseURL}`;
+      if ((e as Error).name === "TimeoutError") throw PeerError.timeout(peer, "POST /rlvr/weights", secs, "rollout.syncTimeoutS");
+      throw new PeerError(peer, "POST /rlvr/weights", `failed (${(e as Error).message})`);
+    }
     if (!res.ok) throw new Error(`rollout.engine openai: ${this.opts.baseURL} did not take the new weights (${res.status}: ${(await res.text()).slice(0, 300)}); for RL the server must be rlvr serve --weight-sync on this machine`);
     if (this.lastDir) rmSync(this.lastDir, { recursive: true, force: true });
     this.lastDir = dir;
@@ -163,8 +177,8 @@ export async function endpointEngine(given: string, model?: string, apiKey?: str
 }
 
 /** The sampler of `rollout: {engine: openai, ...}`. @throws Error naming the missing field. */
-export function openAISamplerFromConfig(r: { baseURL?: string; model?: string; apiKey?: string; syncDir?: string }): OpenAISampler {
+export function openAISamplerFromConfig(r: { baseURL?: string; model?: string; apiKey?: string; syncDir?: string; requestTimeoutS?: number; syncTimeoutS?: number }): OpenAISampler {
   if (!r.baseURL) throw new Error("config error at rollout.baseURL: engine openai needs the server's base URL, e.g. http://127.0.0.1:8000/v1");
   if (!r.model) throw new Error("config error at rollout.model: engine openai needs the model id the server serves (GET /v1/models)");
-  return new OpenAISampler({ baseURL: r.baseURL, model: r.model, apiKey: r.apiKey, syncDir: r.syncDir });
+  return new OpenAISampler({ baseURL: r.baseURL, model: r.model, apiKey: r.apiKey, syncDir: r.syncDir, timeoutS: r.requestTimeoutS, syncTimeoutS: r.syncTimeoutS });
 }

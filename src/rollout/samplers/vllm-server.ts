@@ -11,11 +11,12 @@
  *   rlvr_worker.vllm_ext.RlvrWorkerExtension` with VLLM_SERVER_DEV_MODE=1: weight sync through
  *   `/collective_rpc` → `rlvr_load_weights(weights_path)` → vLLM's in-place `reload_weights`.
  */
-import { spawn, type ChildProcess } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { existsSync } from "node:fs";
 import { createServer } from "node:net";
 import { join } from "node:path";
 import { WORKER_ROOT } from "../../engines/torch/worker.ts";
+import { killGroup, spawnGroup } from "../../util/peer.ts";
 
 /** Where `rlvr setup vllm` puts its virtual environment (vLLM's CPU or CUDA build + the worker). */
 export const VLLM_VENV = join(WORKER_ROOT, ".venv-vllm");
@@ -93,17 +94,21 @@ export function freePort(): Promise<number> {
 export interface LocalVllmServer {
   url: string;
   process: ChildProcess;
-  /** Stop the server (SIGTERM, then SIGKILL after `graceMs`). */
+  /** Stop the server and everything it started (SIGTERM to its process group, then SIGKILL after `graceMs`). */
   close(graceMs?: number): Promise<void>;
+  /** SIGKILL its process group now (a hung or stopped server ignores SIGTERM). */
+  kill(): void;
 }
 
 /**
- * Start one local server and wait until /health answers 200.
- * @throws when the process exits first or `timeoutS` passes (with the tail of its log).
+ * Start one local server (in its own process group: the API server, vLLM's engine core and its
+ * `multiprocessing.resource_tracker` are stopped together) and wait until /health answers 200.
+ * @param opts.signal aborting it stops the server being started (the call then throws)
+ * @throws when the process exits first, `timeoutS` passes or `signal` fires (with the tail of its log).
  */
-export async function startVllmServer(python: string, args: VllmServerArgs, opts: { kvCacheGiB: number; timeoutS: number; onLog?: (line: string) => void }): Promise<LocalVllmServer> {
+export async function startVllmServer(python: string, args: VllmServerArgs, opts: { kvCacheGiB: number; timeoutS: number; onLog?: (line: string) => void; signal?: AbortSignal }): Promise<LocalVllmServer> {
   const url = `http://${args.host ?? "127.0.0.1"}:${args.port}`;
-  const child = spawn(python, ["-m", "vllm.entrypoints.openai.api_server", ...vllmServerArgs(args)], { env: vllmServerEnv(opts.kvCacheGiB), stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawnGroup(python, ["-m", "vllm.entrypoints.openai.api_server", ...vllmServerArgs(args)], { env: vllmServerEnv(opts.kvCacheGiB), stdio: ["ignore", "pipe", "pipe"] });
   const tail: string[] = [];
   const onData = (b: Buffer) => {
     for (const line of b.toString("utf8").split("\n")) {
@@ -117,20 +122,26 @@ export async function startVllmServer(python: string, args: VllmServerArgs, opts
   child.stderr!.on("data", onData);
   let exited: number | null | undefined;
   child.once("exit", (code) => (exited = code));
+  const kill = () => killGroup(child.pid);
   const close = async (graceMs = 10_000) => {
-    if (child.exitCode !== null || child.signalCode !== null) return;
+    if (child.exitCode !== null || child.signalCode !== null) return kill();
     const done = new Promise<void>((r) => child.once("exit", () => r()));
-    child.kill("SIGTERM");
-    const t = setTimeout(() => child.kill("SIGKILL"), graceMs);
+    killGroup(child.pid, "SIGTERM");
+    const t = setTimeout(kill, graceMs);
     await done;
     clearTimeout(t);
+    kill(); // what is left of the group (spawnGroup does it too)
   };
   const deadline = Date.now() + opts.timeoutS * 1000;
   while (Date.now() < deadline) {
+    if (opts.signal?.aborted) {
+      kill();
+      throw new Error(`vLLM server on ${url}: start cancelled`);
+    }
     if (exited !== undefined) throw new Error(`vLLM server on ${url} exited with code ${exited} before it was ready:\n${tail.join("\n")}`);
     try {
       const r = await fetch(`${url}/health`, { signal: AbortSignal.timeout(5000) });
-      if (r.ok) return { url, process: child, close };
+      if (r.ok) return { url, process: child, close, kill };
     } catch {
       // not listening yet
     }
