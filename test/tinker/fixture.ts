@@ -5,11 +5,18 @@
 import { EmbeddedEngine } from "../../src/engines/embedded/engine.ts";
 import { CharTokenizer } from "../../src/tokenizers/index.ts";
 
-/** Write the tiny model to `dir` (config.json, model.safetensors, tokenizer files). */
-export async function writeTinyModel(dir: string, seed = 0): Promise<void> {
-  const tokenizer = new CharTokenizer({ alphabet: "0123456789+= abc" });
+/** The printable ASCII characters and a newline: an alphabet for chat renderers' text ("User: ...\n\n"). */
+export const ASCII_ALPHABET = "\n" + Array.from({ length: 95 }, (_, i) => String.fromCharCode(32 + i)).join("");
+
+/**
+ * Write the tiny model to `dir` (config.json, model.safetensors, tokenizer files). `alphabet`: its
+ * character tokenizer's (default the digits, "+", "=", " " and "abc"); `context`: its context
+ * length in tokens (default 64).
+ */
+export async function writeTinyModel(dir: string, seed = 0, o: { alphabet?: string; context?: number } = {}): Promise<void> {
+  const tokenizer = new CharTokenizer({ alphabet: o.alphabet ?? "0123456789+= abc" });
   const engine = await EmbeddedEngine.create(
-    { modelType: "llama", vocabSize: tokenizer.vocabSize, hiddenSize: 32, intermediateSize: 64, numLayers: 2, numHeads: 4, numKvHeads: 2, headDim: 8, rmsNormEps: 1e-5, ropeTheta: 10000, maxPositionEmbeddings: 64, tieWordEmbeddings: false, attentionBias: false },
+    { modelType: "llama", vocabSize: tokenizer.vocabSize, hiddenSize: 32, intermediateSize: 64, numLayers: 2, numHeads: 4, numKvHeads: 2, headDim: 8, rmsNormEps: 1e-5, ropeTheta: 10000, maxPositionEmbeddings: o.context ?? 64, tieWordEmbeddings: false, attentionBias: false },
     { seed, tokenizer, modelId: "tiny" },
   );
   await engine.save(dir);
