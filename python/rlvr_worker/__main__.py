@@ -57,7 +57,7 @@ def _inject_fault(op: str) -> None:
 
 def serve_single(inp: IO[bytes], out: IO[bytes]) -> None:
     """One process: read a request, run its command, write the reply; until EOF or shutdown."""
-    from .engine import COMMANDS, Session
+    from .worker import COMMANDS, Session
 
     session = Session()
     while True:
@@ -89,7 +89,7 @@ def serve_single(inp: IO[bytes], out: IO[bytes]) -> None:
 def serve_distributed(inp: Optional[IO[bytes]], out: Optional[IO[bytes]]) -> None:
     """Under torchrun: rank 0 serves the client and relays each request to the other ranks."""
     from .distributed import init_from_env, receive_request, send_request
-    from .engine import COMMANDS, Session
+    from .worker import COMMANDS, Session
 
     ctx = init_from_env()
     session = Session(ctx)

@@ -44,7 +44,7 @@ import numpy as np
 import torch
 import torch.distributed as dist
 
-from .engine import Options, Worker, _Pending, checkpoint_generation_config, full_tensor, read_hf_weights
+from .worker import Options, Worker, _Pending, checkpoint_generation_config, full_tensor, read_hf_weights
 from .protocol import Tensors
 
 

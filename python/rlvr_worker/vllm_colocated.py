@@ -281,7 +281,7 @@ def _op_close(s: Any, h: Dict[str, Any], t: Tensors) -> Tuple[Dict[str, Any], Te
 
 def register() -> None:
     """Add the colocated sampler's commands to the worker's command table (engine.COMMANDS)."""
-    from .engine import COMMANDS, Command
+    from .worker import COMMANDS, Command
 
     COMMANDS["vllm_init"] = Command(_op_init, ranks="rank0", check=_check_single)
     COMMANDS["vllm_sample"] = Command(_op_sample, ranks="rank0", check=_check_single)
