@@ -1,7 +1,9 @@
 """Import rules of a Python package (the torch worker, python/rlvr_worker): no import circle among
 its modules and no private name (`_x`, dunders excepted) taken from another of its modules.
 
-Usage: python worker_imports.py PACKAGE_DIR. Every import counts, the ones inside functions too
+Usage: python worker_imports.py PACKAGE_DIR [ORDER]. ORDER (optional) is a comma-separated list of
+module names, lowest first: a listed module may import only modules listed before it (modules not
+listed are unconstrained). Every import counts, the ones inside functions too
 (a lazy import still ties two modules together). Standard library only (ast). Prints one line per
 finding and exits 1, or prints "ok: N modules" and exits 0.
 """
@@ -29,7 +31,7 @@ def _target(mod: str, level: int, module: Optional[str], pkg: str) -> Optional[s
     return (rest.split(".")[0] if rest else "__init__") or "__init__"
 
 
-def scan(pkg_dir: str) -> List[str]:
+def scan(pkg_dir: str, order: Optional[List[str]] = None) -> List[str]:
     pkg = os.path.basename(os.path.normpath(pkg_dir))
     modules = sorted(f[:-3] for f in os.listdir(pkg_dir) if f.endswith(".py"))
     graph: Dict[str, Set[str]] = {m: set() for m in modules}
@@ -63,6 +65,11 @@ def scan(pkg_dir: str) -> List[str]:
         for node in ast.walk(tree):
             if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in siblings and _private(node.attr):
                 findings.append(f"{pkg}/{mod}.py:{node.lineno}: uses private name {node.value.id}.{node.attr}")
+    rank = {m: i for i, m in enumerate(order or [])}
+    for mod in modules:
+        for t in sorted(graph[mod]):
+            if mod in rank and t in rank and rank[t] > rank[mod]:
+                findings.append(f"{pkg}/{mod}.py imports {t}.py, which comes after it in the layer order")
     findings += _circles(graph, pkg)
     if not findings:
         print(f"ok: {len(modules)} modules")
@@ -97,7 +104,7 @@ def _circles(graph: Dict[str, Set[str]], pkg: str) -> List[str]:
 
 
 if __name__ == "__main__":
-    problems = scan(sys.argv[1])
+    problems = scan(sys.argv[1], sys.argv[2].split(",") if len(sys.argv) > 2 else None)
     for p in problems:
         print(p)
     sys.exit(1 if problems else 0)
