@@ -33,7 +33,6 @@ def register(commands: Dict[str, Command]) -> None:
     COMMANDS.update(commands)
 
 
-
 def _batch(t: Tensors, h: Dict[str, Any]) -> Tuple[Optional[np.ndarray], Optional[np.ndarray]]:
     """[B, T] tokens and [B] lengths of a request (None on ranks that were not sent them)."""
     if "tokens" not in t:

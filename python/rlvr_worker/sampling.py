@@ -125,7 +125,6 @@ class Sampling:
         return {"tokens": tokens_out, "logprobs": lp_out, "lengths": lengths, "stop": stopped}
 
 
-
 class _RecordingWarper:
     """The only logits processor given to generate(): records each sampled token's log-prob and
     applies temperature, top-k and top-p itself (generate runs with its own warpers off).

@@ -36,7 +36,6 @@ from .scoring import split_model, split_scores
 from .weights import adapter_base, checkpoint_generation_config, full_tensor, linear_module_names, read_hf_weights, read_json
 
 
-
 def _as_list(x: Any) -> List[str]:
     return [x] if isinstance(x, str) else [str(v) for v in x]
 
