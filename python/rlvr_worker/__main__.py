@@ -7,7 +7,7 @@ stream. stderr is free-form log text (the client forwards it).
 Under torchrun (`python -m torch.distributed.run ... -m rlvr_worker`, which sets RANK,
 WORLD_SIZE and LOCAL_RANK) every rank starts here: rank 0 reads the requests and writes the
 replies; the other ranks never touch stdin or stdout and receive each request from rank 0
-(distributed.py). The commands themselves are the table engine.COMMANDS.
+(distributed.py). The commands themselves are the table ops.COMMANDS.
 """
 
 from __future__ import annotations
@@ -57,7 +57,8 @@ def _inject_fault(op: str) -> None:
 
 def serve_single(inp: IO[bytes], out: IO[bytes]) -> None:
     """One process: read a request, run its command, write the reply; until EOF or shutdown."""
-    from .engine import COMMANDS, Session
+    from .commands import Session
+    from .ops import COMMANDS
 
     session = Session()
     while True:
@@ -89,7 +90,8 @@ def serve_single(inp: IO[bytes], out: IO[bytes]) -> None:
 def serve_distributed(inp: Optional[IO[bytes]], out: Optional[IO[bytes]]) -> None:
     """Under torchrun: rank 0 serves the client and relays each request to the other ranks."""
     from .distributed import init_from_env, receive_request, send_request
-    from .engine import COMMANDS, Session
+    from .commands import Session
+    from .ops import COMMANDS
 
     ctx = init_from_env()
     session = Session(ctx)

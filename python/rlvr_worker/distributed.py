@@ -44,7 +44,9 @@ import numpy as np
 import torch
 import torch.distributed as dist
 
-from .engine import Options, Worker, _Pending, checkpoint_generation_config, full_tensor, read_hf_weights
+from .options import Options
+from .weights import checkpoint_generation_config, full_tensor, read_hf_weights
+from .worker import Pending, Worker
 from .protocol import Tensors
 
 
@@ -162,7 +164,7 @@ class DistributedWorker(Worker):
     same order. Batch arguments are the whole batch on rank 0 and None on the other ranks;
     results are meaningful on rank 0 only."""
 
-    split_scoring = False  # FSDP2/DDP: scores through the wrapped root's forward (engine.Worker)
+    split_scoring = False  # FSDP2/DDP: scores through the wrapped root's forward (worker.Worker)
 
     def __init__(self, ctx: DistContext, strategy: str) -> None:
         super().__init__()
@@ -424,7 +426,7 @@ class DistributedWorker(Worker):
             # Too large for one graph: score now, recompute each micro-batch with a graph in backward.
             local = self._score_rows(self.model, tk, ln, entropy, passes=passes if self._synced() else None)
         self.shard = sh
-        self.pending = _Pending(tokens=tokens if tokens is not None else tk, lengths=lengths if lengths is not None else ln, entropy=entropy)
+        self.pending = Pending(tokens=tokens if tokens is not None else tk, lengths=lengths if lengths is not None else ln, entropy=entropy)
         return self._collect(local, assignment, None if tokens is None else tokens.shape)
 
     def backward(self, d_lp: Optional[np.ndarray], d_ent: Optional[np.ndarray]) -> None:

@@ -1,7 +1,7 @@
 """Colocated vLLM sampler: vLLM's offline `LLM` inside the torch worker's process.
 
-The worker's commands `vllm_init`, `vllm_sample`, `vllm_sync`, `vllm_close` (added to
-engine.COMMANDS by `register`, called from engine.py's extensions line) drive one `vllm.LLM` that shares the process with the trainer:
+The worker's commands `vllm_init`, `vllm_sample`, `vllm_sync`, `vllm_close` (`commands()`, which
+ops.py registers in the worker's command table) drive one `vllm.LLM` that shares the process with the trainer:
 
 - Start-up: `LLM(model=<dir>, load_format="dummy", skip_tokenizer_init=True,
   logprobs_mode="processed_logprobs", hf_overrides={"tie_word_embeddings": False},
@@ -34,6 +34,8 @@ import time
 from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
+
+from .commands import Command
 
 Tensors = Dict[str, "np.ndarray[Any, Any]"]
 
@@ -279,11 +281,11 @@ def _op_close(s: Any, h: Dict[str, Any], t: Tensors) -> Tuple[Dict[str, Any], Te
     return {}, {}
 
 
-def register() -> None:
-    """Add the colocated sampler's commands to the worker's command table (engine.COMMANDS)."""
-    from .engine import COMMANDS, Command
-
-    COMMANDS["vllm_init"] = Command(_op_init, ranks="rank0", check=_check_single)
-    COMMANDS["vllm_sample"] = Command(_op_sample, ranks="rank0", check=_check_single)
-    COMMANDS["vllm_sync"] = Command(_op_sync, ranks="rank0", check=_check_single)
-    COMMANDS["vllm_close"] = Command(_op_close, ranks="rank0")
+def commands() -> Dict[str, Command]:
+    """The colocated sampler's protocol ops, for the worker's command table (ops.register)."""
+    return {
+        "vllm_init": Command(_op_init, ranks="rank0", check=_check_single),
+        "vllm_sample": Command(_op_sample, ranks="rank0", check=_check_single),
+        "vllm_sync": Command(_op_sync, ranks="rank0", check=_check_single),
+        "vllm_close": Command(_op_close, ranks="rank0"),
+    }

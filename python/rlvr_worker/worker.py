@@ -4,9 +4,7 @@ Conventions (identical to src/core/engine.ts, which is authoritative):
 - A token batch is [B, T] right-padded; `lengths[b]` real tokens. Per-token outputs are aligned
   with the token they score: lp[b, t] = log p(tok[b, t] | tok[b, :t]); lp[b, 0] = 0 and padded
   positions hold 0. Entropy H[b, t] is that of the distribution that predicted tok[b, t].
-- Sampled log-probs are under softmax(logits / temperature) over the full vocabulary (after
-  temperature, before top-k/top-p truncation; temperature 1 for greedy decoding), as verl and
-  vLLM report and as the embedded engine does.
+- Sampled log-probs: see sampling.py, whose `Sampling.sample` the Worker inherits.
 - Right padding + causal attention means real positions never see padding, so training and
   scoring forwards need no attention mask (and use the fused causal kernels).
 
@@ -16,8 +14,8 @@ in float32. AdamW (Loshchilov & Hutter 2019, arXiv:1711.05101) is torch.optim.Ad
 parameter groups: decoupled weight decay only on >= 2-D weights whose name has no "norm" (as the
 embedded engine and HF Trainer).
 
-The end of this file is the worker's command table (COMMANDS: protocol op -> handler), which
-__main__ dispatches on; under torchrun, distributed.DistributedWorker takes the Worker's place.
+The protocol ops that drive a Worker are in ops.py; under torchrun, distributed.DistributedWorker
+takes the Worker's place.
 """
 
 from __future__ import annotations
@@ -27,145 +25,19 @@ import copy
 import json
 import os
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
+from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 import numpy as np
 import torch
 
-from .protocol import Tensors
+from .options import Options, resolve_device, resolve_dtype
+from .sampling import Sampling
 from .scoring import split_model, split_scores
-
-Array = "np.ndarray[Any, Any]"
-
-
-@dataclass
-class Options:
-    """Worker options sent by the client at load time (see TorchEngineOptions in TypeScript)."""
-
-    device: str = "auto"  # "auto" | "cpu" | "cuda" | "cuda:N" | "mps"
-    dtype: str = "auto"  # "auto" | "float32" | "bfloat16"
-    gradient_checkpointing: bool = False
-    # Most tokens (rows x padded length) per forward; larger batches are split into micro-batches.
-    token_budget: int = 16384
-    # KV cache for generate(): "static" (fixed-size; CUDA float32 default) or "dynamic" (CPU and
-    # bfloat16-autocast default).
-    kv_cache: str = "auto"
-    attn_implementation: str = "sdpa"
-    seed: int = 0
-    lora: Optional[Dict[str, Any]] = None
-    threads: int = 0
-    # Run the prompt a run of consecutive rows shares once (scoring.py); plain causal LMs only.
-    shared_prompts: bool = True
-    # Most positions whose logits exist at once in the chunked head (scoring.py).
-    head_chunk: int = 1024
-
-    @staticmethod
-    def from_json(o: Dict[str, Any]) -> "Options":
-        return Options(
-            device=str(o.get("device", "auto")),
-            dtype=str(o.get("dtype", "auto")),
-            gradient_checkpointing=bool(o.get("gradientCheckpointing", False)),
-            token_budget=int(o.get("tokenBudget", 16384)),
-            kv_cache=str(o.get("kvCache", "auto")),
-            attn_implementation=str(o.get("attnImplementation", "sdpa")),
-            seed=int(o.get("seed", 0)),
-            lora=o.get("lora"),
-            threads=int(o.get("threads", 0)),
-            shared_prompts=bool(o.get("sharedPrompts", True)),
-            head_chunk=int(o.get("headChunk", 1024)),
-        )
-
-
-def _resolve_device(name: str) -> torch.device:
-    if name == "auto":
-        if torch.cuda.is_available():
-            return torch.device("cuda")
-        return torch.device("cpu")
-    dev = torch.device(name)
-    if dev.type == "cuda" and not torch.cuda.is_available():
-        raise RuntimeError(f"device {name!r} requested but torch {torch.__version__} sees no CUDA GPU (is this the CPU build of torch?)")
-    return dev
-
-
-def _resolve_dtype(name: str, device: torch.device) -> torch.dtype:
-    if name == "auto":
-        return torch.bfloat16 if device.type == "cuda" and torch.cuda.is_bf16_supported() else torch.float32
-    table = {"float32": torch.float32, "bfloat16": torch.bfloat16}
-    if name not in table:
-        raise ValueError(f"dtype {name!r} is not supported (float32 or bfloat16)")
-    return table[name]
-
-
-def full_tensor(t: torch.Tensor) -> torch.Tensor:
-    """The whole tensor: a DTensor (FSDP2 shard) is all-gathered (a collective: every rank must
-    call it, in the same order); a plain tensor is returned as it is."""
-    gather = getattr(t, "full_tensor", None)
-    return gather() if callable(gather) else t
-
-
-def read_hf_weights(path: str, model: Any) -> Dict[str, torch.Tensor]:
-    """The model*.safetensors tensors of a checkpoint directory, checked against `model`'s
-    parameters (every one present, except a tied output head; same shapes). CPU tensors.
-    Raises FileNotFoundError / ValueError naming the checkpoint and the tensor."""
-    from safetensors.torch import load_file
-
-    files = [f for f in os.listdir(path) if f.endswith(".safetensors") and f.startswith("model")]
-    if not files:
-        raise FileNotFoundError(f"no model*.safetensors in {path}")
-    state: Dict[str, torch.Tensor] = {}
-    for f in files:
-        state.update(load_file(os.path.join(path, f)))
-    own = dict(model.named_parameters())
-    missing = [k for k in own if k not in state and not (k == "lm_head.weight" and model.config.tie_word_embeddings)]
-    if missing:
-        raise ValueError(f"checkpoint {path} lacks {len(missing)} tensors the model has, e.g. {missing[0]}")
-    for k, p in own.items():
-        if k in state and tuple(state[k].shape) != tuple(p.shape):
-            raise ValueError(f"checkpoint {path}: tensor {k} has shape {list(state[k].shape)}, the model has {list(p.shape)}")
-    return state
-
-
-def checkpoint_generation_config(model: Any) -> Any:
-    """The generation config a checkpoint keeps: the one the model came with (its directory's
-    generation_config.json, or transformers' config-derived default), with bos/eos/pad filled from
-    the model config where it lacks them (older rlvr checkpoints wrote an empty one). Without it a
-    trained model generates past its end-of-turn token in transformers."""
-    from transformers import GenerationConfig
-
-    gc = copy.deepcopy(getattr(model, "generation_config", None)) or GenerationConfig()
-    for k in ("bos_token_id", "eos_token_id", "pad_token_id"):
-        if getattr(gc, k, None) is None and getattr(model.config, k, None) is not None:
-            setattr(gc, k, getattr(model.config, k))
-    return gc
-
-
-def _read_json(path: str) -> Dict[str, Any]:
-    with open(path) as f:
-        return dict(json.load(f))
+from .weights import adapter_base, checkpoint_generation_config, full_tensor, linear_module_names, read_hf_weights, read_json
 
 
 def _as_list(x: Any) -> List[str]:
     return [x] if isinstance(x, str) else [str(v) for v in x]
-
-
-def adapter_base(path: str) -> Optional[str]:
-    """The base model directory of a peft adapter directory (adapter_config.json's
-    base_model_name_or_path: absolute, or relative to the adapter), None when `path` is no adapter.
-    Raises FileNotFoundError naming the file when the base is missing."""
-    f = os.path.join(path, "adapter_config.json")
-    if not os.path.isfile(f):
-        return None
-    name = str(_read_json(f).get("base_model_name_or_path") or "")
-    for cand in ([name] if os.path.isabs(name) else [os.path.join(path, name), name]):
-        if name and os.path.isfile(os.path.join(cand, "config.json")):
-            return cand
-    raise FileNotFoundError(f"adapter error in {f} at base_model_name_or_path: no base model directory with config.json at {name!r}")
-
-
-def linear_module_names(model: Any) -> List[str]:
-    """Leaf names of the model's linear layers a LoRA target may name (the output head excluded)."""
-    head = model.get_output_embeddings()
-    return sorted({n.rsplit(".", 1)[-1] for n, m in model.named_modules() if isinstance(m, torch.nn.Linear) and m is not head})
 
 
 def _decays(name: str, p: torch.Tensor) -> bool:
@@ -174,7 +46,7 @@ def _decays(name: str, p: torch.Tensor) -> bool:
 
 
 @dataclass
-class _Pending:
+class Pending:
     """State between the two phases of forward-backward."""
 
     # Fast path: one forward with a retained graph.
@@ -187,7 +59,7 @@ class _Pending:
     entropy: bool = False
 
 
-class Worker:
+class Worker(Sampling):
     """One policy model (+ optional reference) and its optimizer."""
 
     # Score plain causal LMs through their decoder and head (scoring.py). Off under torchrun: FSDP2
@@ -203,7 +75,7 @@ class Worker:
         self.opts = Options()
         self.device = torch.device("cpu")
         self.dtype = torch.float32
-        self.pending: Optional[_Pending] = None
+        self.pending: Optional[Pending] = None
         self.has_grad = False
         self.model_id = ""
         self.lora = False
@@ -220,8 +92,8 @@ class Worker:
         self.opts = opts
         if opts.threads > 0:
             torch.set_num_threads(opts.threads)
-        self.device = _resolve_device(opts.device)
-        self.dtype = _resolve_dtype(opts.dtype, self.device)
+        self.device = resolve_device(opts.device)
+        self.dtype = resolve_dtype(opts.dtype, self.device)
         torch.manual_seed(opts.seed)
 
     def _finish_model(self, model: Any) -> None:
@@ -265,7 +137,7 @@ class Worker:
             raise ValueError(f"config error at model.lora.targets: {', '.join(repr(u) for u in unknown)} not a module of this model; its linear modules: {', '.join(modules)}")
         self.lora = True
         if self.adapter_dir is not None:
-            ac = _read_json(os.path.join(self.adapter_dir, "adapter_config.json"))
+            ac = read_json(os.path.join(self.adapter_dir, "adapter_config.json"))
             have = (int(ac["r"]), sorted(_as_list(ac["target_modules"])))
             want = (int(cfg["rank"]), sorted(targets))
             if have != want:
@@ -391,7 +263,8 @@ class Worker:
         lens = torch.from_numpy(lengths[rows].astype(np.int64)).to(self.device)
         return ids, lens, T
 
-    def _check_batch(self, tokens: np.ndarray, lengths: np.ndarray) -> None:
+    def check_batch(self, tokens: np.ndarray, lengths: np.ndarray) -> None:
+        """Raises ValueError unless lengths is [B] within [0, T] and every real token is in the vocabulary."""
         V = self.info_vocab()
         B, T = tokens.shape
         if lengths.shape != (B,):
@@ -444,7 +317,7 @@ class Worker:
             raise RuntimeError("score(model='reference') called before setReference()")
 
     def score(self, tokens: np.ndarray, lengths: np.ndarray, which: str, entropy: bool) -> Dict[str, np.ndarray]:
-        self._check_batch(tokens, lengths)
+        self.check_batch(tokens, lengths)
         if which == "reference":
             with self._reference_model() as m:
                 lp, ent = self._score_no_grad(m, tokens, lengths, entropy)
@@ -465,7 +338,7 @@ class Worker:
 
     def forward(self, tokens: np.ndarray, lengths: np.ndarray, entropy: bool) -> Dict[str, np.ndarray]:
         """Phase 1 of forward-backward: scores with a graph kept for `backward`."""
-        self._check_batch(tokens, lengths)
+        self.check_batch(tokens, lengths)
         self.pending = None
         micro = self._micro_batches(lengths)
         B, T = tokens.shape
@@ -476,7 +349,7 @@ class Worker:
                 lp, ent = self._token_scores(self.model, ids, lens, entropy)
             finally:
                 self.model.eval()
-            self.pending = _Pending(lp=lp, ent=ent, tokens=tokens, lengths=lengths, entropy=entropy)
+            self.pending = Pending(lp=lp, ent=ent, tokens=tokens, lengths=lengths, entropy=entropy)
             lp_np = np.zeros((B, T), dtype=np.float32)
             lp_np[:, :Tm] = lp.detach().cpu().numpy()
             out = {"logprobs": lp_np}
@@ -489,7 +362,7 @@ class Worker:
         # in `backward` (the loss depends on the parameters only through lp and H, and forwards
         # are deterministic, so the recomputed scores equal the ones the loss saw).
         lp_all, ent_all = self._score_no_grad(self.model, tokens, lengths, entropy)
-        self.pending = _Pending(micro=micro, tokens=tokens, lengths=lengths, entropy=entropy)
+        self.pending = Pending(micro=micro, tokens=tokens, lengths=lengths, entropy=entropy)
         res = {"logprobs": lp_all}
         if ent_all is not None:
             res["entropy"] = ent_all
@@ -624,103 +497,6 @@ class Worker:
             q.requires_grad_(False)
         self.reference = ref
 
-    # ------------------------------------------------------------------ sampling
-
-    def _generate_kwargs(self) -> Dict[str, Any]:
-        """Extra generate() arguments (the FSDP2 worker adds synced_gpus)."""
-        return {}
-
-    @torch.no_grad()
-    def sample(self, prompts: List[np.ndarray], h: Dict[str, Any]) -> Dict[str, np.ndarray]:
-        """Batched generate(); returns flat [R, maxNewTokens] tokens/logprobs, lengths [R], stop [R]."""
-        from transformers import GenerationConfig, LogitsProcessorList
-
-        n = int(h["n"])
-        max_new = int(h["maxNewTokens"])
-        temperature = float(h["temperature"])
-        top_k = int(h.get("topK") or 0)
-        top_p_raw = h.get("topP")
-        top_p = 1.0 if top_p_raw is None else float(top_p_raw)
-        stop = [int(s) for s in (h.get("stopTokens") or [])]
-        R = len(prompts) * n
-        tokens_out = np.zeros((R, max_new), dtype=np.int32)
-        lp_out = np.zeros((R, max_new), dtype=np.float32)
-        lengths = np.zeros((R,), dtype=np.int32)
-        stopped = np.zeros((R,), dtype=np.int32)
-        if R == 0 or max_new == 0:
-            return {"tokens": tokens_out, "logprobs": lp_out, "lengths": lengths, "stop": stopped}
-        max_pos = int(getattr(self.model.config, "max_position_embeddings", 0) or 0)
-        longest = max(len(p) for p in prompts)
-        if max_pos and longest + max_new > max_pos:
-            raise ValueError(f"prompt ({longest} tokens) + maxNewTokens ({max_new}) exceeds the model's max_position_embeddings {max_pos}")
-        if any(len(p) == 0 for p in prompts):
-            raise ValueError("every prompt needs at least one token")
-        V = self.info_vocab()
-        pad = stop[0] if stop else 0
-        P = longest
-        # Rows are prompt-major (prompt i, sample j at i*n + j); expanded here rather than with
-        # num_return_sequences, which generate() refuses for greedy decoding.
-        ids = np.full((R, P), pad, dtype=np.int64)
-        mask = np.zeros((R, P), dtype=np.int64)
-        for i, p in enumerate(prompts):
-            if p.min() < 0 or p.max() >= V:
-                raise ValueError(f"prompt {i} has a token id outside the vocabulary [0, {V})")
-            ids[i * n : (i + 1) * n, P - len(p) :] = p
-            mask[i * n : (i + 1) * n, P - len(p) :] = 1
-        kv = self.opts.kv_cache
-        autocast = self.dtype != torch.float32
-        if kv == "auto":
-            # transformers' static cache takes one dtype, but under autocast the rotated keys come
-            # out float32 and the values bfloat16, so autocast sampling uses the dynamic cache.
-            kv = "static" if self.device.type == "cuda" and not autocast else "dynamic"
-        if kv == "static" and autocast:
-            raise ValueError("kvCache 'static' needs dtype float32 (under bfloat16 autocast keys and values differ in dtype); use kvCache 'auto' or 'dynamic'")
-        greedy = temperature <= 0
-        gc = GenerationConfig(
-            do_sample=not greedy,
-            max_new_tokens=max_new,
-            min_new_tokens=0,
-            temperature=1.0,
-            top_k=0,
-            top_p=1.0,
-            min_p=None,
-            typical_p=1.0,
-            repetition_penalty=1.0,
-            num_beams=1,
-            num_return_sequences=1,
-            eos_token_id=stop if stop else None,
-            pad_token_id=pad,
-            bos_token_id=None,
-            cache_implementation=kv if kv == "static" else None,
-        )
-        proc = _RecordingWarper(1.0 if greedy else temperature, 0 if greedy else top_k, 1.0 if greedy else top_p)
-        torch.manual_seed(int(h.get("seed", 0)))
-        if self.device.type == "cuda":
-            torch.cuda.manual_seed_all(int(h.get("seed", 0)))
-        with self._autocast():
-            seqs = self.model.generate(
-                input_ids=torch.from_numpy(ids).to(self.device),
-                attention_mask=torch.from_numpy(mask).to(self.device),
-                generation_config=gc,
-                logits_processor=LogitsProcessorList([proc]),
-                **self._generate_kwargs(),
-            )
-        gen = seqs[:, P:]
-        lps = proc.finish(gen[:, -1]) if gen.shape[1] > 0 else torch.zeros(R, 0)
-        gen_np = gen.cpu().numpy().astype(np.int32)
-        lps_np = lps.float().cpu().numpy()
-        S = gen_np.shape[1]
-        stop_set = np.array(stop, dtype=np.int32)
-        for r in range(R):
-            row = gen_np[r]
-            hits = np.nonzero(np.isin(row, stop_set))[0] if stop else np.array([], dtype=np.int64)
-            L = int(hits[0]) + 1 if hits.size else S
-            lengths[r] = L
-            stopped[r] = 1 if hits.size else 0
-            tokens_out[r, :L] = row[:L]
-            lp_out[r, :L] = lps_np[r, :L]
-        return {"tokens": tokens_out, "logprobs": lp_out, "lengths": lengths, "stop": stopped}
-
     # ------------------------------------------------------------------ I/O
 
     def save(self, path: str, optimizer: bool) -> Dict[str, Any]:
@@ -742,7 +518,7 @@ class Worker:
                 self.saved_generation_config.save_pretrained(base)
                 full.append(base)
             cfg_file = os.path.join(path, "adapter_config.json")
-            ac = _read_json(cfg_file)
+            ac = read_json(cfg_file)
             ac["base_model_name_or_path"] = base_ref
             with open(cfg_file, "w") as f:
                 json.dump(ac, f, indent=2)
@@ -829,331 +605,3 @@ class Worker:
         p = params[name]
         with torch.no_grad():
             p.copy_(torch.from_numpy(data).reshape(p.shape).to(p.dtype))
-
-
-class _RecordingWarper:
-    """The only logits processor given to generate(): records each sampled token's log-prob and
-    applies temperature, top-k and top-p itself (generate runs with its own warpers off).
-
-    At call s it receives the logits for step s and the ids so far, whose last column is the
-    token drawn at step s-1; so it stores one step's log-probs and gathers them a step later.
-    Top-k/top-p follow the embedded engine: candidates sorted by probability (ties to the lower
-    id), top-k first, then the smallest prefix whose mass under the full distribution >= top-p.
-    """
-
-    def __init__(self, temperature: float, top_k: int, top_p: float) -> None:
-        self.temperature = temperature
-        self.top_k = top_k
-        self.top_p = top_p
-        self.prev: Optional[torch.Tensor] = None
-        self.lps: List[torch.Tensor] = []
-
-    def __call__(self, input_ids: torch.Tensor, scores: torch.Tensor) -> torch.Tensor:
-        if self.prev is not None:
-            self.lps.append(self.prev.gather(1, input_ids[:, -1:]).squeeze(1))
-        z = scores.float() / self.temperature
-        logp = torch.log_softmax(z, dim=-1)
-        self.prev = logp
-        V = z.shape[-1]
-        if (self.top_k <= 0 or self.top_k >= V) and self.top_p >= 1.0:
-            return z
-        sp, idx = torch.sort(logp, dim=-1, descending=True, stable=True)
-        keep = torch.ones_like(sp, dtype=torch.bool)
-        if 0 < self.top_k < V:
-            keep[:, self.top_k :] = False
-        if self.top_p < 1.0:
-            probs = sp.exp()
-            before = torch.cumsum(probs, dim=-1) - probs
-            keep &= before < self.top_p
-        keep[:, 0] = True
-        mask = torch.zeros_like(keep).scatter(1, idx, keep)
-        return z.masked_fill(~mask, float("-inf"))
-
-    def finish(self, last: torch.Tensor) -> torch.Tensor:
-        if self.prev is not None:
-            self.lps.append(self.prev.gather(1, last.unsqueeze(1)).squeeze(1))
-        return torch.stack(self.lps, dim=1)
-
-
-def config_json(path: str) -> Dict[str, Any]:
-    with open(os.path.join(path, "config.json"), encoding="utf-8") as f:
-        out: Dict[str, Any] = json.load(f)
-    return out
-
-
-# ====================================================================== commands
-#
-# The worker's command table: protocol op -> Command. __main__ reads a request frame, looks its
-# op up in COMMANDS and runs it; under torchrun rank 0 first sends the request to every other
-# rank (distributed.py), and only rank 0 replies.
-#
-# Adding a command (e.g. the vLLM rollouts in vllm_*.py): define the handler in its own module,
-#     from .engine import COMMANDS, Command
-#     COMMANDS["vllm_sample"] = Command(handler, ranks="rank0")
-# and import that module once at the end of this file (the "extensions" line below).
-#  - A handler takes (session, header, tensors) and returns (reply header, reply tensors); on
-#    ranks other than 0 its reply is discarded and `tensors` is empty unless send_tensors=True.
-#  - ranks="all": every rank runs it, in the same order (the handler makes the collectives it
-#    needs; in a single process it just runs). ranks="rank0": only rank 0 runs it (no collectives).
-#  - check: runs on rank 0 before the request goes to the other ranks; what it raises is an
-#    ordinary error reply. Under torchrun an error raised inside a ranks="all" handler is replied
-#    and then ends the worker group, since the ranks' states may no longer agree.
-
-Handler = Callable[["Session", Dict[str, Any], Tensors], Tuple[Dict[str, Any], Tensors]]
-Check = Callable[["Session", Dict[str, Any], Tensors], None]
-
-
-@dataclass
-class Command:
-    """One protocol op: its handler, which ranks run it, and its rank-0 validation."""
-
-    fn: Handler
-    ranks: str = "all"  # "all" | "rank0"
-    send_tensors: bool = False  # broadcast the request's tensors to every rank (else the handler scatters them)
-    check: Optional[Check] = None
-
-
-class Session:
-    """What the command handlers share: the loaded worker and, under torchrun, the process group."""
-
-    def __init__(self, dist: Any = None) -> None:
-        self.worker: Optional[Worker] = None
-        self.dist = dist  # distributed.DistContext, or None in a single process
-
-    @property
-    def is_rank0(self) -> bool:
-        return self.dist is None or self.dist.rank == 0
-
-    def need(self) -> Worker:
-        if self.worker is None:
-            raise RuntimeError("no model loaded (send load or init first)")
-        return self.worker
-
-
-COMMANDS: Dict[str, Command] = {}
-
-
-def _batch(t: Tensors, h: Dict[str, Any]) -> Tuple[Optional[np.ndarray], Optional[np.ndarray]]:
-    """[B, T] tokens and [B] lengths of a request (None on ranks that were not sent them)."""
-    if "tokens" not in t:
-        return None, None
-    B = int(h["batchSize"])
-    T = int(h["seqLen"])
-    return t["tokens"].reshape(B, T), t["lengths"].reshape(B)
-
-
-def _prompts(t: Tensors) -> Optional[List[np.ndarray]]:
-    if "prompts" not in t:
-        return None
-    flat = t["prompts"]
-    offs = np.concatenate([[0], np.cumsum(t["promptLengths"])])
-    return [flat[offs[i] : offs[i + 1]] for i in range(len(offs) - 1)]
-
-
-def _op_hello(s: Session, h: Dict[str, Any], t: Tensors) -> Tuple[Dict[str, Any], Tensors]:
-    import sys
-
-    import transformers
-
-    from . import PROTOCOL_VERSION, __version__
-
-    try:
-        import peft  # noqa: F401
-
-        has_peft = True
-    except ImportError:
-        has_peft = False
-    return {
-        "protocol": PROTOCOL_VERSION,
-        "worker": __version__,
-        "python": sys.version.split()[0],
-        "torch": torch.__version__,
-        "transformers": transformers.__version__,
-        "cuda": bool(torch.cuda.is_available()),
-        "peft": has_peft,
-        "worldSize": 1 if s.dist is None else int(s.dist.world),
-        "backend": None if s.dist is None else str(s.dist.backend),
-    }, {}
-
-
-def _check_load(s: Session, h: Dict[str, Any], t: Tensors) -> None:
-    if "config" not in h and not os.path.isfile(os.path.join(str(h["path"]), "config.json")) and adapter_base(str(h["path"])) is None:
-        raise FileNotFoundError(f"{h['path']}/config.json not found: model.path must be a local Hugging Face checkpoint directory (or a peft adapter directory)")
-    if s.dist is not None and h.get("options", {}).get("lora"):
-        raise ValueError("LoRA under model.distributed is not supported yet: train LoRA on one process (drop model.distributed)")
-    if s.dist is not None and h.get("options", {}).get("kvCache") == "static":
-        raise ValueError("kvCache 'static' is not supported under model.distributed: use kvCache 'auto' or 'dynamic'")
-
-
-def _op_load(s: Session, h: Dict[str, Any], t: Tensors) -> Tuple[Dict[str, Any], Tensors]:
-    opts = Options.from_json(h.get("options", {}))
-    w: Worker
-    if s.dist is None:
-        w = Worker()
-    else:
-        from .distributed import DistributedWorker
-
-        w = DistributedWorker(s.dist, str(h.get("options", {}).get("strategy", "fsdp2")))
-    info = w.init(h["config"], opts) if "config" in h else w.load(str(h["path"]), opts)
-    s.worker = w
-    return {"info": info}, {}
-
-
-def _check_sample(s: Session, h: Dict[str, Any], t: Tensors) -> None:
-    w = s.need()
-    prompts = _prompts(t) or []
-    V = w.info_vocab()
-    if any(len(p) == 0 for p in prompts):
-        raise ValueError("every prompt needs at least one token")
-    for i, p in enumerate(prompts):
-        if p.min() < 0 or p.max() >= V:
-            raise ValueError(f"prompt {i} has a token id outside the vocabulary [0, {V})")
-    max_pos = int(getattr(w.model.config, "max_position_embeddings", 0) or 0)
-    longest = max((len(p) for p in prompts), default=0)
-    if max_pos and longest + int(h["maxNewTokens"]) > max_pos:
-        raise ValueError(f"prompt ({longest} tokens) + maxNewTokens ({h['maxNewTokens']}) exceeds the model's max_position_embeddings {max_pos}")
-
-
-def _op_sample(s: Session, h: Dict[str, Any], t: Tensors) -> Tuple[Dict[str, Any], Tensors]:
-    return {}, s.need().sample(_prompts(t), h)  # type: ignore[arg-type]
-
-
-def _check_batch_request(s: Session, h: Dict[str, Any], t: Tensors) -> None:
-    tokens, lengths = _batch(t, h)
-    w = s.need()
-    if tokens is not None and lengths is not None:
-        w._check_batch(tokens, lengths)
-    has_reference = w.reference is not None or (w.lora and (w.ref_is_base or w.ref_adapter is not None))
-    if h.get("model") == "reference" and not has_reference:
-        raise RuntimeError("score(model='reference') called before setReference()")
-
-
-def _op_score(s: Session, h: Dict[str, Any], t: Tensors) -> Tuple[Dict[str, Any], Tensors]:
-    tokens, lengths = _batch(t, h)
-    return {}, s.need().score(tokens, lengths, str(h.get("model", "policy")), bool(h.get("entropy", False)))  # type: ignore[arg-type]
-
-
-def _op_forward(s: Session, h: Dict[str, Any], t: Tensors) -> Tuple[Dict[str, Any], Tensors]:
-    tokens, lengths = _batch(t, h)
-    return {}, s.need().forward(tokens, lengths, bool(h.get("entropy", False)))  # type: ignore[arg-type]
-
-
-def _cotangents(h: Dict[str, Any], t: Tensors) -> Tuple[Optional[np.ndarray], Optional[np.ndarray]]:
-    d_lp = t.get("dLogprobs")
-    d_ent = t.get("dEntropy")
-    if "batchSize" in h:
-        shape = (int(h["batchSize"]), int(h["seqLen"]))
-        d_lp = None if d_lp is None else d_lp.reshape(shape)
-        d_ent = None if d_ent is None else d_ent.reshape(shape)
-    return d_lp, d_ent
-
-
-def _check_backward(s: Session, h: Dict[str, Any], t: Tensors) -> None:
-    w = s.need()
-    p = w.pending
-    if p is None:
-        raise RuntimeError("backward without a preceding forward")
-    d_lp, d_ent = _cotangents(h, t)
-    assert p.tokens is not None
-    if d_lp is not None and d_lp.shape != p.tokens.shape:
-        raise ValueError(f"dLogprobs has shape {d_lp.shape}, expected {p.tokens.shape}")
-    if d_ent is not None and not p.entropy:
-        raise ValueError("dEntropy given but the forward did not compute entropy (pass entropy: true)")
-
-
-def _op_backward(s: Session, h: Dict[str, Any], t: Tensors) -> Tuple[Dict[str, Any], Tensors]:
-    d_lp, d_ent = _cotangents(h, t)
-    s.need().backward(d_lp, d_ent)
-    return {}, {}
-
-
-def _op_optim_step(s: Session, h: Dict[str, Any], t: Tensors) -> Tuple[Dict[str, Any], Tensors]:
-    return s.need().optim_step(h), {}
-
-
-def _op_zero_grad(s: Session, h: Dict[str, Any], t: Tensors) -> Tuple[Dict[str, Any], Tensors]:
-    s.need().zero_grad()
-    return {}, {}
-
-
-def _need_model(s: Session, h: Dict[str, Any], t: Tensors) -> None:
-    s.need()
-
-
-def _check_path(key: str) -> Check:
-    def check(s: Session, h: Dict[str, Any], t: Tensors) -> None:
-        s.need()
-        path = h.get(key)
-        if path is not None and not os.path.isdir(str(path)):
-            raise FileNotFoundError(f"checkpoint directory {path} does not exist")
-
-    return check
-
-
-def _op_set_reference(s: Session, h: Dict[str, Any], t: Tensors) -> Tuple[Dict[str, Any], Tensors]:
-    s.need().set_reference(h.get("path"))
-    return {}, {}
-
-
-def _op_save(s: Session, h: Dict[str, Any], t: Tensors) -> Tuple[Dict[str, Any], Tensors]:
-    out = s.need().save(str(h["path"]), bool(h.get("optimizer", False)))
-    return (out or {}), {}
-
-
-def _op_load_weights(s: Session, h: Dict[str, Any], t: Tensors) -> Tuple[Dict[str, Any], Tensors]:
-    s.need().load_weights(str(h["path"]))
-    return {}, {}
-
-
-def _check_tensor_name(s: Session, h: Dict[str, Any], t: Tensors) -> None:
-    params = dict(s.need().model.named_parameters())
-    name = str(h["name"])
-    if name not in params:
-        raise KeyError(f"no parameter named {name}")
-    if "data" in t and t["data"].size != params[name].numel():
-        raise ValueError(f"parameter {name} has {params[name].numel()} elements, data has {t['data'].size}")
-
-
-def _op_get_tensor(s: Session, h: Dict[str, Any], t: Tensors) -> Tuple[Dict[str, Any], Tensors]:
-    arr = s.need().get_tensor(str(h["name"]), bool(h.get("grad", False)))
-    return ({"present": False}, {}) if arr is None else ({"present": True}, {"data": arr.reshape(-1)})
-
-
-def _op_set_tensor(s: Session, h: Dict[str, Any], t: Tensors) -> Tuple[Dict[str, Any], Tensors]:
-    s.need().set_tensor(str(h["name"]), t["data"])
-    return {}, {}
-
-
-def _op_memory(s: Session, h: Dict[str, Any], t: Tensors) -> Tuple[Dict[str, Any], Tensors]:
-    if not torch.cuda.is_available():
-        return {"peakBytes": 0, "allocatedBytes": 0}, {}
-    res = {"peakBytes": int(torch.cuda.max_memory_allocated()), "allocatedBytes": int(torch.cuda.memory_allocated())}
-    if h.get("reset"):
-        torch.cuda.reset_peak_memory_stats()
-    return res, {}
-
-
-COMMANDS.update(
-    {
-        "hello": Command(_op_hello, ranks="rank0"),
-        "load": Command(_op_load, check=_check_load),
-        "sample": Command(_op_sample, check=_check_sample),
-        "score": Command(_op_score, check=_check_batch_request),
-        "forward": Command(_op_forward, check=_check_batch_request),
-        "backward": Command(_op_backward, check=_check_backward),
-        "optim_step": Command(_op_optim_step, check=_need_model),
-        "zero_grad": Command(_op_zero_grad, check=_need_model),
-        "set_reference": Command(_op_set_reference, check=_check_path("path")),
-        "save": Command(_op_save, check=_need_model),
-        "load_weights": Command(_op_load_weights, check=_check_path("path")),
-        "get_tensor": Command(_op_get_tensor, check=_check_tensor_name),
-        "set_tensor": Command(_op_set_tensor, send_tensors=True, check=_check_tensor_name),
-        "memory": Command(_op_memory, ranks="rank0"),
-    }
-)
-
-# extensions: one import per module that registers its own commands (vLLM rollouts go here).
-
-from .vllm_colocated import register as _register_vllm  # noqa: E402  (vllm_init/_sample/_sync/_close)
-
-_register_vllm()
