@@ -63,7 +63,7 @@ export {
 } from "./algorithms/index.ts";
 
 // Methods: a guided or label-free method as one object, enabled by name in a config's `methods:`.
-export { defineMethod, getMethod, listMethods, type Method, type MethodNeeds, type MethodSpec, type MethodStage } from "./methods/index.ts";
+export { HOOK_STAGES, defineMethod, getMethod, listMethods, type Method, type MethodNeeds, type MethodSpec, type MethodStage } from "./methods/index.ts";
 
 // Engines: the contract and the factory.
 export { openEngine, type OpenEngineOptions } from "./engines/open.ts";

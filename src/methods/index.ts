@@ -20,7 +20,7 @@ import "./kdrl.ts";
 import "./raft.ts";
 import "./selfplay.ts";
 
-export { defineMethod, enabledMethods, getMethod, listMethods, type Method, type MethodNeeds, type MethodSpec, type MethodStage } from "./define.ts";
+export { HOOK_STAGES, defineMethod, enabledMethods, getMethod, listMethods, type Method, type MethodNeeds, type MethodSpec, type MethodStage } from "./define.ts";
 
 /**
  * Check the methods a config enables against the rest of it, by what each declares it needs.

@@ -18,7 +18,7 @@ export const kdrl = defineMethod<KdOptions>({
   configPath: "guided.kd",
   options: (cfg: RunConfig) => cfg.guided?.kd,
   needs: { referenceSlot: true },
-  stages: ["reward", "optimize"],
+  stages: ["reward", "optimize", "metrics"],
   order: 50,
   validate(cfg) {
     const kl = cfg.algorithm?.kl;

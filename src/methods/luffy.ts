@@ -19,7 +19,7 @@ export const luffy = defineMethod<ExpertOptions>({
   configPath: "guided.expert",
   options: (cfg: RunConfig) => (cfg.guided?.expert?.mode === "luffy" ? cfg.guided.expert : undefined),
   needs: { groups: true },
-  stages: ["reward", "optimize"],
+  stages: ["reward", "optimize", "metrics"],
   order: 40,
   build(ctx, e) {
     const captured = new CapturedMetrics(/^luffy\//);
