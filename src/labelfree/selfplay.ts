@@ -16,6 +16,7 @@ import { computeAdvantages, makePolicyLoss, combineMetrics, type AlgorithmConfig
 import { learningRate } from "../core/schedule.ts";
 import { evaluateExpression } from "../tasks/expr.ts";
 import { getTask } from "../tasks/index.ts";
+import type { SampleResult } from "../core/engine.ts";
 import type { Example } from "../core/example.ts";
 import type { Sequence } from "../core/sequence.ts";
 import { optimize } from "../pipeline/optimize.ts";
@@ -73,6 +74,37 @@ export function learnability(s: number): number {
   return 1 - 2 * Math.abs(s - 0.5);
 }
 
+/**
+ * The step's sequences and rewards with advantages set: the proposer group (id 0, when
+ * `sp.trainProposer`), then one group per task (id k + 1, by the solver outputs' promptIndex).
+ */
+function roleSequences(
+  alg: AlgorithmConfig,
+  sp: SelfPlayConfig,
+  proposer: { prompt: Int32Array; outs: readonly SampleResult[]; rewards: readonly number[] },
+  solver: { prompts: readonly Int32Array[]; outs: readonly SampleResult[]; rewards: readonly number[] },
+): { seqs: Sequence[]; rewards: number[] } {
+  const seqs: Sequence[] = [];
+  const rewards: number[] = [];
+  const groupIds: number[] = [];
+  if (sp.trainProposer) {
+    proposer.outs.forEach((o, i) => {
+      seqs.push({ prompt: proposer.prompt, response: o.tokens, oldLogprobs: o.logprobs, groupId: 0 });
+      rewards.push(proposer.rewards[i]!);
+      groupIds.push(0);
+    });
+  }
+  solver.outs.forEach((o, i) => {
+    seqs.push({ prompt: solver.prompts[o.promptIndex]!, response: o.tokens, oldLogprobs: o.logprobs, groupId: o.promptIndex + 1 });
+    rewards.push(solver.rewards[i]!);
+    groupIds.push(o.promptIndex + 1);
+  });
+  const { name: advName, ...advOpts } = alg.advantage;
+  const adv = computeAdvantages(advName, { rewards: Float32Array.from(rewards), groupIds: Int32Array.from(groupIds), lengths: Int32Array.from(seqs.map((q) => q.response.length)) }, advOpts);
+  seqs.forEach((q, i) => (q.advantage = adv[i]!));
+  return { seqs, rewards };
+}
+
 /** One self-play step (proposer + runner + solver + one update). Advances st.step; logs stage "rl". */
 export async function selfPlayStep(ctx: RunContext, alg: AlgorithmConfig, st: RlState, log: RunLogger, sp: SelfPlayConfig): Promise<Record<string, number>> {
   const r = ctx.cfg.rl!;
@@ -102,25 +134,7 @@ export async function selfPlayStep(ctx: RunContext, alg: AlgorithmConfig, st: Rl
     return k >= 0 ? learnability(rate[k]!) : 0; // valid but over maxTasks: neutral
   });
 
-  // Sequences: proposer group (id 0), then one group per task (id k + 1).
-  const seqs: Sequence[] = [];
-  const rewards: number[] = [];
-  const groupIds: number[] = [];
-  if (sp.trainProposer) {
-    props.forEach((o, i) => {
-      seqs.push({ prompt: proposerPrompt, response: o.tokens, oldLogprobs: o.logprobs, groupId: 0 });
-      rewards.push(propRewards[i]!);
-      groupIds.push(0);
-    });
-  }
-  sols.forEach((o, i) => {
-    seqs.push({ prompt: solverPrompts[o.promptIndex]!, response: o.tokens, oldLogprobs: o.logprobs, groupId: o.promptIndex + 1 });
-    rewards.push(solRewards[i]!);
-    groupIds.push(o.promptIndex + 1);
-  });
-  const { name: advName, ...advOpts } = alg.advantage;
-  const adv = computeAdvantages(advName, { rewards: Float32Array.from(rewards), groupIds: Int32Array.from(groupIds), lengths: Int32Array.from(seqs.map((q) => q.response.length)) }, advOpts);
-  seqs.forEach((q, i) => (q.advantage = adv[i]!));
+  const { seqs, rewards } = roleSequences(alg, sp, { prompt: proposerPrompt, outs: props, rewards: propRewards }, { prompts: solverPrompts, outs: sols, rewards: solRewards });
 
   const lr = learningRate(st.step, { lr: r.lr, schedule: r.schedule, warmupSteps: r.warmupSteps, totalSteps: r.steps, minLrRatio: r.minLrRatio });
   const trainable = seqs.filter((q) => q.response.length > 0);
