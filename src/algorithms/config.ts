@@ -127,8 +127,6 @@ export const algorithmConfigSchema = z.strictObject({
   kl: klConfigSchema.prefault({}),
   entropy: entropyConfigSchema.prefault({}),
   mismatch: mismatchConfigSchema.optional(),
-  /** DAPO dynamic sampling: shorthand for `rl.dynamicSampling` with its defaults (an rl.dynamicSampling block, when present, decides). */
-  dynamicSampling: z.boolean().default(false),
   overlong: overlongConfigSchema.optional(),
 });
 
@@ -141,6 +139,11 @@ export type AlgorithmConfigInput = z.input<typeof algorithmConfigSchema>;
 export interface Preset {
   description: string;
   config: AlgorithmConfigInput;
+  /**
+   * Rollout-stage settings the method also comes with, filled into the run config's `rl` block
+   * when it does not set them (DAPO: `rl.dynamicSampling` with its defaults; src/config/schema.ts).
+   */
+  rl?: { dynamicSampling?: Record<string, never> };
 }
 
 /** The presets a config can name (see docs/algorithms.md "Presets"). */
@@ -173,9 +176,9 @@ export const PRESETS: Readonly<Record<string, Preset>> = {
       loss: { name: "ppo_clip", clipLow: 0.2, clipHigh: 0.28 },
       aggregation: "token-mean",
       kl: { coef: 0 },
-      dynamicSampling: true,
       overlong: { enabled: true, bufferFraction: 0.2, factor: 1.0 },
     },
+    rl: { dynamicSampling: {} },
   },
   gspo: {
     description:
@@ -277,6 +280,9 @@ export function resolveAlgorithm(input: string | AlgorithmConfigInput | undefine
   const prefix = opts.path ?? "algorithm";
   let raw: unknown = input ?? {};
   if (typeof raw === "string") raw = { preset: raw };
+  if (isPlainObject(raw) && raw["dynamicSampling"] !== undefined) {
+    throw new AlgorithmConfigError([{ path: `${prefix}.dynamicSampling`, message: "dynamic sampling moved to rl.dynamicSampling, beside the other data-selection blocks; remove it here and set rl.dynamicSampling: {} (DAPO's defaults) or {metric, maxGenBatches}, or enabled: false to turn it off" }]);
+  }
   if (isPlainObject(raw) && raw["preset"] !== undefined) {
     const name = raw["preset"];
     const preset = typeof name === "string" ? PRESETS[name] : undefined;

@@ -10,11 +10,11 @@ import { z } from "zod";
 import { checkRunMemory } from "./memory.ts";
 import { findInertField } from "./inert.ts";
 import { resolveConfigPaths } from "./paths.ts";
-import { getAdvantage, getPolicyLoss, listAdvantages, mismatchConfigSchema, resolveAlgorithm, type AlgorithmConfig } from "../algorithms/index.ts";
+import { getAdvantage, getPolicyLoss, listAdvantages, mismatchConfigSchema, PRESETS, resolveAlgorithm, type AlgorithmConfig } from "../algorithms/index.ts";
 import { validateMethods } from "../methods/index.ts";
 import { guidedConfigSchema } from "../guided/config.ts";
 import { labelFreeConfigSchema } from "../labelfree/config.ts";
-import { rolloutSelectionFields } from "../rollout/config.ts";
+import { dynamicSamplingSchema, rolloutSelectionFields } from "../rollout/config.ts";
 import { applyRolloutDefaults, rolloutEngineSchema } from "../rollout/samplers/config.ts";
 import { rolloutStrategyFields } from "../rollout/strategy-config.ts";
 import { checkRewardConfig, rewardConfigSchema } from "../rewards/config.ts";
@@ -291,6 +291,7 @@ export function parseRunConfig(raw: unknown, where = "config"): RunConfig {
   if (cfg.rl) {
     try {
       cfg.algorithm = resolveAlgorithm(cfg.rl.algorithm as never, { path: "rl.algorithm" });
+      applyPresetRl(cfg);
     } catch (e) {
       const msg = (e as Error).message;
       throw new ConfigError(msg.startsWith("config error at ") ? `config error in ${where} at ${msg.slice("config error at ".length)}` : `config error in ${where}: ${msg}`);
@@ -311,6 +312,12 @@ export function parseRunConfig(raw: unknown, where = "config"): RunConfig {
     throw new ConfigError(msg.startsWith("config error at ") ? `config error in ${where} at ${msg.slice("config error at ".length)}` : `config error in ${where}: ${msg}`);
   }
   return cfg;
+}
+
+/** The rollout settings a preset comes with (dapo: rl.dynamicSampling), where the rl block does not set them. */
+function applyPresetRl(cfg: RunConfig): void {
+  const implied = cfg.algorithm?.preset ? PRESETS[cfg.algorithm.preset]?.rl : undefined;
+  if (implied?.dynamicSampling && cfg.rl && cfg.rl.dynamicSampling === undefined) cfg.rl.dynamicSampling = dynamicSamplingSchema.parse(implied.dynamicSampling);
 }
 
 /**

@@ -48,7 +48,7 @@ export function initRlState(ctx: RunContext, alg: AlgorithmConfig): RlState {
   const kl = alg.kl.adaptive ? new AdaptiveKlController(alg.kl.coef || 0.001, alg.kl.adaptive.target, alg.kl.adaptive.horizon) : new FixedKlController(alg.kl.coef);
   const e = alg.entropy;
   const entropy = e.adaptive ? new AdaptiveEntropyController({ init: e.coef, ...e.adaptive }) : new FixedEntropyController(e.coef);
-  const selection = new DataSelection(ctx.cfg, ctx.train, alg);
+  const selection = new DataSelection(ctx.cfg, ctx.train);
   return { step: 0, cursor: 0, order: rng.shuffle(ctx.train.map((_, i) => i)), kl, entropy, klUpdates: [], entropyUpdates: [], selection, policyVersion: 0, pending: [] };
 }
 

@@ -8,7 +8,6 @@
  * through `save()` / `restore()` (JSON), so a resumed run draws exactly the prompts an
  * uninterrupted run would have.
  */
-import type { AlgorithmConfig } from "../algorithms/index.ts";
 import { getTask } from "../tasks/registry.ts";
 import type { Task, Verdict } from "../tasks/types.ts";
 import type { Example } from "../core/example.ts";
@@ -54,16 +53,13 @@ export class DataSelection {
   constructor(
     private readonly cfg: { seed: number; data: { task?: string; train?: string }; rl?: RolloutSelectionConfig },
     private readonly train: readonly Example[],
-    alg: Pick<AlgorithmConfig, "dynamicSampling">,
   ) {
     const r = cfg.rl!;
-    const ds = r.dynamicSampling;
-    // The algorithm block's `dynamicSampling: true` (e.g. the dapo preset) means rl.dynamicSampling with its defaults.
-    const dsOn = ds ? ds.enabled : alg.dynamicSampling;
-    this.dynamicMetric = dsOn ? (ds?.metric ?? "accuracy") : null;
+    const ds = r.dynamicSampling?.enabled ? r.dynamicSampling : null;
+    this.dynamicMetric = ds ? ds.metric : null;
     const f = r.difficultyFilter;
     this.band = f?.enabled ? { low: f.low, high: f.high, open: f.open } : null;
-    const gens = [dsOn ? (ds?.maxGenBatches ?? 10) : 1, this.band ? f!.maxGenBatches : 1];
+    const gens = [ds ? ds.maxGenBatches : 1, this.band ? f!.maxGenBatches : 1];
     this.maxGenBatches = Math.max(...gens);
     this.domain = r.domainSampling?.enabled ? r.domainSampling : null;
 

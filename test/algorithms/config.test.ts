@@ -13,7 +13,7 @@ describe("config: defaults and presets", () => {
     assert.equal(c.aggregation, "token-mean");
     assert.deepEqual(c.kl, { coef: 0, estimator: "k3", placement: "loss" });
     assert.deepEqual(c.entropy, { coef: 0 });
-    assert.equal(c.dynamicSampling, false);
+    assert.equal("dynamicSampling" in c, false, "dynamic sampling lives in rl.dynamicSampling");
     assert.equal(c.mismatch, undefined);
   });
   it("every preset resolves", () => {
@@ -24,11 +24,11 @@ describe("config: defaults and presets", () => {
       assert.ok(PRESETS[name]!.description.length > 20);
     }
   });
-  it("dapo: clip-higher 0.2/0.28, token-mean, dynamic sampling and overlong flags", () => {
+  it("dapo: clip-higher 0.2/0.28, token-mean, overlong; dynamic sampling comes as the preset's rl.dynamicSampling", () => {
     const c = resolveAlgorithm("dapo");
     assert.deepEqual([c.loss.clipLow, c.loss.clipHigh], [0.2, 0.28]);
     assert.equal(c.aggregation, "token-mean");
-    assert.equal(c.dynamicSampling, true);
+    assert.deepEqual(PRESETS["dapo"]!.rl, { dynamicSampling: {} });
     assert.deepEqual(c.overlong, { enabled: true, bufferFraction: 0.2, factor: 1 });
     assert.equal(c.kl.coef, 0);
   });
@@ -51,7 +51,11 @@ describe("config: defaults and presets", () => {
     assert.equal(c.kl.estimator, "k3");
     const d = resolveAlgorithm({ preset: "dapo", loss: { name: "gspo" } });
     assert.deepEqual([d.loss.clipLow, d.loss.clipHigh], [3e-4, 4e-4]);
-    assert.equal(d.dynamicSampling, true);
+  });
+  it("dynamicSampling in the algorithm block is an error saying it moved to rl.dynamicSampling", () => {
+    for (const input of [{ preset: "grpo", dynamicSampling: true }, { dynamicSampling: false }]) {
+      assert.throws(() => resolveAlgorithm(input as never, { path: "rl.algorithm" }), /^AlgorithmConfigError: config error at rl\.algorithm\.dynamicSampling: dynamic sampling moved to rl\.dynamicSampling, beside the other data-selection blocks; remove it here and set rl\.dynamicSampling: \{\}/);
+    }
   });
   it("resolving twice is stable", () => {
     const c = resolveAlgorithm("grpo");

@@ -61,7 +61,7 @@ describe("data selection in the RL loop", () => {
     assert.equal(readFileSync(join(B, "samples.jsonl"), "utf8"), readFileSync(join(A, "samples.jsonl"), "utf8"));
   });
 
-  it("without a filter, one generation batch per step; with the dapo preset's flag, groups are filtered", { timeout: 120_000 }, async () => {
+  it("without a filter, one generation batch per step; with rl.dynamicSampling, groups are filtered", { timeout: 120_000 }, async () => {
     const P = join(root, "plain");
     await train(parseRunConfig({ ...config(P, {}), checkpoint: { every: 0 } }), { quiet: true });
     for (const l of rlLines(P)) {
@@ -70,7 +70,7 @@ describe("data selection in the RL loop", () => {
       assert.equal(l["groups/trained_seqs"], 16);
     }
     const D = join(root, "dapo-flag");
-    await train(parseRunConfig({ ...config(D, { algorithm: { preset: "grpo", kl: { coef: 0 }, dynamicSampling: true } }), checkpoint: { every: 0 } }), { quiet: true });
+    await train(parseRunConfig({ ...config(D, { algorithm: { preset: "grpo", kl: { coef: 0 } }, dynamicSampling: {} }), checkpoint: { every: 0 } }), { quiet: true });
     for (const l of rlLines(D)) {
       assert.equal(l["groups/zero_std_frac"], 0, "no kept group has identical accuracy");
       assert.equal(l["groups/trained_seqs"], 4 * l["rollout/groups_kept"]!);

@@ -19,7 +19,7 @@ describe("DataSelection", () => {
   it("with nothing configured: no filter, one generation batch, prompts in the trainer's order", () => {
     const cfg = cfgWith({});
     const train = [ex("a", 0), ex("a", 1), ex("a", 2)];
-    const s = new DataSelection(cfg, train, cfg.algorithm!);
+    const s = new DataSelection(cfg, train);
     assert.equal(s.filtering, false);
     assert.equal(s.maxGenBatches, 1);
     const cur = { order: [2, 0, 1], cursor: 0 };
@@ -28,21 +28,27 @@ describe("DataSelection", () => {
     assert.equal(s.keep([v(true), v(true)]), true);
   });
 
-  it("the algorithm block's dynamicSampling: true (dapo preset) still turns DAPO dynamic sampling on", () => {
+  it("the dapo preset comes with rl.dynamicSampling's defaults; an rl.dynamicSampling block decides", () => {
     const cfg = cfgWith({}, undefined, "dapo");
-    const s = new DataSelection(cfg, [ex("a", 0)], cfg.algorithm!);
+    const s = new DataSelection(cfg, [ex("a", 0)]);
     assert.equal(s.dynamicMetric, "accuracy");
     assert.equal(s.maxGenBatches, 10);
     assert.equal(s.keep([v(true), v(true)]), false);
     assert.equal(s.keep([v(true), v(false)]), true);
+    assert.deepEqual(cfg.rl!.dynamicSampling, { enabled: true, metric: "accuracy", maxGenBatches: 10 });
     // rl.dynamicSampling overrides it.
     const off = cfgWith({ dynamicSampling: { enabled: false } }, undefined, "dapo");
-    assert.equal(new DataSelection(off, [ex("a", 0)], off.algorithm!).filtering, false);
+    assert.equal(new DataSelection(off, [ex("a", 0)]).filtering, false);
+    assert.equal(new DataSelection(cfgWith({}, undefined, "grpo"), [ex("a", 0)]).filtering, false, "other presets: off");
+  });
+
+  it("the algorithm block's old dynamicSampling is a config error naming the file and where it moved", () => {
+    assert.throws(() => cfgWith({}, undefined, { preset: "grpo", dynamicSampling: true }), /^ConfigError: config error in test\.yaml at rl\.algorithm\.dynamicSampling: dynamic sampling moved to rl\.dynamicSampling/);
   });
 
   it("rl.dynamicSampling on reward keeps groups with different rewards even when accuracy is identical", () => {
     const cfg = cfgWith({ dynamicSampling: { metric: "reward", maxGenBatches: 3 } });
-    const s = new DataSelection(cfg, [ex("a", 0)], cfg.algorithm!);
+    const s = new DataSelection(cfg, [ex("a", 0)]);
     assert.equal(s.maxGenBatches, 3);
     assert.equal(s.keep([v(false, 0.2), v(false, 0.5)]), true);
     assert.equal(s.keep([v(false, 0.5), v(false, 0.5)]), false);
@@ -50,7 +56,7 @@ describe("DataSelection", () => {
 
   it("rl.difficultyFilter keeps the pass-rate band and combines with dynamic sampling", () => {
     const cfg = cfgWith({ difficultyFilter: { low: 0.25, high: 0.5 }, dynamicSampling: { maxGenBatches: 2 } });
-    const s = new DataSelection(cfg, [ex("a", 0)], cfg.algorithm!);
+    const s = new DataSelection(cfg, [ex("a", 0)]);
     assert.equal(s.maxGenBatches, 10, "the larger of the filters' budgets");
     const g = (k: number) => [0, 1, 2, 3].map((i) => v(i < k));
     assert.deepEqual([0, 1, 2, 3, 4].map((k) => s.keep(g(k))), [false, true, true, false, false]);
@@ -58,7 +64,7 @@ describe("DataSelection", () => {
 
   it("a procedural curriculum generates prompts at its difficulty, from min upwards, and its state round-trips", () => {
     const cfg = cfgWith({ curriculum: { window: 1, raiseAbove: 0.5, lowerBelow: 0.1 } });
-    const s = new DataSelection(cfg, [], cfg.algorithm!);
+    const s = new DataSelection(cfg, []);
     assert.equal(s.difficulty, getTask("maximum").difficulties.min);
     const cur = { order: [], cursor: 0 };
     const first = s.draw(cur, 3, 0, 0);
@@ -74,7 +80,7 @@ describe("DataSelection", () => {
     assert.equal(s.difficulty, 2);
     const saved = s.save();
     assert.equal(saved.sampledTokens, 5);
-    const t = new DataSelection(cfg, [], cfg.algorithm!);
+    const t = new DataSelection(cfg, []);
     t.restore(JSON.parse(JSON.stringify(saved)));
     assert.equal(t.difficulty, 2);
     assert.equal(t.sampledTokens, 5);
@@ -83,7 +89,7 @@ describe("DataSelection", () => {
 
   it("curriculum bounds outside the task's range are config errors naming the field", () => {
     const cfg = cfgWith({ curriculum: { min: 1 } });
-    assert.throws(() => new DataSelection(cfg, [], cfg.algorithm!), /config error at rl\.curriculum: task maximum has difficulties 2\.\.8/);
+    assert.throws(() => new DataSelection(cfg, []), /config error at rl\.curriculum: task maximum has difficulties 2\.\.8/);
     assert.throws(() => cfgWith({ curriculum: { raiseAbove: 0.2, lowerBelow: 0.5 } }), /config error in test\.yaml at rl\.curriculum\.lowerBelow: need lowerBelow < raiseAbove/);
     assert.throws(() => cfgWith({ difficultyFilter: { low: 0.9, high: 0.1 } }), /at rl\.difficultyFilter\.high: need low ≤ high/);
     assert.throws(() => cfgWith({ dynamicSampling: { metric: "shaped" } }), /at rl\.dynamicSampling\.metric/);
@@ -93,7 +99,7 @@ describe("DataSelection", () => {
   it("a curriculum over a dataset draws from the largest level ≤ the difficulty", () => {
     const cfg = cfgWith({ curriculum: { window: 1, raiseAbove: 0.5, lowerBelow: 0.1 } }, { train: "unused.jsonl", task: "maximum" });
     const train = [ex("m", 0, 1), ex("m", 1, 1), ex("m", 2, 3), ex("m", 3, 3)];
-    const s = new DataSelection(cfg, train, cfg.algorithm!);
+    const s = new DataSelection(cfg, train);
     assert.equal(s.difficulty, 1);
     const cur = { order: [], cursor: 0 };
     assert.deepEqual(new Set(s.draw(cur, 4, 0, 0).map((e) => e.difficulty)), new Set([1]));
@@ -101,13 +107,13 @@ describe("DataSelection", () => {
     assert.deepEqual(new Set(s.draw(cur, 2, 1, 0).map((e) => e.difficulty)), new Set([1]));
     s.observe([], [v(true)], 1); // → 3
     assert.deepEqual(new Set(s.draw(cur, 4, 2, 0).map((e) => e.difficulty)), new Set([3]));
-    assert.throws(() => new DataSelection(cfg, [ex("m", 0)], cfg.algorithm!), /rl\.curriculum: the training examples carry no difficulty/);
+    assert.throws(() => new DataSelection(cfg, [ex("m", 0)]), /rl\.curriculum: the training examples carry no difficulty/);
   });
 
   it("domain sampling draws more from the domain with the lower reward and logs the weights", () => {
     const cfg = cfgWith({ domainSampling: { smoothing: 1, floor: 0.05 } }, { train: "unused.jsonl", task: "maximum" });
     const train = [...Array.from({ length: 20 }, (_, i) => ex("easy", i)), ...Array.from({ length: 20 }, (_, i) => ex("hard", i))];
-    const s = new DataSelection(cfg, train, cfg.algorithm!);
+    const s = new DataSelection(cfg, train);
     const cur = { order: [], cursor: 0 };
     const m = s.observe([ex("easy", 0), ex("easy", 1), ex("hard", 0), ex("hard", 1)], [v(true), v(true), v(false), v(true)], 4);
     assert.equal(m["domain/reward/easy"], 1);
@@ -120,10 +126,10 @@ describe("DataSelection", () => {
     // Every example of a pool is drawn before any repeats.
     assert.equal(new Set(drawn.filter((e) => e.task === "hard").slice(0, 20).map((e) => e.id)).size, 20);
     // Same seed, step and state → same draw.
-    const t = new DataSelection(cfg, train, cfg.algorithm!);
+    const t = new DataSelection(cfg, train);
     t.restore(s.save());
     assert.deepEqual(t.draw(cur, 10, 2, 1), s.draw(cur, 10, 2, 1));
     const tooHigh = cfgWith({ domainSampling: { floor: 0.6 } }, { train: "unused.jsonl", task: "maximum" });
-    assert.throws(() => new DataSelection(tooHigh, train, tooHigh.algorithm!), /config error at rl\.domainSampling\.floor/);
+    assert.throws(() => new DataSelection(tooHigh, train), /config error at rl\.domainSampling\.floor/);
   });
 });
