@@ -13,7 +13,16 @@
  * `quickstart embedded/torch ratio: R` — the RL step on the quickstart's model, each engine at
  * its best thread count.
  *
- *   npm run bench -- compare [--sizes 128x2,256x4] [--threads 1,2] [--reps 2]
+ *   npm run bench -- compare [--sizes 128x2,256x4|none] [--threads 1,2] [--reps 2] [--real DIR|off] [--real-reps 1]
+ *
+ * Then the real-model row (`--real DIR`, default ~/.cache/rlvr/models/smollm2-135m-instruct when it
+ * exists; `--real off` skips it), both engines on 2 threads, LoRA (rank 16 on every linear module):
+ *   - sample: 4 word problems (chat template) × 4 samples × 32 new tokens (no stop), as tokens/s,
+ *   - score:  the policy's log-probs of those 16 sequences,
+ *   - step:   one GRPO step of the same shape (sample, reward, forward-backward, AdamW on the adapters),
+ * each the best of `--real-reps` (default 1) after a warm-up, and the embedded/torch ratios. A phase
+ * that fails (the embedded engine's RL step runs out of jax-js's 4 GiB heap on SmolLM2 today) is
+ * reported in its cell; the phases before it keep their numbers.
  *
  * Torch rows need python/.venv (rlvr setup torch); without it they are skipped with the reason.
  * Timings on a shared machine are noisy: compare ratios from one run, not across runs.
@@ -85,12 +94,76 @@ async function child(engine: "embedded" | "torch", hidden: number, layers: numbe
   }
 }
 
+/** Real-model phases of one engine, in this process (the child). Prints one JSON line. */
+type RealRow = { sampleTokensPerS: number; score: number; step: number | string; load: number };
+async function realChild(engine: "embedded" | "torch", modelDir: string, reps: number): Promise<void> {
+  const { parseRunConfig } = await import("../src/config/schema.ts");
+  const { realRecipeConfig } = await import("../src/recipes/real.ts");
+  const { generateExamples, wordProblemsTask, writeExamplesJsonl } = await import("../src/tasks/index.ts");
+  const { buildContext } = await import("../src/trainer/context.ts");
+  const { initRlState, rlStep } = await import("../src/trainer/rl.ts");
+  const { RunLogger } = await import("../src/trainer/logger.ts");
+  const { mkdtempSync, rmSync } = await import("node:fs");
+  const { tmpdir, loadavg } = await import("node:os");
+  const { join } = await import("node:path");
+  const dir = mkdtempSync(join(tmpdir(), "rlvr-compare-real-"));
+  try {
+    const trainFile = join(dir, "train.jsonl");
+    const testFile = join(dir, "test.jsonl");
+    writeExamplesJsonl(trainFile, generateExamples(wordProblemsTask, { n: 64, seed: 1, difficulty: 1, split: "train" }));
+    writeExamplesJsonl(testFile, generateExamples(wordProblemsTask, { n: 8, seed: 1, difficulty: 1, split: "test" }));
+    const base = realRecipeConfig({ out: dir, modelPath: modelDir, engine, steps: reps + 1, seed: 1 }, trainFile, testFile);
+    const cfg = parseRunConfig({
+      ...base,
+      model: { ...base.model, device: engine === "torch" ? "cpu" : undefined, lora: { rank: 16 } },
+      rl: { ...base.rl, promptsPerStep: 4, groupSize: 4, maxNewTokens: 32 },
+    });
+    const ctx = await buildContext(cfg);
+    const best = async (f: () => Promise<unknown>) => {
+      await f(); // warm-up
+      let b = Infinity;
+      for (let i = 0; i < reps; i++) {
+        const t = performance.now();
+        await f();
+        b = Math.min(b, (performance.now() - t) / 1000);
+      }
+      return b;
+    };
+    const prompts = ctx.train.slice(0, 4).map(ctx.encodePrompt);
+    const req = { prompts, n: 4, maxNewTokens: 32, temperature: 1, seed: 1, stopTokens: [] };
+    const sample = await best(() => ctx.engine.sample(req));
+    const samples = await ctx.engine.sample(req);
+    const { packSequences } = await import("../src/core/sequence.ts");
+    const batch = packSequences(samples.map((r) => ({ prompt: prompts[r.promptIndex]!, response: [...r.tokens] })), ctx.tokenizer.padId);
+    const score = await best(() => ctx.engine.score(batch, { model: "policy" }));
+    const st = initRlState(ctx, cfg.algorithm!);
+    const log = new RunLogger(dir, true);
+    let step: number | string;
+    try {
+      step = await best(() => rlStep(ctx, cfg.algorithm!, st, log));
+    } catch (e) {
+      step = `failed: ${(e as Error).message}`;
+    }
+    await ctx.engine.close();
+    const row: RealRow = { sampleTokensPerS: (16 * 32) / sample, score, step, load: loadavg()[0]! };
+    console.log(JSON.stringify(row));
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+if (args[0] === "--child-real") {
+  await realChild(args[1] as "embedded" | "torch", args[2]!, Number(args[3]));
+  process.exit(0);
+}
+
 if (args[0] === "--child") {
   await child(args[1] as "embedded" | "torch", Number(args[2]), Number(args[3]), Number(args[4]));
   process.exit(0);
 }
 
-const sizes = opt("sizes", "128x2,256x4,512x2,512x4").split(",").map((s) => s.split("x").map(Number) as [number, number]);
+const sizesArg = opt("sizes", "128x2,256x4,512x2,512x4");
+const sizes = (sizesArg === "none" ? [] : sizesArg.split(",")).map((s) => s.split("x").map(Number) as [number, number]);
 const threads = opt("threads", "1,2").split(",").map(Number);
 const reps = Number(opt("reps", "2"));
 const self = fileURLToPath(import.meta.url);
@@ -133,5 +206,34 @@ const bestStep = (e: string) => Math.min(...threads.map((n) => results.get(`${e}
 const emb = bestStep("embedded");
 const tor = bestStep("torch");
 console.log("");
-if (Number.isFinite(emb) && Number.isFinite(tor)) console.log(`quickstart embedded/torch ratio: ${(emb / tor).toFixed(2)}`);
+if (!sizes.length) {
+  // no quickstart-sized rows asked for (--sizes none)
+} else if (Number.isFinite(emb) && Number.isFinite(tor)) console.log(`quickstart embedded/torch ratio: ${(emb / tor).toFixed(2)}`);
 else console.log(`quickstart embedded/torch ratio: n/a (${Number.isFinite(emb) ? "no torch engine row" : "no embedded row"} for 128x2)`);
+
+// The real model, LoRA, both engines on 2 threads.
+const { existsSync } = await import("node:fs");
+const { homedir } = await import("node:os");
+const { join } = await import("node:path");
+const realArg = opt("real", join(homedir(), ".cache/rlvr/models/smollm2-135m-instruct"));
+if (realArg !== "off" && existsSync(join(realArg, "config.json"))) {
+  const realReps = opt("real-reps", "1");
+  const realRows = new Map<string, RealRow>();
+  console.log(`\n# real model ${realArg}, LoRA rank 16, 2 threads; best of ${realReps} after a warm-up`);
+  console.log("| engine | sample 4×4×32 tokens/s | score 16 seqs (s) | RL step 4×4 (s) | load |\n|---|---|---|---|---|");
+  for (const e of engines) {
+    const env = { ...process.env, RLVR_BENCH_CHILD: "1", RLVR_THREADS: "2", OMP_NUM_THREADS: "2", MKL_NUM_THREADS: "2" };
+    const r = spawnSync(process.execPath, ["--import", "tsx", self, "--child-real", e, realArg, realReps], { encoding: "utf8", env, maxBuffer: 64 << 20 });
+    const line = r.stdout.trim().split("\n").filter((l) => l.startsWith("{")).pop();
+    if (r.status !== 0 || !line) {
+      console.log(`| ${e} | failed (exit ${r.status}): ${r.stderr.trim().split("\n").slice(-3).join(" | ")} | | | |`);
+      continue;
+    }
+    const row = JSON.parse(line) as RealRow;
+    realRows.set(e, row);
+    console.log(`| ${e} | ${row.sampleTokensPerS.toFixed(1)} | ${f(row.score)} | ${typeof row.step === "number" ? f(row.step) : row.step} | ${row.load.toFixed(1)} |`);
+  }
+  const a = realRows.get("embedded");
+  const b = realRows.get("torch");
+  if (a && b) console.log(`| **embedded/torch** | ${(b.sampleTokensPerS / a.sampleTokensPerS).toFixed(2)}× slower | ${(a.score / b.score).toFixed(2)}× | ${typeof a.step === "number" && typeof b.step === "number" ? `${(a.step / b.step).toFixed(2)}×` : "n/a"} | |`);
+} else if (realArg !== "off") console.log(`\nreal-model row skipped: no config.json in ${realArg} (set it up with: rlvr setup model smollm2-135m-instruct)`);

@@ -199,19 +199,17 @@ export class EmbeddedEngine implements Engine {
       full: { score: jit(full), grad: withGrad(full), loraGrad: withLoraGrad(full) },
       prefix: { score: jit(prefix), grad: withGrad(prefix), loraGrad: withLoraGrad(prefix) },
     };
-    // Prefill: the prompt step fills a new cache of `slots` slots (a static argument: one compile per cache length).
-    this.prefillFn = jit(
-      (p: Params, x0: np.Array, cos: np.Array, sin: np.Array, bias: np.Array, slots: number) => {
-        const out = decoder(p, cfg, x0, cos, sin, bias, { slots });
-        const last = out.hidden.slice([], -1); // [B, D]
-        const logits = lmHead(p, last, cfg.loraScale);
-        return { logits, cache: out.cache! };
-      },
-      { staticArgnums: [5] },
-    );
+    // Prefill: the prompt step returns the logits of its last position and its keys/values (the prompt cache).
+    this.prefillFn = jit((p: Params, x0: np.Array, cos: np.Array, sin: np.Array, bias: np.Array) => {
+      const out = decoder(p, cfg, x0, cos, sin, bias, "prefill");
+      const last = out.hidden.slice([], -1); // [B, D]
+      const logits = lmHead(p, last, cfg.loraScale);
+      return { logits, cache: out.cache! };
+    });
     this.logitsFn = jit((p: Params, x0: np.Array, cos: np.Array, sin: np.Array, bias: np.Array) => lmHead(p, decoder(p, cfg, x0, cos, sin, bias, null).hidden, cfg.loraScale));
-    this.decodeFn = jit((p: Params, x0: np.Array, cos: np.Array, sin: np.Array, bias: np.Array, cache: KvCache, write: np.Array) => {
-      const out = decoder(p, cfg, x0, cos, sin, bias, { k: cache.k, v: cache.v, write });
+    // Decode: one position of every row through all layers; the prompt cache is read, the generated one returned updated.
+    this.decodeFn = jit((p: Params, x0: np.Array, cos: np.Array, sin: np.Array, bias: np.Array, prompt: KvCache, gen: KvCache, write: np.Array) => {
+      const out = decoder(p, cfg, x0, cos, sin, bias, { prompt, gen, write });
       const last = out.hidden.slice([], -1); // [B, D]
       const logits = lmHead(p, last, cfg.loraScale);
       return { logits, cache: out.cache! };
@@ -738,7 +736,6 @@ export class EmbeddedEngine implements Engine {
     const Bp = pow2(R);
     const maxPrompt = Math.max(1, ...rows.map((r) => r.prompt.length));
     const P = roundUp(maxPrompt, 4);
-    const Tc = roundUp(P + req.maxNewTokens, 16);
     if (P + req.maxNewTokens > cfg.maxPositionEmbeddings) {
       throw new Error(`prompt (${maxPrompt} tokens, padded to ${P}) + maxNewTokens (${req.maxNewTokens}) exceeds the model's maxPositionEmbeddings ${cfg.maxPositionEmbeddings}; lower maxNewTokens to ${Math.max(0, cfg.maxPositionEmbeddings - P)} or less`);
     }
@@ -775,10 +772,14 @@ export class EmbeddedEngine implements Engine {
     };
     const pad = leftPad((b) => (b < R ? rows[b]!.prompt : rows[0]!.prompt), Bp).pad;
     const prompt = leftPad((u) => uniq[u] ?? uniq[0]!, Up);
+    // Tg generated slots: step s ≥ 1 writes the token sampled at step s − 1 into slot s − 1.
+    const Tg = roundUp(Math.max(1, req.maxNewTokens - 1), 4);
+    let promptCache: KvCache | null = null;
     let cache: KvCache | null = null;
     const out = rows.map(() => ({ tokens: [] as number[], logprobs: [] as number[], done: false, reason: "max_tokens" as SampleResult["stopReason"] }));
-    // Step 0 (prefill) runs the P prompt positions of the Up distinct prompts and fills cache slots
-    // 0..P−1; step s ≥ 1 decodes one position of every row into slot P + s − 1, attending over all Tc slots.
+    // Step 0 (prefill) runs the P prompt positions of the Up distinct prompts into the prompt cache;
+    // step s ≥ 1 decodes one position of every row into generated slot s − 1, attending over the
+    // P prompt slots and the Tg generated slots (key slot P + s − 1 in the mask).
     let S = P;
     let stepIds = prompt.ids;
     let stepPos = prompt.positions;
@@ -786,7 +787,7 @@ export class EmbeddedEngine implements Engine {
     for (let step = 0; step < req.maxNewTokens; step++) {
       const first = step === 0;
       const base = first ? 0 : P + step - 1; // slot of the first query in this step
-      const Tk = first ? P : Tc;
+      const Tk = first ? P : P + Tg;
       const n = first ? Up : Bp;
       const rowPad = first ? prompt.pad : pad;
       const bias = new Float32Array(n * S * Tk).fill(NEG);
@@ -796,19 +797,22 @@ export class EmbeddedEngine implements Engine {
       const x0 = this.embed(this.weights, stepIds, n, S);
       const biasArr = np.array(bias).reshape([n, 1, S, Tk]);
       let res: { logits: np.Array; cache: KvCache };
-      if (first || !cache) {
-        res = this.prefillFn(this.params(this.policy), x0, cos, sin, biasArr, Tc) as { logits: np.Array; cache: KvCache };
+      if (first || !promptCache || !cache) {
+        res = this.prefillFn(this.params(this.policy), x0, cos, sin, biasArr) as { logits: np.Array; cache: KvCache };
+        promptCache = res.cache;
         if (Up !== Bp || uniq.length !== R) {
           // Every row takes its prompt's cache rows.
           const idx = np.array(src, { dtype: np.int32 });
           const take = (a: np.Array) => np.take(a, idx.ref, 0);
-          res.cache = { k: res.cache.k.map(take), v: res.cache.v.map(take) };
+          promptCache = { k: promptCache.k.map(take), v: promptCache.v.map(take) };
           idx.dispose();
         }
+        const zeros = () => np.zeros([Bp, Tg, cfg.numKvHeads, cfg.headDim]);
+        res.cache = { k: promptCache.k.map(zeros), v: promptCache.v.map(zeros) };
       } else {
-        const write = new Float32Array(Tc);
-        write[base] = 1;
-        res = this.decodeFn(this.params(this.policy), x0, cos, sin, biasArr, cache, np.array(write).reshape([1, Tc, 1, 1])) as {
+        const write = new Float32Array(Tg);
+        write[step - 1] = 1;
+        res = this.decodeFn(this.params(this.policy), x0, cos, sin, biasArr, tree.ref(promptCache), cache, np.array(write).reshape([1, Tg, 1, 1])) as {
           logits: np.Array;
           cache: KvCache;
         };
@@ -838,6 +842,7 @@ export class EmbeddedEngine implements Engine {
       stepPos = nextPos;
     }
     if (cache) tree.dispose(cache);
+    if (promptCache) tree.dispose(promptCache);
     return rows.map((r, b) => ({
       promptIndex: r.promptIndex,
       tokens: Int32Array.from(out[b]!.tokens),

@@ -64,17 +64,25 @@ export type Params = {
   headLora?: Adapter;
 };
 
-/** Key/value cache for incremental decoding: per layer [B, Tc, K, d]. */
+/** Key/value cache for incremental decoding: per layer [B, T, K, d]. */
 export type KvCache = { k: np.Array[]; v: np.Array[] };
 
 /**
- * How a decoder pass uses the KV cache:
- *   - `{ slots: Tc }` (prefill): the cache is empty; the S positions of this pass attend to each
- *     other only (bias [B, 1, S, S]) and become slots 0..S−1 of a new cache of Tc slots (the rest zero);
- *   - `KvCache & { write }` (decode, S = 1): `write` [1, Tc, 1, 1] is the one-hot of the slot that
- *     receives the new position; the position attends over all Tc slots (bias [B, 1, 1, Tc]).
+ * How a decoder pass uses the KV cache. Decoding keeps two caches per layer: the prompt's keys and
+ * values (written once, by the prefill, and only read after) and the generated positions' (Tg
+ * slots, written one slot a step), so a step rewrites only the generated slots, not the prompt's.
+ *   - `"prefill"`: no cache yet; the S positions of this pass attend to each other only (bias
+ *     [B, 1, S, S]) and their keys/values are returned as the prompt cache [B, S, K, d];
+ *   - `DecodeCache` (S = 1): the position attends over the P prompt slots and the Tg generated
+ *     slots (bias [B, 1, 1, P + Tg]) and is written into generated slot `write`.
  */
-export type CacheStep = { slots: number } | (KvCache & { write: np.Array });
+export type CacheStep = "prefill" | DecodeCache;
+
+/**
+ * The caches of a decode step: `prompt` [B, P, K, d] per layer (read only), `gen` [B, Tg, K, d] per
+ * layer, and `write` [1, Tg, 1, 1], the one-hot of the generated slot that receives the new position.
+ */
+export type DecodeCache = { prompt: KvCache; gen: KvCache; write: np.Array };
 
 const u32 = (v: number) => np.array(new Uint32Array([v]), { dtype: np.uint32 }).reshape([]);
 
@@ -159,23 +167,28 @@ function projectQkv(p: LayerParams, cfg: DecoderConfig, h: np.Array, cos: np.Arr
 /**
  * Scaled dot-product attention followed by the output projection.
  * @param q    [B, S, H, d] queries
- * @param kAll [B, T, K, d] keys, vAll [B, T, K, d] values
- * @param bias [B or 1, 1, S, Tk] additive mask (0 = attend, −1e9 = masked), Tk ≥ T: keys past T
- *             are zero slots the mask must hide
+ * @param kAll [B, T, K, d] keys, vAll [B, T, K, d] values; or lists of such blocks [B, T_i, K, d]
+ *             that together are the keys in order (decoding: the prompt's, then the generated
+ *             ones'): each block's scores and context are separate matmuls and only the scores
+ *             [B, S, K, G, ΣT_i] are concatenated, so the blocks are never copied into one array
+ * @param bias [B or 1, 1, S, Tk] additive mask (0 = attend, −1e9 = masked), Tk ≥ ΣT_i: keys past
+ *             ΣT_i are zero slots the mask must hide (one block only)
  * @returns [B, S, D]
  */
-function attend(cfg: DecoderConfig, wo: np.Array, ao: Adapter | undefined, q: np.Array, kAll: np.Array, vAll: np.Array, bias: np.Array): np.Array {
+function attend(cfg: DecoderConfig, wo: np.Array, ao: Adapter | undefined, q: np.Array, kAll: np.Array | np.Array[], vAll: np.Array | np.Array[], bias: np.Array): np.Array {
   const [B, S] = q.shape as [number, number];
   const K = cfg.numKvHeads;
   const d = cfg.headDim;
   const G = cfg.numHeads / K;
   const Tk = bias.shape[3]!;
-  if (kAll.shape[1]! < Tk) {
+  let ks = Array.isArray(kAll) ? kAll : [kAll];
+  let vs = Array.isArray(vAll) ? vAll : [vAll];
+  if (ks.length === 1 && ks[0]!.shape[1]! < Tk) {
     // A mask wider than the keys pads them with masked zero slots: jax-js tiles the score and
     // context matmuls only when the key count is a multiple of 4 (10 keys ran at 0.6 GFLOP/s).
     const pad = (x: np.Array) => np.pad(x, [[0, 0], [0, Tk - x.shape[1]!], [0, 0], [0, 0]]);
-    kAll = pad(kAll);
-    vAll = pad(vAll);
+    ks = [pad(ks[0]!)];
+    vs = [pad(vs[0]!)];
   }
   // Grouped-query attention in the token-major layout [B, S, K, G, ·]: query head (k, g) uses kv
   // head k. Keeping S ahead of the heads makes ctx [B, S, K, G, d] a plain reshape of [B, S, H·d],
@@ -185,23 +198,30 @@ function attend(cfg: DecoderConfig, wo: np.Array, ao: Adapter | undefined, q: np
   // a strided pointer and recomputes its address with integer divisions on every multiply —
   // 0.6 GFLOP/s against 6–10 for the other projections, scripts/diagnostics/profile-embedded.ts.)
   const qh = q.reshape([B, S, K, G, d]);
-  const kh = kAll.transpose([0, 2, 3, 1]).reshape([B, 1, K, d, Tk]); // [B,1,K,d,Tk]
-  const vh = vAll.transpose([0, 2, 1, 3]).reshape([B, 1, K, Tk, d]); // [B,1,K,Tk,d]
-  let scores = np.matmul(qh, kh).mul(1 / Math.sqrt(d)); // [B,S,K,G,Tk]
+  const last = ks.length - 1;
+  const blockScores = ks.map((k, i) => np.matmul(i === last ? qh : qh.ref, k.transpose([0, 2, 3, 1]).reshape([B, 1, K, d, k.shape[1]!]))); // [B,S,K,G,T_i]
+  let scores = (blockScores.length === 1 ? blockScores[0]! : np.concatenate(blockScores, -1)).mul(1 / Math.sqrt(d));
   scores = scores.add(bias.reshape([bias.shape[0]!, S, 1, 1, Tk]));
   const probs = nn.softmax(scores, -1);
-  const ctx = np.matmul(probs, vh).reshape([B, S, cfg.numHeads * d]); // [B,S,K,G,d] → [B,S,H·d]
-  return linear(ctx, wo, ao, cfg.loraScale);
+  let ctx: np.Array | null = null;
+  let at = 0;
+  vs.forEach((v, i) => {
+    const T = v.shape[1]!;
+    const p = i === last ? (i === 0 ? probs : probs.slice([], [], [], [], [at, at + T])) : probs.ref.slice([], [], [], [], [at, at + T]);
+    const c = np.matmul(p, v.transpose([0, 2, 1, 3]).reshape([B, 1, K, T, d])); // [B,S,K,G,d]
+    ctx = ctx ? ctx.add(c) : c;
+    at += T;
+  });
+  return linear(ctx!.reshape([B, S, cfg.numHeads * d]), wo, ao, cfg.loraScale);
 }
 
 /**
  * Causal self-attention of one block.
  * @param h     [B, S, D] normalised input
  * @param bias  [B or 1, 1, S, Tk] additive mask (0 = attend, −1e9 = masked); Tk = S without a
- *              cache or when filling one, Tc when decoding with one
- * @param cache optional: `{ slots }` to fill a new cache, or this layer's {k, v} [B, Tc, K, d] and
- *              `write` (see `CacheStep`)
- * @returns output [B, S, D] and the updated cache (when one was given)
+ *              cache or when filling one, P + Tg when decoding with one
+ * @param cache optional: `"prefill"`, or this layer's prompt and generated {k, v} and `write` (see `CacheStep`)
+ * @returns output [B, S, D] and the keys/values to cache (prefill: this pass's; decode: the updated generated slots)
  */
 function attention(
   p: LayerParams,
@@ -210,28 +230,18 @@ function attention(
   cos: np.Array,
   sin: np.Array,
   bias: np.Array,
-  cache: { slots: number } | { k: np.Array; v: np.Array; write: np.Array } | null,
+  cache: "prefill" | { pk: np.Array; pv: np.Array; k: np.Array; v: np.Array; write: np.Array } | null,
 ): { out: np.Array; k?: np.Array; v?: np.Array } {
-  const S = h.shape[1]!;
   const { q, k, v } = projectQkv(p, cfg, h, cos, sin);
-  let kAll = k;
-  let vAll = v;
-  let newCache: { k: np.Array; v: np.Array } | undefined;
-  if (cache && "slots" in cache) {
-    // Prefill: attend within the S new positions; the cache is them padded with zeros to Tc slots.
-    const rest = cache.slots - S;
-    const fill = (x: np.Array) => np.pad(x, [[0, 0], [0, rest], [0, 0], [0, 0]]);
-    newCache = { k: fill(k.ref), v: fill(v.ref) };
-  } else if (cache) {
-    // Decode (S = 1): cache[b, t] = new[b] where write[t] = 1, else cache[b, t] — one elementwise
-    // pass over the cache (the new key broadcast over the slots), no matmul.
-    const keep = np.subtract(1, cache.write.ref);
-    kAll = cache.k.mul(keep.ref).add(k.mul(cache.write.ref));
-    vAll = cache.v.mul(keep).add(v.mul(cache.write));
-    newCache = { k: kAll.ref, v: vAll.ref };
-  }
-  const out = attend(cfg, p.wo, p.lora?.o_proj, q, kAll, vAll, bias);
-  return newCache ? { out, k: newCache.k, v: newCache.v } : { out };
+  if (cache === "prefill") return { out: attend(cfg, p.wo, p.lora?.o_proj, q, k.ref, v.ref, bias), k, v };
+  if (!cache) return { out: attend(cfg, p.wo, p.lora?.o_proj, q, k, v, bias) };
+  // Decode (S = 1): gen[b, t] = new[b] where write[t] = 1, else gen[b, t] — one elementwise pass
+  // over the generated slots only (the new key broadcast over them); the prompt's slots are read in place.
+  const keep = np.subtract(1, cache.write.ref);
+  const gk = cache.k.mul(keep.ref).add(k.mul(cache.write.ref));
+  const gv = cache.v.mul(keep).add(v.mul(cache.write));
+  const out = attend(cfg, p.wo, p.lora?.o_proj, q, [cache.pk, gk.ref], [cache.pv, gv.ref], bias);
+  return { out, k: gk, v: gv };
 }
 
 /** SwiGLU MLP (Shazeer 2020, arXiv:2002.05202): (silu(x Wg) ⊙ x Wu) Wd. */
@@ -246,8 +256,9 @@ function mlp(p: LayerParams, cfg: DecoderConfig, h: np.Array): np.Array {
  * @param x0    [B, S, D] token embeddings
  * @param cos   [B, S, 1, d/2], sin: rotary tables at each token's position
  * @param bias  [B, 1, S, Tk] additive attention mask
- * @param cache optional: fill a new KV cache or decode with one (see `CacheStep`)
- * @returns final hidden states [B, S, D] (after the last RMSNorm) and the updated cache
+ * @param cache optional: fill the prompt cache or decode with the caches (see `CacheStep`)
+ * @returns final hidden states [B, S, D] (after the last RMSNorm) and, with a cache, the prompt
+ *   cache (prefill) or the updated generated cache (decode)
  */
 export function decoder(
   params: Pick<Params, "layers" | "norm">,
@@ -266,7 +277,10 @@ export function decoder(
     const p = params.layers[i]!;
     const last = i === L - 1;
     const h = rmsNorm(x.ref, p.attnNorm, cfg.rmsNormEps);
-    const layerCache = !cache ? null : "slots" in cache ? cache : { k: cache.k[i]!, v: cache.v[i]!, write: last ? cache.write : cache.write.ref };
+    const layerCache =
+      !cache || cache === "prefill"
+        ? cache
+        : { pk: cache.prompt.k[i]!, pv: cache.prompt.v[i]!, k: cache.gen.k[i]!, v: cache.gen.v[i]!, write: last ? cache.write : cache.write.ref };
     const a = attention(p, cfg, h, last ? cos : cos.ref, last ? sin : sin.ref, last ? bias : bias.ref, layerCache);
     if (a.k && a.v) {
       newK.push(a.k);
@@ -279,7 +293,7 @@ export function decoder(
     cos.dispose();
     sin.dispose();
     bias.dispose();
-    if (cache && "write" in cache) cache.write.dispose();
+    if (cache && cache !== "prefill") cache.write.dispose();
   }
   const hidden = rmsNorm(x, params.norm, cfg.rmsNormEps);
   return cache ? { hidden, cache: { k: newK, v: newV } } : { hidden };
