@@ -101,8 +101,9 @@ async function realChild(engine: "embedded" | "torch", modelDir: string, reps: n
   const { realRecipeConfig } = await import("../src/recipes/real.ts");
   const { generateExamples, wordProblemsTask, writeExamplesJsonl } = await import("../src/tasks/index.ts");
   const { buildContext } = await import("../src/trainer/context.ts");
-  const { initRlState, rlStep } = await import("../src/trainer/rl.ts");
-  const { RunLogger } = await import("../src/trainer/logger.ts");
+  const { initRlState } = await import("../src/pipeline/state.ts");
+  const { rlStep } = await import("../src/pipeline/step.ts");
+  const { RunLogger } = await import("../src/pipeline/logger.ts");
   const { mkdtempSync, rmSync } = await import("node:fs");
   const { tmpdir, loadavg } = await import("node:os");
   const { join } = await import("node:path");
