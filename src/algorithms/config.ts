@@ -280,6 +280,12 @@ export function resolveAlgorithm(input: string | AlgorithmConfigInput | undefine
   const prefix = opts.path ?? "algorithm";
   let raw: unknown = input ?? {};
   if (typeof raw === "string") raw = { preset: raw };
+  // `dynamicSampling: false` is the old default that run directories written before the move keep in
+  // their config.yaml: off either way, so it loads (and is dropped); anything else says where it went.
+  if (isPlainObject(raw) && raw["dynamicSampling"] === false) {
+    const { dynamicSampling: _off, ...rest } = raw;
+    raw = rest;
+  }
   if (isPlainObject(raw) && raw["dynamicSampling"] !== undefined) {
     throw new AlgorithmConfigError([{ path: `${prefix}.dynamicSampling`, message: "dynamic sampling moved to rl.dynamicSampling, beside the other data-selection blocks; remove it here and set rl.dynamicSampling: {} (DAPO's defaults) or {metric, maxGenBatches}, or enabled: false to turn it off" }]);
   }

@@ -53,7 +53,9 @@ describe("config: defaults and presets", () => {
     assert.deepEqual([d.loss.clipLow, d.loss.clipHigh], [3e-4, 4e-4]);
   });
   it("dynamicSampling in the algorithm block is an error saying it moved to rl.dynamicSampling", () => {
-    for (const input of [{ preset: "grpo", dynamicSampling: true }, { dynamicSampling: false }]) {
+    // `false` (the old default written out in older run directories' config.yaml) loads: off either way.
+    assert.equal("dynamicSampling" in resolveAlgorithm({ preset: "grpo", dynamicSampling: false } as never), false);
+    for (const input of [{ preset: "grpo", dynamicSampling: true }, { dynamicSampling: {} }]) {
       assert.throws(() => resolveAlgorithm(input as never, { path: "rl.algorithm" }), /^AlgorithmConfigError: config error at rl\.algorithm\.dynamicSampling: dynamic sampling moved to rl\.dynamicSampling, beside the other data-selection blocks; remove it here and set rl\.dynamicSampling: \{\}/);
     }
   });
