@@ -46,7 +46,7 @@ import torch.distributed as dist
 
 from .options import Options
 from .weights import checkpoint_generation_config, full_tensor, read_hf_weights
-from .worker import Pending, Worker
+from .worker import Pending, Worker, set_activation_checkpointing
 from .protocol import Tensors
 
 
@@ -206,7 +206,7 @@ class DistributedWorker(Worker):
             model = AutoModelForCausalLM.from_config(config, dtype=torch.float32, attn_implementation=self.opts.attn_implementation)
         model.generation_config = GenerationConfig()
         if self.opts.gradient_checkpointing:
-            model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
+            set_activation_checkpointing(model, True)
         if self.strategy == "fsdp2":
             from torch.distributed.device_mesh import init_device_mesh
             from torch.distributed.fsdp import FSDPModule, MixedPrecisionPolicy, fully_shard

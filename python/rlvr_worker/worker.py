@@ -59,6 +59,20 @@ class Pending:
     entropy: bool = False
 
 
+def set_activation_checkpointing(model: Any, on: bool) -> None:
+    """Turn transformers' (non-reentrant) activation checkpointing on or off:
+    `activation_checkpointing_enable` from transformers 5.24, `gradient_checkpointing_enable` before."""
+    if on:
+        if hasattr(model, "activation_checkpointing_enable"):
+            model.activation_checkpointing_enable(activation_checkpointing_kwargs={"use_reentrant": False})
+        else:
+            model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
+    elif hasattr(model, "activation_checkpointing_disable"):
+        model.activation_checkpointing_disable()
+    else:
+        model.gradient_checkpointing_disable()
+
+
 class Worker(Sampling):
     """One policy model (+ optional reference) and its optimizer."""
 
@@ -108,7 +122,7 @@ class Worker(Sampling):
         if self.opts.lora:
             model = self._wrap_lora(model, self.opts.lora)
         if self.opts.gradient_checkpointing:
-            model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
+            set_activation_checkpointing(model, True)
             if self.lora:
                 model.enable_input_require_grads()
         model.eval()
@@ -490,7 +504,7 @@ class Worker(Sampling):
         else:
             ref = copy.deepcopy(self.model)
             if self.opts.gradient_checkpointing:
-                ref.gradient_checkpointing_disable()
+                set_activation_checkpointing(ref, False)
         ref.to(self.device)
         ref.eval()
         for q in ref.parameters():
