@@ -20,6 +20,8 @@ import { rolloutStrategyFields } from "../rollout/strategy-config.ts";
 import { checkRewardConfig, rewardConfigSchema } from "../rewards/config.ts";
 import { closest } from "../util/suggest.ts";
 import { modelSchema } from "../engines/config.ts";
+import { envConfigSchema, envTaskName } from "../envs/config.ts";
+import { getEnv } from "../envs/registry.ts";
 
 const posInt = z.number().int().positive();
 
@@ -169,6 +171,8 @@ export const runConfigSchema = z.strictObject({
   model: modelSchema,
   tokenizer: tokenizerSchema.optional(),
   data: dataSchema,
+  /** A registered env played instead of a task's one-reply prompts (src/envs/, docs/envs.md); exclusive with data.task / data.train. */
+  env: envConfigSchema.optional(),
   /** Who samples the rollouts: the trainer (default) or vLLM, colocated or on servers (src/rollout/samplers/config.ts, docs/scaling.md). */
   rollout: rolloutEngineSchema.optional(),
   /** How responses are scored (src/rewards/config.ts, docs/rewards.md); default data.verifier / data.task. */
@@ -259,6 +263,7 @@ const TOKENIZER_HINT = 'expected {type: char, alphabet: "..."} or {type: hf, pat
  * @throws ConfigError listing every problem as `config error in <where> at <path>: <message>, got <value>`.
  */
 export function parseRunConfig(raw: unknown, where = "config"): RunConfig {
+  raw = withEnvSlots(raw, where);
   const r = runConfigSchema.safeParse(raw);
   if (!r.success) {
     const lines = r.error.issues.map((i) => {
@@ -311,6 +316,27 @@ export function parseRunConfig(raw: unknown, where = "config"): RunConfig {
     throw new ConfigError(msg.startsWith("config error at ") ? `config error in ${where} at ${msg.slice("config error at ".length)}` : `config error in ${where}: ${msg}`);
   }
   return cfg;
+}
+
+/**
+ * With an `env:` block, the run's data are the env's slots (the task `env:<name>`, src/envs/task.ts):
+ * data.task is set to it. @throws ConfigError (one line) when the env is unknown, or data.task,
+ * data.train, data.verifier or reward is also set (the env makes and scores its own episodes).
+ */
+function withEnvSlots(raw: unknown, where: string): unknown {
+  const o = raw as { env?: { name?: unknown }; data?: Record<string, unknown>; reward?: unknown } | null;
+  if (!o || typeof o !== "object" || !o.env || typeof o.env !== "object" || typeof o.env.name !== "string") return raw;
+  const fail = (at: string, why: string) => {
+    throw new ConfigError(`config error in ${where} at ${at}: ${why}`);
+  };
+  try {
+    getEnv(o.env.name);
+  } catch (e) {
+    fail("env.name", (e as Error).message);
+  }
+  for (const f of ["task", "train", "verifier"]) if (o.data?.[f] !== undefined) fail(`data.${f}`, `env: "${o.env.name}" makes its own episodes and scores them; remove data.${f} (or the env block)`);
+  if (o.reward !== undefined) fail("reward", `env: "${o.env.name}" scores its episodes with its step rewards; remove reward:`);
+  return { ...o, data: { ...o.data, task: envTaskName(o.env.name) } };
 }
 
 /**
