@@ -1,12 +1,15 @@
 // A multi-turn env: guess a secret number 0..9. Each turn the policy writes one digit and stops;
 // the env answers ">" (the secret is higher), "<" (lower), or ends the episode with reward 1 when
-// the guess is right. Anything but one digit ends the episode with reward 0; so does running out
-// of turns. Token-level (no chat): the prompt is "<bos>?", a turn is "<digit><eos>".
+// the guess is right; a well-formed wrong guess earns FORMAT_REWARD (0.02). Anything but one digit
+// ends the episode; so does a fourth wrong guess. Token-level (no chat): the prompt is "<bos>?", a turn is "<digit><eos>".
 //
 // Registered on import (plugins: [./env.ts] in config.yaml, or import it from a program).
 // In your project: import { defineEnv, envGroup, ... } from "rlvr". Inside this repository the
 // sources are imported, so the plugin registers in the same registry as the run (run from source).
 import { defineEnv, envGroup, type Env, type EnvStep, type Tokenizer } from "../../src/index.ts";
+
+/** Reward of a well-formed wrong guess (a small format reward; finding the secret earns 1). */
+export const FORMAT_REWARD = 0.02;
 
 /** Digits plus the env's three symbols: the char tokenizer's alphabet for this game. */
 export const GUESS_ALPHABET = "0123456789?<>";
@@ -27,8 +30,8 @@ export class GuessEnv implements Env {
     const guess = Number(text);
     this.turns++;
     if (guess === this.secret) return { reward: 1, done: true, metrics: { found: 1 } };
-    if (this.turns >= this.maxTurns) return { reward: 0, done: true };
-    return { reward: 0, done: false, observation: this.tok.encode(guess < this.secret ? ">" : "<", { addSpecialTokens: false }) };
+    if (this.turns >= this.maxTurns) return { reward: FORMAT_REWARD, done: true };
+    return { reward: FORMAT_REWARD, done: false, observation: this.tok.encode(guess < this.secret ? ">" : "<", { addSpecialTokens: false }) };
   }
 }
 
