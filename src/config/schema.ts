@@ -321,7 +321,9 @@ export function parseRunConfig(raw: unknown, where = "config"): RunConfig {
 /**
  * With an `env:` block, the run's data are the env's slots (the task `env:<name>`, src/envs/task.ts):
  * data.task is set to it. @throws ConfigError (one line) when the env is unknown, or data.task,
- * data.train, data.verifier or reward is also set (the env makes and scores its own episodes).
+ * data.train, data.verifier or reward is also set (the env makes and scores its own episodes), or a
+ * field an env run never reads (data.template, chat, system, difficulty, …; rl.verifierPool), or
+ * a stage that reads what slots lack (sft, guided, labelfree, methods).
  */
 function withEnvSlots(raw: unknown, where: string): unknown {
   const o = raw as { env?: { name?: unknown }; data?: Record<string, unknown>; reward?: unknown } | null;
@@ -336,6 +338,16 @@ function withEnvSlots(raw: unknown, where: string): unknown {
   }
   for (const f of ["task", "train", "verifier"]) if (o.data?.[f] !== undefined) fail(`data.${f}`, `env: "${o.env.name}" makes its own episodes and scores them; remove data.${f} (or the env block)`);
   if (o.reward !== undefined) fail("reward", `env: "${o.env.name}" scores its episodes with its step rewards; remove reward:`);
+  // Fields an env run never reads (the env writes its own observations): inert, so refused.
+  for (const f of ["test", "difficulty", "preset", "template", "chat", "system", "fields", "onBadRow"]) {
+    if (o.data?.[f] !== undefined) fail(`data.${f}`, `does nothing with env: "${o.env.name}" (the env writes its own observations; data.trainSize and data.testSize size its slots); remove it`);
+  }
+  // SFT and the methods read examples' prompts, answers and solutions, which env slots do not have.
+  for (const f of ["sft", "guided", "labelfree", "methods"] as const) {
+    if ((o as Record<string, unknown>)[f] !== undefined) fail(f, `cannot be combined with env: "${o.env.name}" yet (it reads examples' prompts, answers or solutions; an env's slots have none); remove ${f}: or the env block`);
+  }
+  const pool = (o as { rl?: { verifierPool?: unknown } }).rl?.verifierPool;
+  if (pool !== undefined) fail("rl.verifierPool", `does nothing with env: "${o.env.name}" (its episodes are scored by the env, not by verifiers); remove it`);
   return { ...o, data: { ...o.data, task: envTaskName(o.env.name) } };
 }
 

@@ -113,6 +113,9 @@ test("config env: names a registered env; unknown names and data.task alongside 
   assert.throws(() => parseRunConfig({ ...base, env: { name: "gues" } }, "run.yaml"), (e: Error) => /^config error in run\.yaml at env\.name: unknown env "gues"; did you mean "guess"\?/.test(e.message) && !e.message.includes("\n"));
   assert.throws(() => parseRunConfig({ ...base, env: { name: "guess" }, data: { task: "addition" } }, "run.yaml"), /at data\.task: env: "guess" makes its own episodes/);
   assert.throws(() => parseRunConfig({ ...base, env: { name: "guess" }, reward: { verifier: "exact" } }, "run.yaml"), /at reward: /);
+  assert.throws(() => parseRunConfig({ ...base, env: { name: "guess" }, data: { chat: true } }, "run.yaml"), /at data\.chat: does nothing with env: "guess"/);
+  assert.throws(() => parseRunConfig({ ...base, env: { name: "guess" }, sft: { steps: 1, batchSize: 1, lr: 0.1 } }, "run.yaml"), /at sft: cannot be combined with env: "guess"/);
+  assert.throws(() => parseRunConfig({ ...base, env: { name: "guess" }, rl: { steps: 1, verifierPool: { enabled: true } } }, "run.yaml"), /at rl\.verifierPool: does nothing/);
   assert.throws(() => defineEnv({ name: "guess", description: "", group: () => ({ envs: [] }) }), /already registered/);
   assert.throws(() => getTask("env:guess").verify("3", generateExamples(getTask("env:guess"), { n: 1, seed: 1, difficulty: 0, split: "train" })[0]!), /multi-turn/);
 });
