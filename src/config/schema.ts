@@ -336,18 +336,20 @@ function withEnvSlots(raw: unknown, where: string): unknown {
   } catch (e) {
     fail("env.name", (e as Error).message);
   }
-  for (const f of ["task", "train", "verifier"]) if (o.data?.[f] !== undefined) fail(`data.${f}`, `env: "${o.env.name}" makes its own episodes and scores them; remove data.${f} (or the env block)`);
+  const slots = envTaskName(o.env.name);
+  for (const f of ["task", "train", "verifier"]) if (o.data?.[f] !== undefined && !(f === "task" && o.data[f] === slots)) fail(`data.${f}`, `env: "${o.env.name}" makes its own episodes and scores them; remove data.${f} (or the env block)`);
   if (o.reward !== undefined) fail("reward", `env: "${o.env.name}" scores its episodes with its step rewards; remove reward:`);
   // Fields an env run never reads (the env writes its own observations): inert, so refused.
   for (const f of ["test", "difficulty", "preset", "template", "chat", "system", "fields", "onBadRow"]) {
-    if (o.data?.[f] !== undefined) fail(`data.${f}`, `does nothing with env: "${o.env.name}" (the env writes its own observations; data.trainSize and data.testSize size its slots); remove it`);
+    // A resolved config (a run directory's config.yaml) carries the defaults: only a set value counts.
+    if (o.data?.[f] !== undefined && o.data[f] !== defaultAt(`data.${f}`)) fail(`data.${f}`, `does nothing with env: "${o.env.name}" (the env writes its own observations; data.trainSize and data.testSize size its slots); remove it`);
   }
   // SFT and the methods read examples' prompts, answers and solutions, which env slots do not have.
   for (const f of ["sft", "guided", "labelfree", "methods"] as const) {
     if ((o as Record<string, unknown>)[f] !== undefined) fail(f, `cannot be combined with env: "${o.env.name}" yet (it reads examples' prompts, answers or solutions; an env's slots have none); remove ${f}: or the env block`);
   }
-  const pool = (o as { rl?: { verifierPool?: unknown } }).rl?.verifierPool;
-  if (pool !== undefined) fail("rl.verifierPool", `does nothing with env: "${o.env.name}" (its episodes are scored by the env, not by verifiers); remove it`);
+  const pool = (o as { rl?: { verifierPool?: { enabled?: unknown } } }).rl?.verifierPool;
+  if (pool?.enabled === true) fail("rl.verifierPool", `does nothing with env: "${o.env.name}" (its episodes are scored by the env, not by verifiers); remove it or set enabled: false`);
   return { ...o, data: { ...o.data, task: envTaskName(o.env.name) } };
 }
 

@@ -10,6 +10,7 @@ import { collectRollouts } from "../../src/rollout/collect.ts";
 import { defineEnv, envGroup, getEnv, messageEnv, observationText, type Env } from "../../src/envs/index.ts";
 import { generateExamples, getTask } from "../../src/tasks/index.ts";
 import { parseRunConfig } from "../../src/config/schema.ts";
+import { plainConfig } from "../../src/trainer/resume.ts";
 import { ScriptedEngine } from "../rollout/fake-engine.ts";
 import { FORMAT_REWARD as F, GUESS_ALPHABET, GuessEnv } from "../../examples/guess/env.ts";
 
@@ -116,6 +117,10 @@ test("config env: names a registered env; unknown names and data.task alongside 
   assert.throws(() => parseRunConfig({ ...base, env: { name: "guess" }, data: { chat: true } }, "run.yaml"), /at data\.chat: does nothing with env: "guess"/);
   assert.throws(() => parseRunConfig({ ...base, env: { name: "guess" }, sft: { steps: 1, batchSize: 1, lr: 0.1 } }, "run.yaml"), /at sft: cannot be combined with env: "guess"/);
   assert.throws(() => parseRunConfig({ ...base, env: { name: "guess" }, rl: { steps: 1, verifierPool: { enabled: true } } }, "run.yaml"), /at rl\.verifierPool: does nothing/);
+  // A run directory's config.yaml (resolved: data.task env:guess, every default written) parses again (--resume).
+  const again = parseRunConfig(plainConfig(cfg), "runs/x/config.yaml");
+  assert.deepEqual(again.env, cfg.env);
+  assert.equal(again.data.task, "env:guess");
   assert.throws(() => defineEnv({ name: "guess", description: "", group: () => ({ envs: [] }) }), /already registered/);
   assert.throws(() => getTask("env:guess").verify("3", generateExamples(getTask("env:guess"), { n: 1, seed: 1, difficulty: 0, split: "train" })[0]!), /multi-turn/);
 });
