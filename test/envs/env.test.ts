@@ -131,3 +131,22 @@ test("examples/guess/config.yaml loads: its plugin registers the env the env: bl
   assert.equal(cfg.env!.name, "guess");
   assert.equal(cfg.data.task, "env:guess");
 });
+
+test("train() on an env: the RL step logs env metrics and held-out evaluation plays the test slots", async (t) => {
+  const { mkdtempSync, readFileSync, rmSync } = await import("node:fs");
+  const { tmpdir } = await import("node:os");
+  const { join } = await import("node:path");
+  const { train } = await import("../../src/index.ts");
+  const out = mkdtempSync(join(tmpdir(), "rlvr-env-"));
+  t.after(() => rmSync(out, { recursive: true, force: true }));
+  const summary = await train(
+    { ...base, out, env: { name: "guess", maxTurns: 4, maxTokens: 12 }, data: { trainSize: 100, testSize: 4 }, rl: { steps: 2, promptsPerStep: 2, groupSize: 2, maxNewTokens: 12, lr: 0.01 }, eval: { temperature: 0, maxNewTokens: 12 } },
+    { quiet: true },
+  );
+  assert.equal(summary.after.prompts, 4);
+  const rows = readFileSync(join(out, "metrics.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l) as Record<string, unknown>).filter((r) => r["stage"] === "rl");
+  assert.equal(rows.length, 2);
+  for (const r of rows) assert.ok(typeof r["env/turns"] === "number" && (r["env/turns"] as number) >= 1, JSON.stringify(r));
+  const evals = readFileSync(join(out, "eval.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l) as { label: string; prompts: number });
+  assert.deepEqual(evals.map((e) => [e.label, e.prompts]), [["init", 4], ["rl", 4]]);
+});
