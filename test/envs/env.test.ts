@@ -105,7 +105,7 @@ test("collect stage: env slots become groups played through the run's sampler, s
   await assert.rejects(collectRollouts(ctx, { ...r, agent: { enabled: true, tools: [], maxTurns: 1 } } as never, examples, [], 5), /config error at env: .*rl\.agent/);
 });
 
-const base = { model: { init: { hiddenSize: 16, numLayers: 1, numHeads: 2, maxPositionEmbeddings: 32 } }, tokenizer: { type: "char", alphabet: GUESS_ALPHABET }, rl: { steps: 1 } };
+const base = { model: { init: { hiddenSize: 16, numLayers: 1, numHeads: 2, maxPositionEmbeddings: 32 } }, tokenizer: { type: "char" as const, alphabet: GUESS_ALPHABET }, rl: { steps: 1 } };
 
 test("config env: names a registered env; unknown names and data.task alongside fail in one line", () => {
   const cfg = parseRunConfig({ ...base, env: { name: "guess", maxTurns: 4 } }, "run.yaml");
