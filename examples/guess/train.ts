@@ -4,7 +4,7 @@
 import { train } from "../../src/index.ts"; // in your project: from "rlvr"
 import { GUESS_ALPHABET } from "./env.ts";
 
-const steps = Number(process.argv[2] ?? 100);
+const steps = Number(process.argv[2] ?? 150);
 const summary = await train({
   seed: 1,
   out: "runs/guess-api",

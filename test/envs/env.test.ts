@@ -12,7 +12,7 @@ import { generateExamples, getTask } from "../../src/tasks/index.ts";
 import { parseRunConfig } from "../../src/config/schema.ts";
 import { plainConfig } from "../../src/trainer/resume.ts";
 import { ScriptedEngine } from "../rollout/fake-engine.ts";
-import { FORMAT_REWARD as F, GUESS_ALPHABET, GuessEnv } from "../../examples/guess/env.ts";
+import { CONSISTENT_REWARD as F, GUESS_ALPHABET, GuessEnv } from "../../examples/guess/env.ts";
 
 const tok = new CharTokenizer({ alphabet: GUESS_ALPHABET });
 const id = (c: string) => tok.encode(c, { addSpecialTokens: false })[0]!;
