@@ -50,7 +50,7 @@ export class GuessEnv implements Env {
 export function secretOf(seed: number, index: number, split: "train" | "test"): number {
   let h = (seed * 2654435761 + index * 40503 + (split === "test" ? 977 : 0)) >>> 0;
   h = Math.imul(h ^ (h >>> 15), 0x2c1b3c6d) >>> 0;
-  return (h ^ (h >>> 13)) % 10;
+  return ((h ^ (h >>> 13)) >>> 0) % 10;
 }
 
 defineEnv(

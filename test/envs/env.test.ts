@@ -12,7 +12,7 @@ import { generateExamples, getTask } from "../../src/tasks/index.ts";
 import { parseRunConfig } from "../../src/config/schema.ts";
 import { plainConfig } from "../../src/trainer/resume.ts";
 import { ScriptedEngine } from "../rollout/fake-engine.ts";
-import { CONSISTENT_REWARD as F, GUESS_ALPHABET, GuessEnv } from "../../examples/guess/env.ts";
+import { CONSISTENT_REWARD as F, GUESS_ALPHABET, GuessEnv, secretOf } from "../../examples/guess/env.ts";
 
 const tok = new CharTokenizer({ alphabet: GUESS_ALPHABET });
 const id = (c: string) => tok.encode(c, { addSpecialTokens: false })[0]!;
@@ -20,6 +20,12 @@ const DIGITS = new Set("0123456789".split("").map(id));
 // Linear search: guess 0, 1, 2, … (the number of digits so far), each followed by eos.
 const linear = (prefix: readonly number[]) => (DIGITS.has(prefix[prefix.length - 1]!) ? tok.eosId : id(String(prefix.filter((t) => DIGITS.has(t)).length)));
 const opts = { temperature: 1, seed: 7, maxTurns: 8, maxTokens: 64, maxSeqLen: 256, env: { name: "guess" } };
+
+test("guess env: secrets are digits 0..9, spread over the slots", () => {
+  const seen = new Set<number>();
+  for (let i = 0; i < 200; i++) for (const split of ["train", "test"] as const) seen.add(secretOf(1, i, split));
+  assert.deepEqual([...seen].sort((a, b) => a - b), [0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
+});
 
 test("guess env: turns, masks, log-probs and rewards of a linear-search policy", async () => {
   const engine = new ScriptedEngine(linear);
