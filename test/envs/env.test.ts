@@ -155,4 +155,10 @@ test("train() on an env: the RL step logs env metrics and held-out evaluation pl
   for (const r of rows) assert.ok(typeof r["env/turns"] === "number" && (r["env/turns"] as number) >= 1, JSON.stringify(r));
   const evals = readFileSync(join(out, "eval.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l) as { label: string; prompts: number });
   assert.deepEqual(evals.map((e) => [e.label, e.prompts]), [["init", 4], ["rl", 4]]);
+  // rlvr eval / evaluateCheckpoint plays the same held-out slots: the same greedy result.
+  const { evaluateCheckpoint } = await import("../../src/index.ts");
+  const again = await evaluateCheckpoint(summary.checkpoint);
+  assert.equal(again.prompts, 4);
+  assert.equal(again.accuracy, summary.after.accuracy);
+  assert.equal(again.meanLength, summary.after.meanLength);
 });
