@@ -162,3 +162,25 @@ test("train() on an env: the RL step logs env metrics and held-out evaluation pl
   assert.equal(again.accuracy, summary.after.accuracy);
   assert.equal(again.meanLength, summary.after.meanLength);
 });
+
+test("an env run resumed from a checkpoint logs the uninterrupted run's metrics", async (t) => {
+  const { cpSync, mkdtempSync, readFileSync, readdirSync, rmSync } = await import("node:fs");
+  const { tmpdir } = await import("node:os");
+  const { join } = await import("node:path");
+  const { train } = await import("../../src/index.ts");
+  const root = mkdtempSync(join(tmpdir(), "rlvr-env-resume-"));
+  t.after(() => rmSync(root, { recursive: true, force: true }));
+  const a = join(root, "a");
+  const cfg = { ...base, out: a, env: { name: "guess", maxTurns: 4, maxTokens: 12 }, data: { trainSize: 100, testSize: 2 }, rl: { steps: 4, promptsPerStep: 2, groupSize: 2, maxNewTokens: 12, lr: 0.01 }, eval: { temperature: 0, maxNewTokens: 12 }, checkpoint: { every: 2, keepLast: 4 } };
+  await train(cfg, { quiet: true });
+  const b = join(root, "b");
+  cpSync(a, b, { recursive: true });
+  for (const d of readdirSync(join(b, "checkpoints"))) if (d !== "step-2") rmSync(join(b, "checkpoints", d), { recursive: true, force: true });
+  const stages: string[] = [];
+  await train({ ...cfg, out: b }, { quiet: true, resume: b, stage: (name, detail) => stages.push(`${name} ${detail ?? ""}`.trim()) });
+  assert.ok(stages.some((s) => /^resume .*step-2/.test(s)), stages.join(" | "));
+  const rl = (dir: string) =>
+    readFileSync(join(dir, "metrics.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l) as Record<string, unknown>).filter((r) => r["stage"] === "rl").map((r) => Object.fromEntries(Object.entries(r).filter(([k]) => !k.startsWith("time") && !k.startsWith("throughput"))));
+  assert.equal(rl(a).length, 4);
+  assert.deepEqual(rl(b), rl(a));
+});
