@@ -5,6 +5,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { CharTokenizer } from "../../src/tokenizers/char.ts";
 import { chatPromptIds } from "../../src/tokenizers/prompt.ts";
+import { loadTokenizer } from "../../src/tokenizers/index.ts";
 import { envRollouts } from "../../src/rollout/env.ts";
 import { collectRollouts } from "../../src/rollout/collect.ts";
 import { defineEnv, envGroup, getEnv, messageEnv, observationText, type Env } from "../../src/envs/index.ts";
@@ -92,6 +93,15 @@ test("messageEnv: observation ids continue the chat exactly as the template rend
   const whole = chatPromptIds(ct, [{ role: "user", content: "hi" }, { role: "assistant", content: "yo" }, { role: "user", content: "more" }]);
   assert.deepEqual([...Array.from(init.tokens), ...action.slice(0, -1), ...st.observation!], Array.from(whole));
   assert.deepEqual(await env.step([...ct.encode("ok", { addSpecialTokens: false }), ct.eosId], { truncated: false }), { reward: 1, done: true });
+  // A ChatML template (byte-level BPE fixture): the sampled <|im_end|> is not written again.
+  const hf = await loadTokenizer(new URL("../fixtures/tokenizers/byte-bpe", import.meta.url).pathname);
+  const chat = messageEnv(hf, { messages: [{ role: "user", content: "hi" }], reply: () => ({ reward: 0, done: false, message: "more" }) });
+  const start = Array.from((await chat.initialObservation()).tokens);
+  const reply = [...hf.encode("yo", { addSpecialTokens: false }), hf.eosId];
+  const next = (await chat.step(reply, { truncated: false })).observation!;
+  assert.equal(hf.decode(next, { skipSpecial: false }), "\n<|im_start|>user\nmore<|im_end|>\n<|im_start|>assistant\n");
+  const all = chatPromptIds(hf, [{ role: "user", content: "hi" }, { role: "assistant", content: "yo" }, { role: "user", content: "more" }]);
+  assert.deepEqual([...start, ...reply, ...next], Array.from(all));
   // A template that writes the end-of-turn the sampled stop id already wrote: not repeated.
   assert.equal(observationText("<s>u: hi</s><s>a: ", "<s>u: hi</s><s>a: yo</s>", "<s>u: hi</s><s>a: yo</s><s>u: x</s><s>a: ", "yo", "yo</s>"), "<s>u: x</s><s>a: ");
   assert.throws(() => observationText("A", "B", "C", "yo", "yo"), /not prefix-stable/);
