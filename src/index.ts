@@ -87,3 +87,6 @@ export { compareResults, passAtKCurve, type Comparison, type PassAtKCurve } from
 export { formatReport, formatComparison, asciiCurve } from "./eval/report.ts";
 // Tools of the multi-turn agent loop (rl.agent.tools names them).
 export { registerTool, type Tool } from "./rollout/tools/registry.ts";
+// Environments (docs/envs.md): multi-turn episodes as a rollout source beside tasks.
+export { defineEnv, envGroup, getEnv, hasEnv, listEnvs, messageEnv, type Env, type EnvDefinition, type EnvEpisode, type EnvGroup, type EnvGroupSpec, type EnvStep, type InitialObservation, type StopCondition, type MessageEpisode, type MessageStep } from "./envs/index.ts";
+export { envRollouts, type EnvRolloutOptions, type EnvRolloutResult } from "./rollout/env.ts";

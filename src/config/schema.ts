@@ -20,6 +20,8 @@ import { rolloutStrategyFields } from "../rollout/strategy-config.ts";
 import { checkRewardConfig, rewardConfigSchema } from "../rewards/config.ts";
 import { closest } from "../util/suggest.ts";
 import { modelSchema } from "../engines/config.ts";
+import { envConfigSchema, envTaskName } from "../envs/config.ts";
+import { getEnv } from "../envs/registry.ts";
 
 const posInt = z.number().int().positive();
 
@@ -169,6 +171,8 @@ export const runConfigSchema = z.strictObject({
   model: modelSchema,
   tokenizer: tokenizerSchema.optional(),
   data: dataSchema,
+  /** A registered env played instead of a task's one-reply prompts (src/envs/, docs/envs.md); exclusive with data.task / data.train. */
+  env: envConfigSchema.optional(),
   /** Who samples the rollouts: the trainer (default) or vLLM, colocated or on servers (src/rollout/samplers/config.ts, docs/scaling.md). */
   rollout: rolloutEngineSchema.optional(),
   /** How responses are scored (src/rewards/config.ts, docs/rewards.md); default data.verifier / data.task. */
@@ -259,6 +263,7 @@ const TOKENIZER_HINT = 'expected {type: char, alphabet: "..."} or {type: hf, pat
  * @throws ConfigError listing every problem as `config error in <where> at <path>: <message>, got <value>`.
  */
 export function parseRunConfig(raw: unknown, where = "config"): RunConfig {
+  raw = withEnvSlots(raw, where);
   const r = runConfigSchema.safeParse(raw);
   if (!r.success) {
     const lines = r.error.issues.map((i) => {
@@ -318,6 +323,41 @@ export function parseRunConfig(raw: unknown, where = "config"): RunConfig {
 function applyPresetRl(cfg: RunConfig): void {
   const implied = cfg.algorithm?.preset ? PRESETS[cfg.algorithm.preset]?.rl : undefined;
   if (implied?.dynamicSampling && cfg.rl && cfg.rl.dynamicSampling === undefined) cfg.rl.dynamicSampling = dynamicSamplingSchema.parse(implied.dynamicSampling);
+}
+
+/**
+ * With an `env:` block, the run's data are the env's slots (the task `env:<name>`, src/envs/task.ts):
+ * data.task is set to it. @throws ConfigError (one line) when the env is unknown, or data.task,
+ * data.train, data.verifier or reward is also set (the env makes and scores its own episodes), or a
+ * field an env run never reads (data.template, chat, system, difficulty, …; rl.verifierPool), or
+ * a stage that reads what slots lack (sft, guided, labelfree, methods).
+ */
+function withEnvSlots(raw: unknown, where: string): unknown {
+  const o = raw as { env?: { name?: unknown }; data?: Record<string, unknown>; reward?: unknown } | null;
+  if (!o || typeof o !== "object" || !o.env || typeof o.env !== "object" || typeof o.env.name !== "string") return raw;
+  const fail = (at: string, why: string) => {
+    throw new ConfigError(`config error in ${where} at ${at}: ${why}`);
+  };
+  try {
+    getEnv(o.env.name);
+  } catch (e) {
+    fail("env.name", (e as Error).message);
+  }
+  const slots = envTaskName(o.env.name);
+  for (const f of ["task", "train", "verifier"]) if (o.data?.[f] !== undefined && !(f === "task" && o.data[f] === slots)) fail(`data.${f}`, `env: "${o.env.name}" makes its own episodes and scores them; remove data.${f} (or the env block)`);
+  if (o.reward !== undefined) fail("reward", `env: "${o.env.name}" scores its episodes with its step rewards; remove reward:`);
+  // Fields an env run never reads (the env writes its own observations): inert, so refused.
+  for (const f of ["test", "difficulty", "preset", "template", "chat", "system", "fields", "onBadRow"]) {
+    // A resolved config (a run directory's config.yaml) carries the defaults: only a set value counts.
+    if (o.data?.[f] !== undefined && o.data[f] !== defaultAt(`data.${f}`)) fail(`data.${f}`, `does nothing with env: "${o.env.name}" (the env writes its own observations; data.trainSize and data.testSize size its slots); remove it`);
+  }
+  // SFT and the methods read examples' prompts, answers and solutions, which env slots do not have.
+  for (const f of ["sft", "guided", "labelfree", "methods"] as const) {
+    if ((o as Record<string, unknown>)[f] !== undefined) fail(f, `cannot be combined with env: "${o.env.name}" yet (it reads examples' prompts, answers or solutions; an env's slots have none); remove ${f}: or the env block`);
+  }
+  const pool = (o as { rl?: { verifierPool?: { enabled?: unknown } } }).rl?.verifierPool;
+  if (pool?.enabled === true) fail("rl.verifierPool", `does nothing with env: "${o.env.name}" (its episodes are scored by the env, not by verifiers); remove it or set enabled: false`);
+  return { ...o, data: { ...o.data, task: envTaskName(o.env.name) } };
 }
 
 /**

@@ -52,7 +52,8 @@ export async function collect(ctx: RunContext, st: RlState, hooks: RlStepHooks, 
   const generate = async (k: number): Promise<Group[]> => {
     const t0 = performance.now();
     const examples = sel.draw(st, r.promptsPerStep, step, k);
-    const prompts = examples.map(ctx.encodePrompt);
+    // An env's prompts are its initial observations (the rollout returns them).
+    const prompts = ctx.env ? [] : examples.map(ctx.encodePrompt);
     const seed = k === 0 ? hash32(ctx.cfg.seed, 0x5a, step) : hash32(ctx.cfg.seed, 0x5a, step, k);
     let ro = await collectRollouts(ctx, r, examples, prompts, seed, step);
     if (hooks.collect) ro = await hooks.collect(ro, { examples, prompts, seed, step });
@@ -61,7 +62,7 @@ export async function collect(ctx: RunContext, st: RlState, hooks: RlStepHooks, 
     gen.discardedTokens += ro.sampledTokens - ro.rollouts.reduce((a, o) => a + o.sampledTokens, 0);
     times.sample += (performance.now() - t0) / 1000 - ro.rewardSeconds;
     times.reward += ro.rewardSeconds;
-    const groups: Group[] = examples.map((example, p) => ({ example, prompt: prompts[p]!, rollouts: [], texts: [], verdicts: [] }));
+    const groups: Group[] = examples.map((example, p) => ({ example, prompt: (ro.prompts ?? prompts)[p]!, rollouts: [], texts: [], verdicts: [] }));
     ro.rollouts.forEach((o, i) => {
       const g = groups[o.promptIndex]!;
       g.rollouts.push({ ...o, policyVersion: version });

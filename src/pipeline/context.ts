@@ -9,6 +9,7 @@ import type { Verdict } from "../tasks/types.ts";
 import type { Example } from "../core/example.ts";
 import type { RunConfig } from "../config/schema.ts";
 import type { BatchInfo, ScoredBatch } from "../rewards/compile.ts";
+import type { EnvSource } from "../rollout/collect.ts";
 
 export interface RunContext {
   cfg: RunConfig;
@@ -18,6 +19,8 @@ export interface RunContext {
   sampler?: Sampler;
   train: Example[];
   test: Example[];
+  /** The env the run plays (config `env:`; docs/envs.md): its train/test examples are the env's slots. */
+  env?: EnvSource;
   /**
    * Score one response with the reward block's primary verifier (hints, guided methods); never
    * throws for what a response contains. Synchronous: every built-in verifier but `code` (and an

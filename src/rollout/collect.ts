@@ -10,6 +10,9 @@ import type { Verdict } from "../tasks/types.ts";
 import type { Example } from "../core/example.ts";
 import type { Tokenizer } from "../tokenizers/types.ts";
 import { agentRollouts } from "./agent.ts";
+import { envRollouts } from "./env.ts";
+import { slotSpec } from "../envs/task.ts";
+import type { EnvDefinition } from "../envs/types.ts";
 import type { BatchVerifier } from "./hints.ts";
 import type { AgentConfig, HintsConfig, TreeConfig } from "./strategy-config.ts";
 import { defaultTools } from "./tools/registry.ts";
@@ -34,6 +37,18 @@ export interface CollectContext {
   sampler?: Sampler | undefined;
   tokenizer: Tokenizer;
   verifyBatch: BatchVerifier;
+  /** The run's env (config `env:`): groups are env episodes, scored by the env, not by verifyBatch. */
+  env?: EnvSource | undefined;
+}
+
+/** The env a run plays (src/envs/, docs/envs.md) and its budgets. */
+export interface EnvSource {
+  def: EnvDefinition;
+  /** The run seed (each group is built from it and its slot's index). */
+  seed: number;
+  maxTurns: number;
+  /** Most response ids per episode (default rl.maxNewTokens). */
+  maxTokens?: number | undefined;
 }
 
 export interface CollectedRollouts {
@@ -42,6 +57,8 @@ export interface CollectedRollouts {
   /** The text each trajectory's verdict scored. */
   texts: string[];
   verdicts: Verdict[];
+  /** Each group's prompt when the strategy made it (env episodes: the initial observation), else absent (the caller's prompts). */
+  prompts?: Int32Array[];
   events: Record<string, number>;
   /** Every token the engine sampled for this batch (including hinted re-samples and the groups they replaced). */
   sampledTokens: number;
@@ -55,7 +72,7 @@ export interface CollectedRollouts {
  * Check the strategy blocks against each other and the rest of rl.
  * @throws Error naming the field and the fix, e.g. `config error at rl.tree.roots: ...`.
  */
-export function checkRolloutSettings(r: RolloutSettings): void {
+export function checkRolloutSettings(r: RolloutSettings, env?: EnvSource): void {
   const tree = r.tree?.enabled ? r.tree : undefined;
   const agent = r.agent?.enabled ? r.agent : undefined;
   if (tree && agent) throw new Error("config error at rl.tree: tree rollouts and the agent loop (rl.agent) cannot be combined; disable one of them");
@@ -65,6 +82,7 @@ export function checkRolloutSettings(r: RolloutSettings): void {
     const min = tree.roots * r.maxNewTokens + (r.groupSize - tree.roots);
     if (tree.budget !== undefined && tree.budget < min) throw new Error(`config error at rl.tree.budget: must be at least roots × maxNewTokens + forks = ${min}, got ${tree.budget}`);
   }
+  if (env && (tree || agent || r.hints?.enabled)) throw new Error(`config error at env: an env plays its own turns, so it cannot be combined with ${tree ? "rl.tree" : agent ? "rl.agent" : "rl.hints"}; disable one of them`);
   if (agent) for (const t of agent.tools) if (!defaultTools.has(t)) throw new Error(`config error at rl.agent.tools: unknown tool ${JSON.stringify(t)}; registered: ${defaultTools.names().join(", ")} (registerTool adds one)`);
 }
 
@@ -75,7 +93,8 @@ export function checkRolloutSettings(r: RolloutSettings): void {
  * @param step the training step, passed to the reward (user reward functions see it)
  */
 export async function collectRollouts(ctx: CollectContext, r: RolloutSettings, examples: readonly Example[], prompts: readonly Int32Array[], seed: number, step?: number): Promise<CollectedRollouts> {
-  checkRolloutSettings(r);
+  checkRolloutSettings(r, ctx.env);
+  if (ctx.env) return collectEpisodes(ctx, ctx.env, r, examples, seed);
   const t0 = performance.now();
   const G = r.groupSize;
   const sampling = { temperature: r.temperature, topP: r.topP, topK: r.topK, seed };
@@ -125,6 +144,37 @@ export async function collectRollouts(ctx: CollectContext, r: RolloutSettings, e
     metrics,
     sampleSeconds: (t1 - t0) / 1000,
     rewardSeconds: (t2 - t1) / 1000,
+  };
+}
+
+/** Play one env group per example (its slot) through the run's sampler; the env's rewards are the verdicts. */
+async function collectEpisodes(ctx: CollectContext, env: EnvSource, r: RolloutSettings, examples: readonly Example[], seed: number): Promise<CollectedRollouts> {
+  const t0 = performance.now();
+  const groups = await Promise.all(examples.map((e) => Promise.resolve(env.def.group(slotSpec(e, env.seed, r.groupSize, ctx.tokenizer)))));
+  groups.forEach((g, i) => {
+    if (g.envs.length !== r.groupSize) throw new Error(`env "${env.def.name}": group ${examples[i]!.id} has ${g.envs.length} envs; rl.groupSize is ${r.groupSize} (build spec.groupSize envs)`);
+  });
+  const res = await envRollouts(ctx.sampler ?? ctx.engine, ctx.tokenizer, groups, {
+    temperature: r.temperature,
+    topP: r.topP,
+    topK: r.topK,
+    seed,
+    maxTurns: env.maxTurns,
+    maxTokens: env.maxTokens ?? r.maxNewTokens,
+    maxSeqLen: ctx.engine.info().maxSeqLen,
+    env: env.def,
+  });
+  const rollouts = res.trajectories;
+  return {
+    rollouts,
+    texts: rollouts.map((o) => o.answerText!),
+    verdicts: res.verdicts,
+    prompts: res.prompts,
+    events: {},
+    sampledTokens: rollouts.reduce((a, o) => a + o.sampledTokens, 0),
+    metrics: res.metrics,
+    sampleSeconds: (performance.now() - t0) / 1000,
+    rewardSeconds: 0,
   };
 }
 

@@ -12,6 +12,7 @@ import type { Verdict } from "../tasks/types.ts";
 import type { Example } from "../core/example.ts";
 import { getTask, generateExamples, hasTask, loadDataset } from "../tasks/index.ts";
 import { hasVerifier } from "../rewards/registry.ts";
+import { getEnv } from "../envs/registry.ts";
 import type { RunConfig } from "../config/schema.ts";
 import { createVerifierPool, type VerifierPool } from "../rewards/pool/pool.ts";
 import { resolveRewardConfig } from "../rewards/config.ts";
@@ -166,5 +167,6 @@ export async function buildContext(cfg: RunConfig, o: { engineAdvice?: (line: st
   };
   const verify = syncVerifier(reward.verifyOne, reward.primary);
   const verifyAsync = async (r: string, e: Example) => reward.verifyOne(r, e);
-  return { cfg, tokenizer, engine, sampler, train, test, verify, verifyAsync, encodePrompt, verifyBatch: reward.scoreBatch, close };
+  const env = cfg.env && { def: getEnv(cfg.env.name), seed: cfg.seed, maxTurns: cfg.env.maxTurns, maxTokens: cfg.env.maxTokens };
+  return { cfg, tokenizer, engine, sampler, train, test, verify, verifyAsync, encodePrompt, verifyBatch: reward.scoreBatch, close, ...(env ? { env } : {}) };
 }

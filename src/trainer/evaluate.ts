@@ -6,6 +6,8 @@
  * eval settings and seed), so the number equals the run's last eval.jsonl line.
  */
 import { join } from "node:path";
+import { getEnv } from "../envs/registry.ts";
+import { evaluateEnv } from "../eval/env.ts";
 import type { Verdict } from "../tasks/types.ts";
 import type { Example } from "../core/example.ts";
 import { loadDataset } from "../tasks/dataset.ts";
@@ -100,8 +102,15 @@ export async function evaluateCheckpoint(path: string, o: EvaluateCheckpointOpti
   const engine = await openEngine({ path: dir, engine: o.engine ?? (cfg?.model.engine === "torch" ? "torch" : "embedded") }, { tokenizer, seed: cfg?.seed ?? 0 });
   try {
     const temperature = o.temperature ?? cfg?.eval.temperature ?? 0;
+    const maxNewTokens = o.maxNewTokens ?? cfg?.eval.maxNewTokens ?? cfg?.rl?.maxNewTokens ?? 16;
+    // An env run's held-out slots are played, as during training (src/eval/env.ts).
+    if (cfg?.env && o.data === undefined) {
+      const env = { def: getEnv(cfg.env.name), seed: cfg.seed, maxTurns: cfg.env.maxTurns, maxTokens: cfg.env.maxTokens };
+      const samples = o.samples ?? (temperature > 0 ? cfg.eval.samples : 1);
+      return await evaluateEnv({ engine, tokenizer }, env, examples, { n: samples, temperature, maxTokens: env.maxTokens ?? maxNewTokens, seed: o.seed ?? cfg.seed });
+    }
     return await evaluate({ engine, tokenizer, encodePrompt, verify: syncVerifier(verify, "the reward"), verifyAsync: async (r, e) => verify(r, e) }, examples, {
-      maxNewTokens: o.maxNewTokens ?? cfg?.eval.maxNewTokens ?? cfg?.rl?.maxNewTokens ?? 16,
+      maxNewTokens,
       temperature,
       topP: o.topP,
       n: o.samples ?? (temperature > 0 ? cfg?.eval.samples ?? 1 : 1),

@@ -13,6 +13,7 @@ import { checkpointsDir, publishDir, tempDirFor } from "./checkpoints.ts";
 import { initRlState } from "../pipeline/state.ts";
 import { rlStep } from "../pipeline/step.ts";
 import { evaluate, type EvalResult } from "../eval/accuracy.ts";
+import { evaluateEnv } from "../eval/env.ts";
 import type { RunContext } from "../pipeline/context.ts";
 import type { TrainEventHandler } from "./events.ts";
 import type { RunSession } from "./session.ts";
@@ -36,7 +37,8 @@ export interface RunSummary {
 export async function evalHeldOut(ctx: RunContext, dir: string, label: string, step: number, onEvent?: TrainEventHandler): Promise<EvalResult> {
   const e = ctx.cfg.eval;
   const examples = ctx.test.slice(0, e.n ?? ctx.test.length);
-  const res = await evaluate(ctx, examples, {
+  const maxNewTokens = e.maxNewTokens ?? ctx.cfg.rl?.maxNewTokens ?? 16;
+  const res = ctx.env ? await evaluateEnv(ctx, ctx.env, examples, { n: e.temperature > 0 ? e.samples : 1, temperature: e.temperature, maxTokens: ctx.env.maxTokens ?? maxNewTokens, seed: ctx.cfg.seed }) : await evaluate(ctx, examples, {
     maxNewTokens: e.maxNewTokens ?? ctx.cfg.rl?.maxNewTokens ?? 16,
     temperature: e.temperature,
     n: e.temperature > 0 ? e.samples : 1,
