@@ -37,8 +37,8 @@ function rlvr(args: string[], env: Record<string, string> = {}): Promise<Result>
   });
 }
 
-/** A run config (tiny model, addition) with `over` merged into its blocks. */
-function cfg(name: string, over: Record<string, Record<string, unknown> | string> = {}): string {
+/** A run config (tiny model, addition) with `over` merged into its blocks (`replace`: blocks taken whole from `over`). */
+function cfg(name: string, over: Record<string, Record<string, unknown> | string> = {}, replace: string[] = []): string {
   const c: Record<string, unknown> = {
     out: join(root, "runs", name),
     model: { init: { hiddenSize: 16, numLayers: 1, numHeads: 2, maxPositionEmbeddings: 32 } },
@@ -46,7 +46,7 @@ function cfg(name: string, over: Record<string, Record<string, unknown> | string
     data: { task: "addition", difficulty: 1, trainSize: 16, testSize: 4 },
     rl: { steps: 1, promptsPerStep: 2, groupSize: 2, maxNewTokens: 3 },
   };
-  for (const [k, v] of Object.entries(over)) c[k] = typeof v === "object" && typeof c[k] === "object" ? { ...(c[k] as object), ...v } : v;
+  for (const [k, v] of Object.entries(over)) c[k] = typeof v === "object" && typeof c[k] === "object" && !replace.includes(k) ? { ...(c[k] as object), ...v } : v;
   const file = join(root, `${name}.yaml`);
   writeFileSync(file, stringify(c));
   return file;
@@ -86,7 +86,7 @@ const cases: { name: string; args: () => string[]; says: RegExp }[] = [
   { name: "heads not dividing hidden", args: () => ["train", cfg("heads", { model: { init: { hiddenSize: 18, numLayers: 1, numHeads: 4, maxPositionEmbeddings: 32 } } })], says: /config error .*model\.init\.hiddenSize: 18 is not divisible by numHeads 4/ },
   { name: "maxNewTokens beyond positions", args: () => ["train", cfg("positions", { rl: { maxNewTokens: 200 } })], says: /^error: prompt \(\d+ tokens, padded to \d+\) \+ maxNewTokens \(200\) exceeds the model's maxPositionEmbeddings 32; lower maxNewTokens to \d+ or less$/ },
   { name: "size bound", args: () => ["train", cfg("bound", { rl: { groupSize: 1e9 } })], says: /^config error in .* at rl\.groupSize: Too big: expected number to be <=4096/ },
-  { name: "dataset row (train)", args: () => ["train", cfg("dataset", { data: { train: join(root, "bad-row.jsonl"), test: join(root, "bad-row.jsonl"), verifier: "math" } })], says: /^dataset error at .*bad-row\.jsonl line 2: missing field "answer"/ },
+  { name: "dataset row (train)", args: () => ["train", cfg("dataset", { data: { train: join(root, "bad-row.jsonl"), test: join(root, "bad-row.jsonl"), verifier: "math" } }, ["data"])], says: /^dataset error at .*bad-row\.jsonl line 2: missing field "answer"/ },
   { name: "dataset file missing (eval --data)", args: () => ["eval", ckpt, "--data", join(root, "none.jsonl"), "--verifier", "math"], says: /^dataset error at .*none\.jsonl: file not found/ },
   { name: "safetensors cut short (eval)", args: () => ["eval", join(root, "bad-weights"), "--task", "addition", "--n", "2"], says: /safetensors error in .*bad-weights.*model\.safetensors/ },
   { name: "malformed char tokenizer.json (eval)", args: () => ["eval", join(root, "bad-tokenizer"), "--task", "addition", "--n", "2"], says: /^tokenizer error in .*bad-tokenizer.*tokenizer\.json: not valid JSON/ },
