@@ -20,19 +20,10 @@ from typing import Any, List
 import torch
 import trl
 from datasets import Dataset
-from transformers import AutoModelForCausalLM, AutoTokenizer, TrainerCallback
+from transformers import AutoModelForCausalLM, AutoTokenizer
 from trl import GRPOConfig, GRPOTrainer
 
-
-class StepTimer(TrainerCallback):  # type: ignore[misc]
-    def __init__(self) -> None:
-        self.t = time.perf_counter()
-        self.steps: List[float] = []
-
-    def on_step_end(self, args: Any, state: Any, control: Any, **kw: Any) -> None:
-        now = time.perf_counter()
-        self.steps.append(now - self.t)
-        self.t = now
+from trl_grpo import StepTimer  # the step timer of the tiny-model baseline (same folder)
 
 
 def final_number(text: str) -> str:

@@ -22,6 +22,7 @@ t = 0 and on padding; the same for the entropy H[b, t] of the distribution that 
 
 from __future__ import annotations
 
+import functools
 import inspect
 from typing import Any, List, Optional, Tuple
 
@@ -104,19 +105,18 @@ def plan_shared(ids: np.ndarray, lengths: np.ndarray) -> Optional[Tuple[np.ndarr
     return best
 
 
-def _cache_arg(decoder: Any) -> str:
+@functools.lru_cache(maxsize=None)
+def _cache_arg(decoder_type: type) -> str:
     """The decoder's KV-cache argument: `cache` (transformers >= 5.24) or `past_key_values`."""
-    return "cache" if "cache" in inspect.signature(decoder.forward).parameters else "past_key_values"
+    return "cache" if "cache" in inspect.signature(decoder_type.forward).parameters else "past_key_values"
 
 
-def _shared_hidden(decoder: Any, ids: torch.Tensor, runs: np.ndarray, P: int) -> Tuple[torch.Tensor, torch.Tensor]:
+def _shared_hidden(decoder: Any, ids: torch.Tensor, runs: torch.Tensor, firsts: torch.Tensor, P: int) -> Tuple[torch.Tensor, torch.Tensor]:
     """Hidden states (h_prefix [U, P, D] of each run's first row, h_rest [B, T-P, D])."""
-    runs_t = torch.from_numpy(runs).to(ids.device)
-    firsts = torch.from_numpy(np.concatenate([[0], np.nonzero(np.diff(runs))[0] + 1])).to(ids.device)
     pre = decoder(input_ids=ids[firsts, :P], use_cache=True)
     cache = pre.cache if hasattr(pre, "cache") else pre.past_key_values
-    cache.batch_select_indices(runs_t)
-    rest = decoder(input_ids=ids[:, P:], use_cache=True, **{_cache_arg(decoder): cache})
+    cache.batch_select_indices(runs)
+    rest = decoder(input_ids=ids[:, P:], use_cache=True, **{_cache_arg(type(decoder)): cache})
     return pre.last_hidden_state, rest.last_hidden_state
 
 
@@ -132,11 +132,11 @@ def split_scores(
         lp, ent = head_scores(head, h[:, :-1], ids[:, 1:], entropy, chunk_tokens)
     else:
         runs, P = plan
-        h_pre, h_rest = _shared_hidden(decoder, ids, runs, P)
-        firsts = np.concatenate([[0], np.nonzero(np.diff(runs))[0] + 1])
+        runs_t = torch.from_numpy(runs).to(ids.device)
+        firsts = torch.from_numpy(np.concatenate([[0], np.nonzero(np.diff(runs))[0] + 1])).to(ids.device)
+        h_pre, h_rest = _shared_hidden(decoder, ids, runs_t, firsts, P)
         # Positions 0..P-2 predict tokens 1..P-1, the run's own; position P-1 predicts each row's token P.
         lp_pre, ent_pre = head_scores(head, h_pre[:, : P - 1], ids[firsts, 1:P], entropy, chunk_tokens)
-        runs_t = torch.from_numpy(runs).to(ids.device)
         h_rows = torch.cat([h_pre[runs_t, P - 1 : P], h_rest[:, :-1]], dim=1)  # [B, T-P, D]
         lp_row, ent_row = head_scores(head, h_rows, ids[:, P:], entropy, chunk_tokens)
         lp = torch.cat([lp_pre[runs_t], lp_row], dim=1)
