@@ -15,6 +15,7 @@
 export { train, resolveConfig, planMemory, type TrainConfig, type TrainOptions } from "./api/train.ts";
 export { estimateMemoryPlan, checkMemoryPlan, formatMemoryPlan, torchActivationBytes, embeddedPassBytes, type MemoryPlan, type PlanPart, type PlanShape, type PlanMachine } from "./trainer/plan.ts";
 export { NonFiniteError, ResumeError, RewardError, RunDirError, RunInterrupted } from "./trainer/run.ts";
+export { PeerError } from "./util/peer.ts";
 export type { RunHooks } from "./trainer/session.ts";
 export type { RunSummary } from "./trainer/stages.ts";
 export type { Progress } from "./trainer/sft.ts";
