@@ -72,7 +72,7 @@ export type { ModelSpec } from "./engines/open-kind.ts";
 export { serve, trainServed, EpisodeStore, type ServeOptions, type Server, type CaptureTrainOptions, type CaptureStepReport, type Episode, type Turn } from "./serve/index.ts";
 export { serveTinker, type TinkerServer, type TinkerServerOptions } from "./tinker/server.ts";
 export { tinkerLoss, registerTinkerLoss, getTinkerLoss, listTinkerLosses, type TinkerLossInputs, type TinkerLossOutput, type TinkerLossEntry } from "./algorithms/losses/tinker.ts";
-export type { Engine, EngineInfo, SampleRequest, SampleResult, TokenBatch, TokenScores, TokenLossFn, LossOutput, LossReport, OptimStep, Sampler } from "./core/engine.ts";
+export type { Engine, EngineInfo, SampleRequest, SampleResult, TokenBatch, TokenScores, TokenLossFn, LossOutput, LossReport, OptimStep, Sampler, ForwardBackwardOptions } from "./core/engine.ts";
 export { loadTokenizer, CharTokenizer, HfTokenizer, promptEncoder, promptIds, chatPromptIds, type Tokenizer, type PromptFormat } from "./tokenizers/index.ts";
 
 // Evaluation: held-out accuracy with pass@k / maj@k, and the estimators.

@@ -399,7 +399,7 @@ class DistributedWorker(Worker):
     def _train_model(self) -> Any:
         return self.ddp if self.ddp is not None else self.model
 
-    def forward(self, tokens: Optional[np.ndarray], lengths: Optional[np.ndarray], entropy: bool) -> Dict[str, np.ndarray]:  # type: ignore[override]
+    def forward(self, tokens: Optional[np.ndarray], lengths: Optional[np.ndarray], entropy: bool, score_from: int = 0) -> Dict[str, np.ndarray]:  # type: ignore[override]
         self.pending = None
         self.shard = None
         tk, ln, assignment = self._deal(tokens, lengths)

@@ -135,7 +135,7 @@ def _op_score(s: Session, h: Dict[str, Any], t: Tensors) -> Tuple[Dict[str, Any]
 
 def _op_forward(s: Session, h: Dict[str, Any], t: Tensors) -> Tuple[Dict[str, Any], Tensors]:
     tokens, lengths = _batch(t, h)
-    return {}, s.need().forward(tokens, lengths, bool(h.get("entropy", False)))  # type: ignore[arg-type]
+    return {}, s.need().forward(tokens, lengths, bool(h.get("entropy", False)), int(h.get("scoreFrom", 0)))  # type: ignore[arg-type]
 
 
 def _cotangents(h: Dict[str, Any], t: Tensors) -> Tuple[Optional[np.ndarray], Optional[np.ndarray]]:

@@ -10,12 +10,13 @@ report and as the embedded engine does (src/core/engine.ts is authoritative).
 from __future__ import annotations
 
 import contextlib
-from typing import Any, Callable, Dict, List, Optional
+from typing import Any, Callable, Dict, Iterator, List, Optional
 
 import numpy as np
 import torch
 
 from .options import Options
+from .scoring import cache_arg
 
 
 class Sampling:
@@ -100,13 +101,16 @@ class Sampling:
         torch.manual_seed(int(h.get("seed", 0)))
         if self.device.type == "cuda":
             torch.cuda.manual_seed_all(int(h.get("seed", 0)))
-        with self._autocast():
+        with self._autocast(), self._adapter_merged():
+            kw = self._generate_kwargs()
+            if n > 1 and kv == "dynamic" and P > 1 and self.opts.shared_prompts and not kw:
+                kw = self._shared_prefill(ids, mask, n)
             seqs = self.model.generate(
                 input_ids=torch.from_numpy(ids).to(self.device),
                 attention_mask=torch.from_numpy(mask).to(self.device),
                 generation_config=gc,
                 logits_processor=LogitsProcessorList([proc]),
-                **self._generate_kwargs(),
+                **kw,
             )
         gen = seqs[:, P:]
         lps = proc.finish(gen[:, -1]) if gen.shape[1] > 0 else torch.zeros(R, 0)
@@ -123,6 +127,42 @@ class Sampling:
             tokens_out[r, :L] = row[:L]
             lp_out[r, :L] = lps_np[r, :L]
         return {"tokens": tokens_out, "logprobs": lp_out, "lengths": lengths, "stop": stopped}
+
+
+    @contextlib.contextmanager
+    def _adapter_merged(self) -> Iterator[None]:
+        """Under LoRA (one process): the adapter folded into the base weights while generate() runs
+        — one matmul per projection and token instead of three — and the base weights restored bit
+        for bit afterwards (peft's unmerge alone would leave a rounding residue that accumulates
+        over steps). Costs a copy of the adapted weights while sampling."""
+        if not getattr(self, "lora", False) or not hasattr(self.model, "merge_adapter") or self._generate_kwargs():
+            yield
+            return
+        from peft.tuners.lora import LoraLayer
+
+        saved = [(w, w.detach().clone()) for w in (m.get_base_layer().weight for m in self.model.modules() if isinstance(m, LoraLayer))]
+        self.model.merge_adapter()
+        try:
+            yield
+        finally:
+            self.model.unmerge_adapter()
+            with torch.no_grad():
+                for w, orig in saved:
+                    w.copy_(orig)
+
+    def _shared_prefill(self, ids: np.ndarray, mask: np.ndarray, n: int) -> Dict[str, Any]:
+        """generate() arguments that start it from a KV cache of the first P-1 prompt tokens,
+        computed once per prompt and repeated for its n samples (rows are prompt-major), instead of
+        prefilling every sample's copy of the prompt. Positions as generate() derives them from the
+        attention mask (left padding), so the cache is the one its own prefill would build."""
+        u_ids = torch.from_numpy(ids[::n, :-1]).to(self.device)
+        u_mask = torch.from_numpy(mask[::n, :-1]).to(self.device)
+        pos = (u_mask.cumsum(-1) - 1).masked_fill(u_mask == 0, 0)
+        out = self.model(input_ids=u_ids, attention_mask=u_mask, position_ids=pos, use_cache=True, logits_to_keep=1)
+        cache = out.cache if getattr(out, "cache", None) is not None else out.past_key_values
+        cache.batch_repeat_interleave(n)
+        base = self.model.get_base_model() if hasattr(self.model, "get_base_model") else self.model
+        return {cache_arg(type(base)): cache}
 
 
 class _RecordingWarper:

@@ -106,7 +106,7 @@ def plan_shared(ids: np.ndarray, lengths: np.ndarray) -> Optional[Tuple[np.ndarr
 
 
 @functools.lru_cache(maxsize=None)
-def _cache_arg(decoder_type: type) -> str:
+def cache_arg(decoder_type: type) -> str:
     """The decoder's KV-cache argument: `cache` (transformers >= 5.24) or `past_key_values`."""
     return "cache" if "cache" in inspect.signature(decoder_type.forward).parameters else "past_key_values"
 
@@ -116,27 +116,35 @@ def _shared_hidden(decoder: Any, ids: torch.Tensor, runs: torch.Tensor, firsts: 
     pre = decoder(input_ids=ids[firsts, :P], use_cache=True)
     cache = pre.cache if hasattr(pre, "cache") else pre.past_key_values
     cache.batch_select_indices(runs)
-    rest = decoder(input_ids=ids[:, P:], use_cache=True, **{_cache_arg(type(decoder)): cache})
+    rest = decoder(input_ids=ids[:, P:], use_cache=True, **{cache_arg(type(decoder)): cache})
     return pre.last_hidden_state, rest.last_hidden_state
 
 
 def split_scores(
-    decoder: Any, head: Any, ids: torch.Tensor, lengths: torch.Tensor, entropy: bool, chunk_tokens: int, shared: bool
+    decoder: Any, head: Any, ids: torch.Tensor, lengths: torch.Tensor, entropy: bool, chunk_tokens: int, shared: bool, score_from: int = 0
 ) -> Tuple[torch.Tensor, Optional[torch.Tensor]]:
     """lp, H [B, T] in the contract layout, through the decoder and a chunked head (shared prompts
-    run once per run of rows when `shared` and it saves enough)."""
+    run once per run of rows when `shared` and it saves enough). The head skips positions before
+    `score_from` (their lp and H are 0): the caller's loss reads none of them (prompt tokens)."""
     B, T = ids.shape
+    s = min(max(1, score_from), T)
     plan = plan_shared(ids.cpu().numpy(), lengths.cpu().numpy()) if shared else None
     if plan is None:
         h = decoder(input_ids=ids, use_cache=False).last_hidden_state
-        lp, ent = head_scores(head, h[:, :-1], ids[:, 1:], entropy, chunk_tokens)
+        lp, ent = head_scores(head, h[:, s - 1 : -1], ids[:, s:], entropy, chunk_tokens)
+        if s > 1:
+            skipped = lp.new_zeros(B, s - 1)
+            lp, ent = torch.cat([skipped, lp], dim=1), torch.cat([skipped, ent], dim=1)
     else:
         runs, P = plan
         runs_t = torch.from_numpy(runs).to(ids.device)
         firsts = torch.from_numpy(np.concatenate([[0], np.nonzero(np.diff(runs))[0] + 1])).to(ids.device)
         h_pre, h_rest = _shared_hidden(decoder, ids, runs_t, firsts, P)
         # Positions 0..P-2 predict tokens 1..P-1, the run's own; position P-1 predicts each row's token P.
-        lp_pre, ent_pre = head_scores(head, h_pre[:, : P - 1], ids[firsts, 1:P], entropy, chunk_tokens)
+        if s >= P:
+            lp_pre = ent_pre = h_pre.new_zeros(len(firsts), P - 1, dtype=torch.float32)
+        else:
+            lp_pre, ent_pre = head_scores(head, h_pre[:, : P - 1], ids[firsts, 1:P], entropy, chunk_tokens)
         h_rows = torch.cat([h_pre[runs_t, P - 1 : P], h_rest[:, :-1]], dim=1)  # [B, T-P, D]
         lp_row, ent_row = head_scores(head, h_rows, ids[:, P:], entropy, chunk_tokens)
         lp = torch.cat([lp_pre[runs_t], lp_row], dim=1)

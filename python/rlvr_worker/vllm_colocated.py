@@ -131,6 +131,11 @@ class ColocatedVllm:
             worker_extension_cls=EXTENSION,
             enforce_eager=bool(h.get("enforceEager", not self.gpu)),
         )
+        if not self.gpu:
+            # A request whose prompt is split across steps (chunked prefill) makes vLLM rewind its
+            # seeded generator, which a CPU torch.Generator cannot do ("CPU Generator does not use
+            # offset"): on CPU every prompt is prefilled in one step instead.
+            kw.update(enable_chunked_prefill=False, max_num_batched_tokens=max(max_len, 4096))
         if self.gpu:
             kw["gpu_memory_utilization"] = float(h.get("gpuMemoryUtilization", 0.5))
             kw["enable_sleep_mode"] = self.sleep_mode

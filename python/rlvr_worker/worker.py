@@ -57,6 +57,7 @@ class Pending:
     tokens: Optional[np.ndarray] = None
     lengths: Optional[np.ndarray] = None
     entropy: bool = False
+    score_from: int = 0
 
 
 def set_activation_checkpointing(model: Any, on: bool) -> None:
@@ -230,16 +231,16 @@ class Worker(Sampling):
             return contextlib.nullcontext()
         return torch.autocast(device_type=self.device.type, dtype=self.dtype)
 
-    def _token_scores(self, model: Any, ids: torch.Tensor, lengths: torch.Tensor, entropy: bool) -> Tuple[torch.Tensor, Optional[torch.Tensor]]:
+    def _token_scores(self, model: Any, ids: torch.Tensor, lengths: torch.Tensor, entropy: bool, score_from: int = 0) -> Tuple[torch.Tensor, Optional[torch.Tensor]]:
         """lp, H: [B, T] float32 in the contract layout (0 at t = 0 and on padding). Plain causal
-        LMs go through scoring.split_scores (chunked head, shared prompts run once); others through
-        the full logits."""
+        LMs go through scoring.split_scores (chunked head, shared prompts run once; positions
+        before `score_from` may come back 0); others through the full logits."""
         parts = split_model(model) if self.split_scoring else None
         with self._autocast():
             if parts is not None:
                 # Gradient checkpointing turns the KV cache off in training, so no shared prompts with it.
                 shared = self.opts.shared_prompts and not (self.opts.gradient_checkpointing and model.training)
-                return split_scores(parts[0], parts[1], ids, lengths, entropy, self.opts.head_chunk, shared)
+                return split_scores(parts[0], parts[1], ids, lengths, entropy, self.opts.head_chunk, shared, score_from)
             logits = model(input_ids=ids, use_cache=False).logits
         z = logits[:, :-1].float()  # position t-1 predicts token t
         lse = torch.logsumexp(z, dim=-1)
@@ -350,8 +351,9 @@ class Worker(Sampling):
         if self.opts.gradient_checkpointing or float((self.opts.lora or {}).get("dropout", 0)) > 0:
             self.model.train()
 
-    def forward(self, tokens: np.ndarray, lengths: np.ndarray, entropy: bool) -> Dict[str, np.ndarray]:
-        """Phase 1 of forward-backward: scores with a graph kept for `backward`."""
+    def forward(self, tokens: np.ndarray, lengths: np.ndarray, entropy: bool, score_from: int = 0) -> Dict[str, np.ndarray]:
+        """Phase 1 of forward-backward: scores with a graph kept for `backward`. `score_from`: the
+        loss reads no position before it (the batch's first trained token), so those may be 0."""
         self.check_batch(tokens, lengths)
         self.pending = None
         micro = self._micro_batches(lengths)
@@ -360,7 +362,7 @@ class Worker(Sampling):
             self._train_mode()
             try:
                 ids, lens, Tm = self._rows(tokens, lengths, np.arange(B))
-                lp, ent = self._token_scores(self.model, ids, lens, entropy)
+                lp, ent = self._token_scores(self.model, ids, lens, entropy, score_from)
             finally:
                 self.model.eval()
             self.pending = Pending(lp=lp, ent=ent, tokens=tokens, lengths=lengths, entropy=entropy)
@@ -376,7 +378,7 @@ class Worker(Sampling):
         # in `backward` (the loss depends on the parameters only through lp and H, and forwards
         # are deterministic, so the recomputed scores equal the ones the loss saw).
         lp_all, ent_all = self._score_no_grad(self.model, tokens, lengths, entropy)
-        self.pending = Pending(micro=micro, tokens=tokens, lengths=lengths, entropy=entropy)
+        self.pending = Pending(micro=micro, tokens=tokens, lengths=lengths, entropy=entropy, score_from=score_from)
         res = {"logprobs": lp_all}
         if ent_all is not None:
             res["entropy"] = ent_all
@@ -410,7 +412,7 @@ class Worker(Sampling):
         try:
             for rows in p.micro:
                 ids, lens, Tm = self._rows(p.tokens, p.lengths, rows)
-                lp, ent = self._token_scores(self.model, ids, lens, d_ent is not None)
+                lp, ent = self._token_scores(self.model, ids, lens, d_ent is not None, p.score_from)
                 outs = [lp]
                 grads = [torch.from_numpy(np.ascontiguousarray(d_lp[rows, :Tm])).to(self.device)]
                 if d_ent is not None and ent is not None:

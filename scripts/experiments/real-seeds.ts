@@ -17,7 +17,9 @@
  *
  * Kept logs: experiments/runs/real-seeds/<arm>-seed<N>/ (metrics.jsonl, eval.jsonl, config.yaml,
  * result.json, passk.json); base pass@k in experiments/runs/real-seeds/base-seed<N>/passk.json.
- * Environment: REAL_STEPS (default 30), REAL_PASSK_PROMPTS (32), REAL_PASSK_SAMPLES (64).
+ * Environment: REAL_STEPS (default 30), REAL_PASSK_PROMPTS (32), REAL_PASSK_SAMPLES (64),
+ * REAL_ROLLOUT (vllm: colocated vLLM rollouts, the default — the recipe's fastest CPU path; torch:
+ * the trainer samples), REAL_PASSK_ENGINE (vllm by default; torch).
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -37,6 +39,8 @@ const DATA = join(SCRATCH_ROOT, NAME, "data");
 const TRAIN = join(DATA, "train.jsonl");
 const TEST = join(DATA, "test.jsonl");
 const W = 5;
+const ROLLOUT = process.env.REAL_ROLLOUT ?? "vllm";
+const PASSK_ENGINE = process.env.REAL_PASSK_ENGINE ?? "vllm";
 
 /** The model is imported and the data written (the same prompts for every arm and seed). */
 async function prepare(): Promise<void> {
@@ -48,7 +52,8 @@ async function prepare(): Promise<void> {
 }
 
 const recipe = (seed: number, algorithm?: NonNullable<RunConfigInput["rl"]>["algorithm"]): RunConfigInput => {
-  const c = realRecipeConfig({ out: "", modelPath: MODEL, steps: STEPS, seed }, TRAIN, TEST);
+  const r = realRecipeConfig({ out: "", modelPath: MODEL, steps: STEPS, seed }, TRAIN, TEST);
+  const c: RunConfigInput = ROLLOUT === "vllm" ? { ...r, rollout: { engine: "vllm", mode: "colocated" } } : r;
   return algorithm ? { ...c, rl: { ...c.rl!, algorithm } } : c;
 };
 const arms: Arm[] = [
@@ -66,7 +71,7 @@ interface PassK {
 
 /** pass@k (k = 1, 2, 4 … PASSK_SAMPLES) of `model` on the first PASSK_PROMPTS held-out prompts, sampling seed `seed`. */
 async function passK(model: string, seed: number, base: boolean): Promise<PassK> {
-  const o: EvalCommandOptions = { data: TEST, n: PASSK_PROMPTS, samples: PASSK_SAMPLES, temperature: 1, topP: 1, maxNewTokens: 48, seed, bootstrap: 0, level: 0.95, engine: "torch", greedy: true, ...(base ? { chat: true, verifier: "word-problems" } : {}) };
+  const o: EvalCommandOptions = { data: TEST, n: PASSK_PROMPTS, samples: PASSK_SAMPLES, temperature: 1, topP: 1, maxNewTokens: 48, seed, bootstrap: 0, level: 0.95, engine: PASSK_ENGINE, greedy: true, ...(base ? { chat: true, verifier: "word-problems" } : {}) };
   const t0 = performance.now();
   const doc = (await runEval(model, o, () => {})) as { result: { passAtK: Record<string, number>; greedy?: number; meanLength: number } };
   return { ...doc.result, seconds: (performance.now() - t0) / 1000 };

@@ -122,6 +122,32 @@ export interface LossOutput {
  */
 export type TokenLossFn = (scores: TokenScores, batch: TokenBatch) => LossOutput;
 
+/** Options of `Engine.forwardBackward`. */
+export interface ForwardBackwardOptions {
+  /** Compute the entropy of each next-token distribution too (the loss returns dEntropy). */
+  entropy?: boolean;
+  /** The loss reads scores only where lossMask is 1; positions before the batch's first such token may come back 0. */
+  trainedOnly?: boolean;
+}
+
+/**
+ * Index of the batch's first trained position: the smallest t with lossMask[b*T + t] > 0 over
+ * rows b (T when no token is trained). Positions before it are prompt tokens of every row.
+ */
+export function firstTrainedPosition(batch: TokenBatch): number {
+  const T = batch.seqLen;
+  let first = T;
+  for (let b = 0; b < batch.batchSize && first > 0; b++) {
+    for (let t = 0; t < first; t++) {
+      if (batch.lossMask[b * T + t]! > 0) {
+        first = t;
+        break;
+      }
+    }
+  }
+  return first;
+}
+
 /** What `forwardBackward` reports. */
 export interface LossReport {
   loss: number;
@@ -158,8 +184,11 @@ export interface Engine {
   /**
    * Computes log-probs (and entropy when `opts.entropy`) with a graph, calls `loss`, then
    * back-propagates its cotangents. Gradients accumulate across calls until `optimStep`.
+   * `opts.trainedOnly`: the loss reads scores only at trained positions (lossMask 1), so an engine
+   * may skip positions before the batch's first trained token (prompt tokens) and report 0 there
+   * (the torch engine then runs its output head over responses only).
    */
-  forwardBackward(batch: TokenBatch, loss: TokenLossFn, opts?: { entropy?: boolean }): Promise<LossReport>;
+  forwardBackward(batch: TokenBatch, loss: TokenLossFn, opts?: ForwardBackwardOptions): Promise<LossReport>;
   /** Apply and clear the accumulated gradients. Returns the global gradient norm before clipping. */
   optimStep(opt: OptimStep): Promise<{ gradNorm: number; skipped: boolean }>;
   /** Freeze a copy of the policy (or a checkpoint) as the reference model. */

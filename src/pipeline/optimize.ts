@@ -37,6 +37,8 @@ export interface OptimizeOptions {
   optim: OptimStep;
   /** Ask the engine for per-token entropy (entropy bonus, entropy metrics). */
   entropy?: boolean;
+  /** The loss reads scores only at trained positions (Engine.forwardBackward's trainedOnly). */
+  trainedOnly?: boolean;
   /** Skip an update whose mini-batch has no trained token (RL: every response masked). */
   skipEmptyUpdates?: boolean;
   /** Extra forward/backward passes accumulated into each update before its optimizer step. */
@@ -88,7 +90,8 @@ async function update(engine: Engine, mini: readonly Sequence[], o: OptimizeOpti
     rep.loss += r.loss;
     if (!Number.isFinite(r.loss)) finite = false;
   };
-  for (const mb of micro) record(await engine.forwardBackward(mb, lossFn, o.entropy ? { entropy: true } : undefined));
+  const fbOpts = o.entropy || o.trainedOnly ? { ...(o.entropy ? { entropy: true } : {}), ...(o.trainedOnly ? { trainedOnly: true } : {}) } : undefined;
+  for (const mb of micro) record(await engine.forwardBackward(mb, lossFn, fbOpts));
   for (const r of o.extraBackward ? await o.extraBackward() : []) record(r);
   rep.updates++;
   rep.tokens = counts.tokens;

@@ -163,6 +163,8 @@ async function optimizeStep(ctx: RunContext, alg: AlgorithmConfig, st: RlState, 
     },
     optim: { lr: learningRate(st.step, { lr: r.lr, schedule: r.schedule, warmupSteps: r.warmupSteps, totalSteps: r.steps, minLrRatio: r.minLrRatio }), maxGradNorm: r.maxGradNorm, weightDecay: r.weightDecay },
     entropy: true,
+    // The policy loss reads response tokens only; a method's own loss may read more.
+    trainedOnly: !hooks.loss,
     skipEmptyUpdates: true,
     ...(hooks.extraBackward ? { extraBackward: () => hooks.extraBackward!(ctx, st.step) } : {}),
   });

@@ -84,6 +84,8 @@ describe("vLLM colocated in the torch worker, and a vLLM server", { skip: SKIP }
   let server: Promise<VllmServerSampler>;
   const prompts = [Int32Array.from([1, 7, 9, 3]), Int32Array.from([2, 2]), Int32Array.from([30, 11, 4, 8, 20, 6])];
   const req = { prompts, n: 4, maxNewTokens: 10, temperature: 1, stopTokens: [STOP], seed: 17 };
+  const many = Array.from({ length: 90 }, (_, i) => Int32Array.from({ length: 60 }, (_, t) => 3 + ((i * 7 + t * 3) % 30)));
+  const overflow = { prompts: many, n: 1, maxNewTokens: 2, temperature: 1, stopTokens: [STOP], seed: 3 };
 
   before(async () => {
     tmp = await mkdtemp(join(tmpdir(), "rlvr-vllm-"));
@@ -124,6 +126,16 @@ describe("vLLM colocated in the torch worker, and a vLLM server", { skip: SKIP }
     const again = await sampler.sample(req);
     assert.deepEqual(again.map((o) => Array.from(o.tokens)), out.map((o) => Array.from(o.tokens)));
     assert.ok(new Set(out.map((o) => Array.from(o.tokens).join(","))).size > 6);
+  });
+
+  test("a call whose prompts overflow one scheduler step samples with per-request seeds (no chunked prefill on CPU)", async () => {
+    // 90 prompts × 60 tokens = 5,400 prompt tokens > the 4,096 a step takes: with chunked prefill
+    // vLLM split a prompt across steps and rewound its seeded generator, which a CPU generator
+    // cannot do ("CPU Generator does not use offset"); whole prompts per step instead.
+    const r = overflow;
+    const out = await sampler.sample(r);
+    assert.equal(out.length, 90);
+    assert.deepEqual((await sampler.sample(r)).map((o) => Array.from(o.tokens)), out.map((o) => Array.from(o.tokens)), "seeded: the same samples again");
   });
 
   test("after an optimizer step vLLM samples from the new weights once synced (not before)", async () => {
@@ -168,6 +180,7 @@ describe("vLLM colocated in the torch worker, and a vLLM server", { skip: SKIP }
     assert.ok(gap0 < TOL, `gap ${gap0}`);
     assert.ok(staleGap > 0.05, `before the sync the server should still hold the old weights (gap ${staleGap})`);
     assert.ok(gap < TOL, `gap after sync ${gap}`);
+    assert.equal((await srv.sample(overflow)).length, 90, "the server takes a call that overflows one scheduler step, seeded");
   });
 });
 

@@ -23,7 +23,9 @@ import type {
   TokenBatch,
   TokenLossFn,
   TokenScores,
+  ForwardBackwardOptions,
 } from "../../core/engine.ts";
+import { firstTrainedPosition } from "../../core/engine.ts";
 import type { Tokenizer } from "../../tokenizers/types.ts";
 import { toHfConfig, type ModelConfig } from "../embedded/hf-config.ts";
 import { probeTorch, WorkerProcess, INSTALL_HINT, type Deadline } from "./worker.ts";
@@ -212,11 +214,12 @@ export class TorchEngine implements Engine {
     return { logprobs: tensors.logprobs as Float32Array, entropy: opts.entropy ? (tensors.entropy as Float32Array) : undefined };
   }
 
-  async forwardBackward(batch: TokenBatch, loss: TokenLossFn, opts: { entropy?: boolean } = {}): Promise<LossReport> {
+  async forwardBackward(batch: TokenBatch, loss: TokenLossFn, opts: ForwardBackwardOptions = {}): Promise<LossReport> {
     const b = this.batchTensors(batch);
     const n = batch.batchSize * batch.seqLen;
+    const scoreFrom = opts.trainedOnly ? firstTrainedPosition(batch) : 0;
     return this.exclusive(async () => {
-      const fwd = await this.worker.call("forward", { ...b.header, entropy: !!opts.entropy }, b.tensors);
+      const fwd = await this.worker.call("forward", { ...b.header, entropy: !!opts.entropy, scoreFrom }, b.tensors);
       const scores: TokenScores = { logprobs: fwd.tensors.logprobs as Float32Array };
       if (opts.entropy) scores.entropy = fwd.tensors.entropy as Float32Array;
       let out;

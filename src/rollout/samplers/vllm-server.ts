@@ -60,7 +60,11 @@ export function vllmServerArgs(a: VllmServerArgs): string[] {
     "--generation-config", "vllm",
     "--hf-overrides", JSON.stringify({ tie_word_embeddings: false }),
     "--worker-extension-cls", "rlvr_worker.vllm_ext.RlvrWorkerExtension",
-    ...(a.gpuMemoryUtilization !== undefined ? ["--gpu-memory-utilization", String(a.gpuMemoryUtilization)] : ["--enforce-eager"]),
+    // On CPU: no chunked prefill — a prompt split across steps makes vLLM rewind a seeded request's
+    // generator, which a CPU torch.Generator cannot do ("CPU Generator does not use offset").
+    ...(a.gpuMemoryUtilization !== undefined
+      ? ["--gpu-memory-utilization", String(a.gpuMemoryUtilization)]
+      : ["--enforce-eager", "--no-enable-chunked-prefill", "--max-num-batched-tokens", String(Math.max(a.maxModelLen, 4096))]),
     ...(a.extraArgs ?? []),
   ];
 }

@@ -1,6 +1,8 @@
 """Parity of python/rlvr_worker/scoring.py (chunked head, shared prompts) with the plain pass
 `model(ids).logits` -> log-softmax, on tiny random Llama and Qwen2 models: log-probs, entropies
-and the parameter gradients of a random linear loss of both. Prints one JSON line per case."""
+and the parameter gradients of a random linear loss of both; with `score_from` (the head skips the
+prompt positions a loss does not read) the same on the positions from there on, 0 before, and the
+gradients of a loss that reads only those positions. Prints one JSON line per case."""
 
 import json
 import sys
@@ -49,4 +51,15 @@ for name, cls, cfgc in [("llama", LlamaForCausalLM, LlamaConfig), ("qwen2", Qwen
         diff = [float((a - b).abs().max()) for a, b in zip(got, ref)]
         scale = float(ref[2].abs().max())
         print(json.dumps({"model": name, "case": case, "lp": diff[0], "entropy": diff[1], "grad": diff[2] / scale, "runs": plan[0].tolist() if plan else None, "shared": plan[1] if plan else 0}))
+    # A loss reading positions >= 9 only (the shared prompt's length): score_from 9.
+    wf, wef = w.clone(), we.clone()
+    wf[:, :9] = 0
+    wef[:, :9] = 0
+    ref_f = run(m, lambda: plain(m, ids, lens), wf, wef)
+    for case, shared in [("chunked-from", False), ("shared-from", True)]:
+        got = run(m, lambda: split_scores(decoder, head, ids, lens, True, 7, shared, 9), wf, wef)
+        before = float(max(got[0][:, :9].abs().max(), got[1][:, :9].abs().max()))
+        diff = [float((a[:, 9:] - b[:, 9:]).abs().max()) for a, b in zip(got[:2], ref_f[:2])] + [float((got[2] - ref_f[2]).abs().max())]
+        scale = float(ref_f[2].abs().max())
+        print(json.dumps({"model": name, "case": case, "lp": max(diff[0], before), "entropy": diff[1], "grad": diff[2] / scale, "runs": plan[0].tolist() if plan else None, "shared": plan[1] if plan else 0}))
 sys.stdout.flush()
