@@ -122,8 +122,11 @@ function trlRow(dir: string, trainFile: string, loraRank: number): Promise<Row |
       const peakGB = watch.stop();
       const line = out.trim().split("\n").filter((l) => l.startsWith("{")).pop();
       if (code !== 0 || !line) return res(`TRL exited ${code}: ${err.split("\n").slice(-8).join(" | ")}`);
-      const o = JSON.parse(line) as { step_seconds: number[]; trl: string };
-      res({ step: median(o.step_seconds.slice(WARMUP)), peakGB, note: `TRL ${o.trl}` });
+      const o = JSON.parse(line) as { step_seconds: number[]; generate_seconds?: number[]; trl: string };
+      const steps = o.step_seconds.slice(WARMUP);
+      const gen = o.generate_seconds?.slice(WARMUP);
+      const split = gen && gen.length === steps.length ? { sample: median(gen), train: median(steps.map((s, i) => s - gen[i]!)) } : {};
+      res({ step: median(steps), ...split, peakGB, note: `TRL ${o.trl}` });
     });
   });
 }

@@ -4,7 +4,9 @@ template, generation prompt added), prompts x group per step, max new tokens, te
 learning rate, no KL term, one update per generation batch, full fine-tune or LoRA (peft).
 
 Reward: 1 when the number after the last "####" (else the last number) equals the row's answer.
-Prints one JSON line {"step_seconds": [...], "trl": version, "torch": version} on stdout.
+Prints one JSON line {"step_seconds": [...], "generate_seconds": [...], "trl": version, "torch":
+version} on stdout; generate_seconds is the time inside transformers' generate() each step (the
+sampling part; the rest of the step is scoring, the loss, backward and the optimizer).
 Run with python/.venv-bench (torch==2.13.0, transformers, trl, datasets, peft).
 """
 
@@ -38,6 +40,42 @@ def reward_answer(completions: List[Any], answer: List[str], **kw: Any) -> List[
         text = c[-1]["content"] if isinstance(c, list) else str(c)
         out.append(1.0 if final_number(text) == a else 0.0)
     return out
+
+
+class GenerateTimer:
+    """Seconds spent inside transformers' GenerationMixin.generate (the innermost generate a
+    PeftModel's generate calls), read and reset once per step by `take`."""
+
+    def __init__(self) -> None:
+        from transformers.generation.utils import GenerationMixin
+
+        self.seconds = 0.0
+        inner = GenerationMixin.generate
+        timer = self
+
+        def timed(model: Any, *args: Any, **kw: Any) -> Any:
+            t = time.perf_counter()
+            try:
+                return inner(model, *args, **kw)
+            finally:
+                timer.seconds += time.perf_counter() - t
+
+        GenerationMixin.generate = timed  # type: ignore[method-assign]
+
+    def take(self) -> float:
+        s, self.seconds = self.seconds, 0.0
+        return s
+
+
+class SplitStepTimer(StepTimer):
+    def __init__(self, gen: GenerateTimer) -> None:
+        super().__init__()
+        self.gen = gen
+        self.generate: List[float] = []
+
+    def on_step_end(self, args: Any, state: Any, control: Any, **kw: Any) -> None:
+        super().on_step_end(args, state, control, **kw)
+        self.generate.append(self.gen.take())
 
 
 def main() -> None:
@@ -91,11 +129,11 @@ def main() -> None:
         dataloader_num_workers=0,
         disable_tqdm=True,
     )
-    timer = StepTimer()
+    timer = SplitStepTimer(GenerateTimer())
     trainer = GRPOTrainer(model=model, args=cfg, reward_funcs=reward_answer, train_dataset=ds, processing_class=tok, callbacks=[timer], peft_config=peft_config)
     timer.t = time.perf_counter()
     trainer.train()
-    sys.stdout.write(json.dumps({"step_seconds": timer.steps, "trl": trl.__version__, "torch": torch.__version__}) + "\n")
+    sys.stdout.write(json.dumps({"step_seconds": timer.steps, "generate_seconds": timer.generate, "trl": trl.__version__, "torch": torch.__version__}) + "\n")
 
 
 if __name__ == "__main__":

@@ -4,8 +4,9 @@ Two savings over `model(ids).logits` followed by a log-softmax, both exact up to
 
 - **Chunked head**: the output projection, log-sum-exp and entropy run over at most
   `chunk_tokens` positions at a time, each chunk under activation checkpointing when a graph is
-  kept, so the [tokens x vocab] logits never exist whole (for a 49k vocabulary they are 0.2 MB a
-  token, and a softmax keeps several copies for backward). Liger-Kernel's fused linear
+  kept and the logits would be large (over CHECKPOINT_LOGITS elements in all), so the
+  [tokens x vocab] logits never exist whole (for a 49k vocabulary they are 0.2 MB a token, and a
+  softmax keeps several copies for backward); below that the head's forward is not run twice. Liger-Kernel's fused linear
   cross-entropy and TRL's `selective_log_softmax` make the same observation.
 - **Shared prompts**: a GRPO batch holds n samples of each prompt in consecutive rows. The
   positions a run of rows has in common are run once for the run (one KV cache, then selected
@@ -33,6 +34,10 @@ import torch.utils.checkpoint as ckpt
 # Model types whose causal-LM logits are lm_head(decoder(ids).last_hidden_state), with no
 # soft-capping or logit scale (gemma2/3, cohere and granite scale or cap theirs).
 SIMPLE_HEAD_TYPES = frozenset({"llama", "mistral", "qwen2", "qwen3"})
+
+# Logit elements (positions x vocabulary) above which head chunks are checkpointed when a graph is
+# kept: 2^27 floats = 512 MiB a copy (e.g. ~2,700 positions of a 49k vocabulary).
+CHECKPOINT_LOGITS = 1 << 27
 
 # Fewest positions a shared prompt must save (fraction of the full pass) to be worth a second call.
 MIN_SAVING = 0.2
@@ -62,12 +67,15 @@ def _head_chunk(head: Any, h: torch.Tensor, targets: torch.Tensor, entropy: bool
 
 def head_scores(head: Any, h: torch.Tensor, targets: torch.Tensor, entropy: bool, chunk_tokens: int) -> Tuple[torch.Tensor, torch.Tensor]:
     """lp, H [*, S] of targets [*, S] predicted from hidden states h [*, S, D], `chunk_tokens`
-    positions at a time (checkpointed when a graph is kept: only h is saved for backward)."""
+    positions at a time (checkpointed when a graph is kept and the logits exceed
+    CHECKPOINT_LOGITS elements: then only h is saved for backward)."""
     lead = targets.shape
     hf = h.reshape(-1, h.shape[-1])
     tf = targets.reshape(-1)
     n = tf.shape[0]
     grad = torch.is_grad_enabled() and hf.requires_grad
+    vocab = int(head.weight.shape[0]) if hasattr(head, "weight") else 1 << 20
+    grad = grad and n * vocab > CHECKPOINT_LOGITS
     lps: List[torch.Tensor] = []
     ents: List[torch.Tensor] = []
     for i in range(0, n, max(1, chunk_tokens)):

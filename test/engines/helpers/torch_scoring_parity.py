@@ -11,6 +11,7 @@ import numpy as np
 import torch
 from transformers import LlamaConfig, LlamaForCausalLM, Qwen2Config, Qwen2ForCausalLM
 
+import rlvr_worker.scoring as scoring
 from rlvr_worker.scoring import plan_shared, split_model, split_scores
 
 
@@ -46,8 +47,11 @@ for name, cls, cfgc in [("llama", LlamaForCausalLM, LlamaConfig), ("qwen2", Qwen
     decoder, head = split_model(m)
     w, we = torch.randn(B, T), torch.randn(B, T)
     ref = run(m, lambda: plain(m, ids, lens), w, we)
-    for case, shared, chunk in [("chunked", False, 7), ("shared", True, 7), ("shared-1-chunk", True, 4096)]:
+    # "chunked" and "shared" checkpoint every head chunk (as large logits are); the others do not.
+    for case, shared, chunk, ckpt_above in [("chunked", False, 7, 0), ("shared", True, 7, 0), ("shared-1-chunk", True, 4096, scoring.CHECKPOINT_LOGITS)]:
+        scoring.CHECKPOINT_LOGITS, default = ckpt_above, scoring.CHECKPOINT_LOGITS
         got = run(m, lambda: split_scores(decoder, head, ids, lens, True, chunk, shared), w, we)
+        scoring.CHECKPOINT_LOGITS = default
         diff = [float((a - b).abs().max()) for a, b in zip(got, ref)]
         scale = float(ref[2].abs().max())
         print(json.dumps({"model": name, "case": case, "lp": diff[0], "entropy": diff[1], "grad": diff[2] / scale, "runs": plan[0].tolist() if plan else None, "shared": plan[1] if plan else 0}))
