@@ -1,6 +1,6 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { agentRollouts, closeTokenIds, formatObservation, parseToolCall, toolDemonstration } from "../../src/rollout/agent.ts";
+import { agentRollouts, closeTokenIds, formatObservation, parseToolCall, toolDemonstration, ToolEnv } from "../../src/rollout/agent.ts";
 import { calculatorTool, defaultTools, ToolRegistry } from "../../src/rollout/tools/registry.ts";
 import { runCodeTool } from "../../src/rollout/tools/code.ts";
 import { sandboxSupport } from "../../src/rewards/code/probe.ts";
@@ -147,4 +147,21 @@ test("observations are inserted literally: $-patterns in a tool's output are not
   });
   const res = await agentRollouts(engine, t2, [p], { tools, groupSize: 1, maxTurns: 1, maxTokens: 60, temperature: 0, seed: 1 });
   assert.equal(t2.decode(res.trajectories[0]!.tokens), "<echo>1</echo><out>$&$'</out>");
+});
+
+test("the tool loop is an Env: each step reads the turn since the last observation", async () => {
+  const ids = (s: string) => tok.encode(s, { addSpecialTokens: false });
+  const env = new ToolEnv(tok, prompts[0]!, { tools: calcOnly, maxTurns: 1 });
+  const init = env.initialObservation();
+  assert.deepEqual(init.tokens, Array.from(prompts[0]!));
+  assert.deepEqual(init.stopTokens, [tok.eosId, ...closeTokenIds(tok)]);
+  // The ">" of an opening tag closes no call: sample on (empty observation); so does a turn cut at its cap.
+  assert.deepEqual(await env.step(ids("<calc>"), { truncated: false }), { reward: 0, done: false, observation: [] });
+  assert.deepEqual(await env.step(ids("2*3</c"), { truncated: true }), { reward: 0, done: false, observation: [] });
+  // The turn so far ("<calc>2*3</calc>") is a call: it runs, and the observation follows.
+  assert.deepEqual(await env.step(ids("alc>"), { truncated: false }), { reward: 0, done: false, observation: ids("<out>6</out>") });
+  assert.equal(env.calls, 1);
+  // A call past maxTurns cuts the episode; end-of-sequence ends it.
+  assert.deepEqual(await env.step(ids("<calc>1+1</calc>"), { truncated: false }), { reward: 0, done: true, cut: "max_turns" });
+  assert.deepEqual(await env.step([...ids("6"), tok.eosId], { truncated: false }), { reward: 0, done: true });
 });
