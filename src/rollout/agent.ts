@@ -23,7 +23,7 @@
  * The text the verifier scores (`answerText`) is the decoded final turn: the response after the
  * last observation (the whole response when no tool ran).
  */
-import type { Engine } from "../core/engine.ts";
+import type { Engine, Sampler } from "../core/engine.ts";
 import type { Env, EnvStep, InitialObservation } from "../envs/types.ts";
 import type { Tokenizer } from "../tokenizers/types.ts";
 import { envRollouts } from "./env.ts";
@@ -40,6 +40,8 @@ export interface AgentOptions extends Omit<SamplingSettings, "stopTokens"> {
   maxTokens: number;
   /** Longest prompt + response the engine accepts (default engine.info().maxSeqLen). */
   maxSeqLen?: number;
+  /** Where the turns are sampled when not by the engine: the run's sampler (vLLM, a server, a worker thread), as for every env. */
+  sampler?: Pick<Sampler, "sample">;
   /** Observation text for a tool result; `{}` is replaced by it. Default "<out>{}</out>". */
   observation?: string;
   /** Per-call timeout (ms) when the tool sets none. Default 10,000. */
@@ -224,7 +226,7 @@ function finalTurn(tokenizer: Tokenizer, t: Trajectory): string {
  */
 export async function agentRollouts(engine: Engine, tokenizer: Tokenizer, prompts: readonly Int32Array[], o: AgentOptions): Promise<AgentResult> {
   const groups = prompts.map((p) => ({ envs: Array.from({ length: o.groupSize }, () => new ToolEnv(tokenizer, p, o)) }));
-  const res = await envRollouts(engine, tokenizer, groups, {
+  const res = await envRollouts(o.sampler ?? engine, tokenizer, groups, {
     temperature: o.temperature,
     topP: o.topP,
     topK: o.topK,

@@ -165,3 +165,17 @@ test("the tool loop is an Env: each step reads the turn since the last observati
   assert.deepEqual(await env.step(ids("<calc>1+1</calc>"), { truncated: false }), { reward: 0, done: true, cut: "max_turns" });
   assert.deepEqual(await env.step([...ids("6"), tok.eosId], { truncated: false }), { reward: 0, done: true });
 });
+
+test("agent loop: with a sampler apart from the trainer (vLLM, a server, rl.async's worker) every turn is sampled there", async () => {
+  const script = (prefix: readonly number[]) => {
+    const resp = tok.decode(prefix.slice(promptLen(prefix)));
+    const target = resp.includes("</out>") ? resp.slice(0, resp.indexOf("</out>") + 6) + "6" : "<calc>2*3</calc>";
+    return target.startsWith(resp) && target.length > resp.length ? tok.encode(target[resp.length]!, { addSpecialTokens: false })[0]! : tok.eosId;
+  };
+  const trainer = new ScriptedEngine(() => tok.eosId);
+  const sampler = new ScriptedEngine(script);
+  const res = await agentRollouts(trainer, tok, prompts.slice(0, 1), { tools: calcOnly, groupSize: 1, maxTurns: 2, maxTokens: 40, temperature: 1, seed: 1, sampler });
+  assert.equal(tok.decode(res.trajectories[0]!.tokens), "<calc>2*3</calc><out>6</out>6");
+  assert.equal(trainer.calls.length, 0, "the trainer engine samples nothing");
+  assert.equal(sampler.calls.length, res.metrics["agent/engine_calls"]);
+});
