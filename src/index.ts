@@ -91,3 +91,5 @@ export { registerTool, type Tool } from "./rollout/tools/registry.ts";
 // Environments (docs/envs.md): multi-turn episodes as a rollout source beside tasks.
 export { defineEnv, envGroup, getEnv, hasEnv, listEnvs, messageEnv, type Env, type EnvDefinition, type EnvEpisode, type EnvGroup, type EnvGroupSpec, type EnvStep, type InitialObservation, type StopCondition, type MessageEpisode, type MessageStep } from "./envs/index.ts";
 export { envRollouts, type EnvRolloutOptions, type EnvRolloutResult } from "./rollout/env.ts";
+// The rl.agent tool loop as an Env (docs/rollouts.md).
+export { ToolEnv, agentRollouts, type AgentOptions, type AgentResult } from "./rollout/agent.ts";

@@ -74,10 +74,13 @@ export function klPenaltyPerToken(logprobs: NumArray, refLogprobs: NumArray, mas
 /**
  * KL in the reward: s_b − β Σ_t m kl_t (ALGORITHMS.md "Placement").
  * @param rewards     [B] outcome rewards (NaN stays NaN: still unscorable).
- * @param logprobs    [B*T] log-probs of the policy that sampled (nats).
- * @param refLogprobs [B*T] reference log-probs.
- * @param mask        [B*T].
+ * @param logprobs    [N*T] log-probs of the policy that sampled (nats); N = B rows, or rowOf.length.
+ * @param refLogprobs [N*T] reference log-probs.
+ * @param mask        [N*T].
  * @param coef        β ≥ 0.
+ * @param rowOf       [N] the reward each row belongs to, when a reward covers several rows (a
+ *                    multi-turn episode, one row per turn): its penalty sums over all of them.
+ *                    Default: row b is reward b.
  * @returns Float32Array[B].
  * @throws RangeError on shape mismatch.
  */
@@ -88,18 +91,22 @@ export function applyKlToRewards(
   mask: NumArray,
   coef: number,
   estimator: KlEstimator = "k1",
+  rowOf?: ArrayLike<number>,
 ): Float32Array {
   const B = rewards.length;
-  if (B === 0) return new Float32Array(0);
-  if (mask.length % B !== 0) throw new RangeError(`applyKlToRewards: mask length ${mask.length} is not a multiple of B = ${B}`);
-  const T = mask.length / B;
+  const N = rowOf ? rowOf.length : B;
+  if (B === 0 || N === 0) return Float32Array.from(rewards);
+  if (mask.length % N !== 0) throw new RangeError(`applyKlToRewards: mask length ${mask.length} is not a multiple of the ${N} rows`);
+  const T = mask.length / N;
   const kl = klPenaltyPerToken(logprobs, refLogprobs, mask, estimator);
-  const out = new Float32Array(B);
-  for (let b = 0; b < B; b++) {
-    let s = 0;
-    for (let t = 0; t < T; t++) s += kl[b * T + t]!;
-    out[b] = rewards[b]! - coef * s;
+  const sums = new Float64Array(B);
+  for (let b = 0; b < N; b++) {
+    const r = rowOf ? rowOf[b]! : b;
+    if (!(r >= 0 && r < B)) throw new RangeError(`applyKlToRewards: row ${b} belongs to reward ${r}, outside 0..${B - 1}`);
+    for (let t = 0; t < T; t++) sums[r] += kl[b * T + t]!;
   }
+  const out = new Float32Array(B);
+  for (let b = 0; b < B; b++) out[b] = rewards[b]! - coef * sums[b]!;
   return out;
 }
 

@@ -5,8 +5,9 @@
  *
  * Nothing here is a copy of the Node trainer: the config is `quickstartConfig` (the recipe of
  * `npm start`), validated by `parseRunConfig`; the context (tokenizer, embedded engine, data,
- * verifier) comes from `buildContext`; each SFT step is `sftStep`, each RL step the pipeline's
- * `rlStep` (collect → reward → reference → advantages → optimize → metrics); held-out accuracy
+ * verifier) comes from `buildContext`; each SFT step is `sftStep` (and `sftStopCheck`, the run's
+ * sft.stopAt check), each RL step the pipeline's `rlStep` (collect, then the update sequence of
+ * src/pipeline/update.ts: reward → reference → advantages → optimize → metrics); held-out accuracy
  * is `evaluate` with the run's eval settings; the download is `checkpointFiles` (the bytes
  * `saveCheckpoint` writes). Only the run directory is replaced: the records that Node appends to
  * metrics.jsonl / samples.jsonl / eval.jsonl go to the page's callbacks instead.
@@ -18,7 +19,7 @@ import { quickstartConfig } from "../recipes/quickstart.ts";
 import { buildContext } from "../trainer/context.ts";
 import type { RunContext } from "../pipeline/context.ts";
 import type { RunLogger } from "../pipeline/logger.ts";
-import { initSftState, sftCheckAccuracy, sftStep, type SftState } from "../trainer/sft.ts";
+import { initSftState, sftStep, sftStopCheck, type SftState } from "../trainer/sft.ts";
 import { initRlState, type RlState } from "../pipeline/state.ts";
 import { rlStep } from "../pipeline/step.ts";
 import { evaluate, type EvalResult } from "../eval/accuracy.ts";
@@ -175,19 +176,14 @@ export class PlaySession {
   async runSft(): Promise<void> {
     const s = this.cfg.sft;
     if (!s) return;
-    const stopAt = s.stopAt;
     this.ev.stage?.("sft", `SFT warm-up: up to ${s.steps} steps of ${s.batchSize} examples`);
     while (!this.stopped && this.sft.step < s.steps) {
       await sftStep(this.ctx, this.sft, this.log);
       await pause();
-      if (stopAt && this.sft.step % stopAt.every === 0 && this.sft.step < s.steps) {
-        const acc = await sftCheckAccuracy(this.ctx, this.cfg.eval.maxNewTokens ?? this.cfg.rl?.maxNewTokens ?? 16);
-        const stop = acc >= stopAt.accuracy;
-        this.log.metrics({ stage: "sft", step: this.sft.step, "check/accuracy": acc, "check/stopped": stop ? 1 : 0 });
-        if (stop) {
-          this.ev.stage?.("sft", `stopped at step ${this.sft.step}: check-set accuracy ${(acc * 100).toFixed(1)}%`);
-          break;
-        }
+      const c = await sftStopCheck(this.ctx, this.sft, s.steps, this.log);
+      if (c?.stop) {
+        this.ev.stage?.("sft", `stopped at step ${this.sft.step}: check-set accuracy ${(c.accuracy * 100).toFixed(1)}%`);
+        break;
       }
     }
   }

@@ -30,6 +30,11 @@ export interface EnvStep {
   reward: number;
   /** The episode is over: no further turn is sampled. */
   done: boolean;
+  /**
+   * Why a done episode ended, when the env cut it at a limit of its own (e.g. the tool loop's
+   * call limit) rather than finishing it: the trajectory's stopReason. Default "completed".
+   */
+  cut?: "max_turns" | "max_tokens";
   /** Ids appended after the action (loss mask 0) before the next turn; required when not done. */
   observation?: readonly number[];
   /** Stop condition of the next turn (default: the initial one). */

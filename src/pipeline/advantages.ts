@@ -5,16 +5,21 @@
  */
 import { computeAdvantages, computeTokenAdvantages, getAdvantage, type AlgorithmConfig } from "../algorithms/index.ts";
 import { packSequences, type Sequence } from "../core/sequence.ts";
-import type { RunContext } from "./context.ts";
-import type { RlStepHooks } from "./hooks.ts";
-import type { StepBatch } from "./batch.ts";
+import type { UpdateBatch } from "./batch.ts";
 import type { KlTokens } from "./reference.ts";
+import type { UpdateContext, UpdateHooks } from "./update-types.ts";
 
-/** Compute advantages, apply advantage transforms, append the extra sequences to `batch.seqs`. */
-export function advantages(ctx: RunContext, alg: AlgorithmConfig, batch: StepBatch, klTokens: KlTokens | null, hooks: RlStepHooks): StepBatch {
+/**
+ * Compute advantages, apply advantage transforms, append the extra sequences to `batch.seqs`.
+ * Every sequence of a rollout (`batch.rolloutOf`) gets the rollout's advantage.
+ * @throws Error for a token-level estimator over multi-sequence rollouts, or with an advantage hook.
+ */
+export function advantages<B extends UpdateBatch>(ctx: UpdateContext, alg: AlgorithmConfig, batch: B, klTokens: KlTokens | null, hooks: UpdateHooks<NoInfer<B>>): B {
   const { name, ...options } = alg.advantage;
   const extra = batch.extra;
-  const R = batch.rollouts.length;
+  const R = batch.rewards.length;
+  const tokenLevel = getAdvantage(name).level === "token";
+  if (tokenLevel && batch.rolloutOf) throw new Error(`config error at algorithm.advantage.name: the token-level estimator "${name}" credits the tokens of one sequence, but these rollouts are several sequences each (multi-turn episodes); use a sequence-level estimator (grpo, rloo, …)`);
   const cat = <A extends Float32Array | Int32Array>(a: A, more: number[]): A => {
     const o = new (a.constructor as new (n: number) => A)(a.length + more.length);
     o.set(a);
@@ -27,14 +32,15 @@ export function advantages(ctx: RunContext, alg: AlgorithmConfig, batch: StepBat
   let adv: Float32Array;
   let tokenAdv: Float32Array[] | null = null;
   if (R + extra.seqs.length === 0) adv = new Float32Array(0);
-  else if (getAdvantage(name).level === "token") ({ adv, tokenAdv } = sequenceTokenAdvantages(name, options, [...batch.seqs, ...extra.seqs], input, klTokens, ctx.tokenizer.padId));
+  else if (tokenLevel) ({ adv, tokenAdv } = sequenceTokenAdvantages(name, options, [...batch.seqs, ...extra.seqs], input, klTokens, ctx.tokenizer.padId));
   else adv = computeAdvantages(name, input, options);
   if (hooks.advantages) {
     if (tokenAdv) throw new Error(`advantage estimator "${name}" is token-level; an advantage hook (e.g. labelfree.ear) reshapes sequence advantages and cannot be combined with it`);
     adv = hooks.advantages(adv, batch);
   }
+  const of = batch.rolloutOf;
   batch.seqs.forEach((s, i) => {
-    s.advantage = adv[i]!;
+    s.advantage = adv[of ? of[i]! : i]!;
     if (tokenAdv) s.tokenAdvantages = tokenAdv[i]!;
   });
   extra.seqs.forEach((q, j) => batch.seqs.push({ ...q, advantage: adv[R + j]!, ...(tokenAdv ? { tokenAdvantages: tokenAdv[R + j]! } : {}) }));

@@ -31,20 +31,17 @@ export interface Generated {
   metrics: Record<string, number>;
 }
 
-/** The step's batch. */
-export interface StepBatch {
-  /** RL step index (0-based: the number of RL steps done before this one). */
+/**
+ * The part of a step's batch the update sequence (./update.ts: reward → reference → advantages →
+ * optimize → metrics) reads and writes. A run's StepBatch is one; serve's capture training
+ * (src/serve/train.ts) builds one from scored episodes, whose turns are several sequences of one
+ * rollout (`rolloutOf`).
+ */
+export interface UpdateBatch {
+  /** Step index (0-based: the number of steps done before this one). */
   step: number;
-  /** One example per kept group; group id = position. */
-  examples: Example[];
-  /** Prompt token ids, one per group. */
-  prompts: Int32Array[];
-  /** The train batch's responses, [R], group-major (promptIndex = group id). */
-  rollouts: Trajectory[];
-  /** The text each verdict scored, [R]. */
-  texts: string[];
-  /** The verifier's verdicts, [R] (per-component scores in `components`). */
-  verdicts: Verdict[];
+  /** The verifier's verdicts, [R]: the reward stage starts from their rewards. */
+  verdicts: readonly Pick<Verdict, "reward">[];
   /**
    * Outcome rewards [R]: the verifier's reward, then length shaping, then method reward transforms
    * (TTRL, EVOL-RL), then the KL-in-reward penalty — in that order (reward and reference stages).
@@ -56,14 +53,18 @@ export interface StepBatch {
   lengths: Int32Array;
   /** Strata for stratified estimators (tool calls per trajectory; 0 outside the agent loop), [R]. */
   strata: Int32Array;
-  /** The on-policy sequences, one per rollout, [R]; the advantages stage appends `extra.seqs`. */
+  /** The on-policy sequences, [S] (one per rollout unless `rolloutOf`); the advantages stage appends `extra.seqs`. */
   seqs: Sequence[];
+  /**
+   * The rollout each on-policy sequence belongs to, [S], when a rollout is several sequences (a
+   * served multi-turn episode: one per turn); they share its reward and advantage, and its KL
+   * penalty sums over all of them. Absent: sequence i is rollout i.
+   */
+  rolloutOf?: Int32Array;
   /** Sequences methods add to the groups (LUFFY's experts) and their rewards. */
   extra: { seqs: Sequence[]; rewards: number[] };
   /** Sequence advantages of [rollouts, then extras] (advantages stage). */
   advantages: Float32Array;
-  /** Everything sampled this step, kept or not. */
-  generated: Generated;
   /** Metrics stages and methods add (reward/overlong_penalty, ttrl/*, rollout/logprob_diff, …). */
   metrics: Record<string, number>;
   /** Seconds per stage, logged as time/<stage>. */
@@ -74,6 +75,24 @@ export interface StepBatch {
   scoredReference: boolean;
   /** Policy version the optimize stage started from (staleness = trainVersion − a rollout's version). */
   trainVersion: number;
+}
+
+/** The step's batch. */
+export interface StepBatch extends UpdateBatch {
+  /** One example per kept group; group id = position. */
+  examples: Example[];
+  /** Prompt token ids, one per group. */
+  prompts: Int32Array[];
+  /** The train batch's responses, [R], group-major (promptIndex = group id). */
+  rollouts: Trajectory[];
+  /** The text each verdict scored, [R]. */
+  texts: string[];
+  /** The verifier's verdicts, [R] (per-component scores in `components`). */
+  verdicts: Verdict[];
+  /** The on-policy sequences, one per rollout, [R]; the advantages stage appends `extra.seqs`. */
+  seqs: Sequence[];
+  /** Everything sampled this step, kept or not. */
+  generated: Generated;
   /** Responses whose loss mask was zeroed for truncation (rl.maskTruncated). */
   maskedTruncated: number;
 }

@@ -27,7 +27,8 @@ import { packSequences, type Sequence } from "../core/sequence.ts";
 import type { RunContext } from "./context.ts";
 import type { RlStepHooks } from "./hooks.ts";
 import type { RlState } from "./state.ts";
-import type { Generated, StepBatch } from "./batch.ts";
+import type { Generated, StepBatch, UpdateBatch } from "./batch.ts";
+import type { UpdateContext } from "./update-types.ts";
 import type { Trajectory } from "../rollout/types.ts";
 
 interface Group {
@@ -151,7 +152,7 @@ export function useUpdateForward(b: StepBatch): void {
  * weights it trains from now) become `oldLogprobs`, the sampler's are kept as `samplerLogprobs`
  * (mismatch correction reads both; with rl.async they also differ by the batch's staleness).
  */
-export async function rescore(ctx: RunContext, b: StepBatch): Promise<void> {
+export async function rescore(ctx: UpdateContext, b: UpdateBatch): Promise<void> {
   if (b.seqs.length === 0) return;
   const packed = packSequences(b.seqs, ctx.tokenizer.padId);
   const { logprobs } = await ctx.engine.score(packed, { model: "policy" });

@@ -13,7 +13,7 @@ import { sampledTokenCount } from "../rollout/collect.ts";
 import type { RunLogger } from "./logger.ts";
 import type { RlState } from "./state.ts";
 import type { RunContext } from "./context.ts";
-import type { StepBatch } from "./batch.ts";
+import type { StepBatch, UpdateBatch } from "./batch.ts";
 import type { OptimizeReport } from "./optimize.ts";
 
 /** Fraction of groups (by group id; any size, any order) whose rewards are all equal. */
@@ -45,26 +45,54 @@ function staleness(batch: StepBatch, st: RlState): Record<string, number> {
   return { "rollout/staleness": s.reduce((a, b) => a + b, 0) / s.length, "rollout/staleness_max": Math.max(...s), "policy/version": st.policyVersion };
 }
 
-/** Name, log and return the step's metrics (st.step already advanced). */
-export function metrics(ctx: RunContext, batch: StepBatch, opt: OptimizeReport, st: RlState, log: RunLogger): Record<string, number> {
-  const g = batch.generated;
+/**
+ * The update's metrics (every caller of the update sequence, ./update.ts, gets them): rewards of the
+ * train batch, KL, the loss's metrics averaged over the updates, the gradient norm, skipped updates
+ * and mismatch correction.
+ */
+export function updateMetrics(batch: UpdateBatch, opt: OptimizeReport, st: Pick<RlState, "kl">): Record<string, number> {
   const lm = combineMetrics(opt.lossParts);
   // Loss metrics are summable within an optimizer step; average them over the step's updates.
   const mean = (k: string) => (lm[k] ?? 0) / Math.max(1, opt.updates);
+  return {
+    "reward/mean": finiteMean(batch.rewards),
+    "groups/zero_std_frac": zeroStdFraction(batch.rewards, batch.groupIds),
+    "groups/trained_seqs": batch.seqs.length,
+    entropy: mean("entropy"),
+    kl: batch.scoredReference ? batch.kl : 0,
+    kl_coef: st.kl.coef,
+    "loss/policy": mean("loss"),
+    clipfrac_low: mean("clipfrac_low"),
+    clipfrac_high: mean("clipfrac_high"),
+    ratio_mean: lm["ratio_mean"] !== undefined ? mean("ratio_mean") : 1,
+    ratio_max: lm["ratio_max"] ?? 1,
+    approx_kl_old: lm["approx_kl"] !== undefined ? mean("approx_kl") : 0,
+    grad_norm: opt.gradNorm,
+    updates: opt.updates,
+    skipped: opt.skippedUpdates > 0 ? 1 : 0,
+    // Mismatch correction (algorithm.mismatch; on by default with vLLM rollouts): mean weight, corrected fraction, |Δ log p|, largest ratio.
+    ...Object.fromEntries(Object.keys(lm).filter((k) => k.startsWith("mismatch/") || k.startsWith("rollout/logprob_diff")).map((k) => [k, k.endsWith("_max") ? lm[k]! : mean(k)])),
+  };
+}
+
+/**
+ * Name, log and return the step's metrics (st.step already advanced): what was sampled (accuracy,
+ * lengths, tokens, verifier events, data selection), times and staleness, and `update`, the
+ * update sequence's own (updateMetrics).
+ */
+export function metrics(ctx: RunContext, batch: StepBatch, update: Record<string, number>, st: RlState, log: RunLogger): Record<string, number> {
+  const g = batch.generated;
   const allLengths = g.rollouts.map((o) => o.tokens.length);
   const sampledTokens = g.rollouts.reduce((a, o) => a + sampledTokenCount(o), g.discardedTokens);
   const selMetrics = st.selection.observe(g.examples, g.verdicts, sampledTokens);
   const t = batch.times;
   const m: Record<string, number> = {
-    "reward/mean": finiteMean(batch.rewards),
     "reward/verifier": finiteMean(g.verdicts.map((v) => v.reward)),
     "verifier/timeouts": g.events["verifier/timeouts"] ?? 0,
     "verifier/crashes": g.events["verifier/crashes"] ?? 0,
     "verifier/errors": g.events["verifier/errors"] ?? 0,
     ...rewardMetrics(g.verdicts, g.events),
     accuracy: g.verdicts.filter((v) => v.correct).length / Math.max(1, g.verdicts.length),
-    "groups/zero_std_frac": zeroStdFraction(batch.rewards, batch.groupIds),
-    "groups/trained_seqs": batch.seqs.length,
     "rollout/gen_batches": g.genBatches,
     "rollout/groups_kept": batch.examples.length,
     "rollout/groups_dropped": g.dropped,
@@ -79,18 +107,7 @@ export function metrics(ctx: RunContext, batch: StepBatch, opt: OptimizeReport, 
     // Mean length of correct and of wrong responses (absent when the batch has none): Dr. GRPO's length-bias check.
     ...Object.fromEntries((["correct", "wrong"] as const).flatMap((k) => { const l = allLengths.filter((_, i) => (g.verdicts[i]?.correct === true) === (k === "correct")); return l.length ? [[`response/length_${k}_mean`, l.reduce((a, b) => a + b, 0) / l.length]] : []; })),
     "response/truncated_frac": g.rollouts.filter((o) => o.stopReason === "max_tokens").length / Math.max(1, g.rollouts.length),
-    entropy: mean("entropy"),
-    kl: batch.scoredReference ? batch.kl : 0,
-    kl_coef: st.kl.coef,
-    "loss/policy": mean("loss"),
-    clipfrac_low: mean("clipfrac_low"),
-    clipfrac_high: mean("clipfrac_high"),
-    ratio_mean: lm["ratio_mean"] !== undefined ? mean("ratio_mean") : 1,
-    ratio_max: lm["ratio_max"] ?? 1,
-    approx_kl_old: lm["approx_kl"] !== undefined ? mean("approx_kl") : 0,
-    grad_norm: opt.gradNorm,
-    updates: opt.updates,
-    skipped: opt.skippedUpdates > 0 ? 1 : 0,
+    ...update,
     "time/sample": t["sample"] ?? 0,
     "time/reward": t["reward"] ?? 0,
     "time/train": (t["reference"] ?? 0) + (t["advantages"] ?? 0) + (t["optimize"] ?? 0),
@@ -98,8 +115,6 @@ export function metrics(ctx: RunContext, batch: StepBatch, opt: OptimizeReport, 
     "throughput/sample_tokens_per_s": sampledTokens / Math.max(1e-9, t["sample"] ?? 0),
     ...Object.fromEntries(Object.entries(t).filter(([k]) => !["sample", "reward", "step"].includes(k)).map(([k, v]) => [`time/${k}`, v])),
     ...staleness(batch, st),
-    // Mismatch correction (algorithm.mismatch; on by default with vLLM rollouts): mean weight, corrected fraction, |Δ log p|, largest ratio.
-    ...Object.fromEntries(Object.keys(lm).filter((k) => k.startsWith("mismatch/") || k.startsWith("rollout/logprob_diff")).map((k) => [k, k.endsWith("_max") ? lm[k]! : mean(k)])),
   };
   Object.assign(m, batch.metrics, g.metrics);
   log.metrics({ stage: "rl", step: st.step, ...m });

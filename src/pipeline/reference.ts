@@ -9,9 +9,9 @@
  */
 import { applyKlToRewards, getAdvantage, klPenaltyPerToken, type AlgorithmConfig } from "../algorithms/index.ts";
 import { packSequences } from "../core/sequence.ts";
-import type { RunContext } from "./context.ts";
 import type { RlState } from "./state.ts";
-import type { StepBatch } from "./batch.ts";
+import type { UpdateBatch } from "./batch.ts";
+import type { UpdateContext } from "./update-types.ts";
 
 /** Per-token KL of the rollouts for token-level estimators: [R*T] with T = `seqLen`. */
 export interface KlTokens {
@@ -20,8 +20,12 @@ export interface KlTokens {
   coef: number;
 }
 
-/** Score the reference, set each sequence's refLogprobs, apply KL-in-reward. */
-export async function reference(ctx: RunContext, alg: AlgorithmConfig, st: RlState, batch: StepBatch): Promise<{ batch: StepBatch; klTokens: KlTokens | null }> {
+/**
+ * Score the reference, set each sequence's refLogprobs, apply KL-in-reward (a rollout of several
+ * sequences, `batch.rolloutOf`, is penalised by the sum over all of them).
+ * @throws Error for a token-level estimator with KL in the reward over multi-sequence rollouts.
+ */
+export async function reference<B extends UpdateBatch>(ctx: UpdateContext, alg: AlgorithmConfig, st: Pick<RlState, "kl">, batch: B): Promise<{ batch: B; klTokens: KlTokens | null }> {
   const needRef = st.kl.coef > 0 || alg.kl.adaptive !== undefined;
   batch.scoredReference = needRef;
   if (!needRef || batch.seqs.length === 0) return { batch, klTokens: null };
@@ -37,8 +41,9 @@ export async function reference(ctx: RunContext, alg: AlgorithmConfig, st: RlSta
   if (alg.kl.placement !== "reward") return { batch, klTokens: null };
   const estimator = alg.kl.estimator === "k3+" ? "k3" : alg.kl.estimator;
   if (getAdvantage(alg.advantage.name).level === "token") {
+    if (batch.rolloutOf) throw new Error(`config error at algorithm.kl.placement: the token-level estimator "${alg.advantage.name}" takes the KL penalty per token of one sequence, but these rollouts are several sequences each (multi-turn episodes); use placement: loss or a sequence-level estimator`);
     return { batch, klTokens: { kl: klPenaltyPerToken(packed.oldLogprobs!, ref.logprobs, packed.lossMask, estimator), seqLen: T, coef: st.kl.coef } };
   }
-  batch.rewards = applyKlToRewards(batch.rewards, packed.oldLogprobs!, ref.logprobs, packed.lossMask, st.kl.coef, estimator);
+  batch.rewards = applyKlToRewards(batch.rewards, packed.oldLogprobs!, ref.logprobs, packed.lossMask, st.kl.coef, estimator, batch.rolloutOf);
   return { batch, klTokens: null };
 }

@@ -10,12 +10,11 @@
  */
 import type { AlgorithmConfig } from "../algorithms/index.ts";
 import { dapoOverlongPenalty } from "../algorithms/shaping.ts";
-import type { RunContext } from "./context.ts";
-import type { RlStepHooks } from "./hooks.ts";
-import type { StepBatch } from "./batch.ts";
+import type { UpdateBatch } from "./batch.ts";
+import type { UpdateContext, UpdateHooks } from "./update-types.ts";
 
 /** Fill `batch.rewards` (and methods' extra sequences and metrics). */
-export async function reward(ctx: RunContext, alg: AlgorithmConfig, batch: StepBatch, hooks: RlStepHooks): Promise<StepBatch> {
+export async function reward<B extends UpdateBatch>(ctx: UpdateContext, alg: AlgorithmConfig, batch: B, hooks: UpdateHooks<NoInfer<B>>): Promise<B> {
   batch.rewards = Float32Array.from(batch.verdicts.map((v) => v.reward));
   if (alg.overlong?.enabled) overlongShaping(ctx, alg, batch);
   const res = hooks.rewards ? await hooks.rewards(batch) : undefined;
@@ -25,10 +24,14 @@ export async function reward(ctx: RunContext, alg: AlgorithmConfig, batch: StepB
   return batch;
 }
 
-/** DAPO soft overlong punishment added to each reward; logs reward/overlong_penalty (mean). */
-function overlongShaping(ctx: RunContext, alg: AlgorithmConfig, batch: StepBatch): void {
+/**
+ * DAPO soft overlong punishment added to each reward; logs reward/overlong_penalty (mean).
+ * @throws Error naming algorithm.overlong.maxLength when neither it nor rl.maxNewTokens gives the length.
+ */
+function overlongShaping(ctx: UpdateContext, alg: AlgorithmConfig, batch: UpdateBatch): void {
   const o = alg.overlong!;
-  const maxLength = o.maxLength ?? ctx.cfg.rl!.maxNewTokens;
+  const maxLength = o.maxLength ?? ctx.cfg?.rl?.maxNewTokens;
+  if (maxLength === undefined) throw new Error("config error at algorithm.overlong.maxLength: the overlong punishment needs the maximum response length here (there is no rl.maxNewTokens); set it");
   const buffer = o.buffer ?? Math.max(1, Math.round(o.bufferFraction * maxLength));
   let total = 0;
   for (let i = 0; i < batch.rewards.length; i++) {

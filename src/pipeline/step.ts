@@ -5,9 +5,10 @@
  *
  * One record (StepBatch, ./batch.ts) flows through them; each stage is a function in its own
  * module of this folder and is timed under its name (`time/<stage>` in metrics.jsonl). Methods
- * (src/methods/) transform the stages they declare, through `hooks`.
+ * (src/methods/) transform the stages they declare, through `hooks`. The stages after collect are
+ * the update sequence (./update.ts), which serve's capture training runs too.
  */
-import { combineMetrics, makePolicyLoss, type AlgorithmConfig } from "../algorithms/index.ts";
+import type { AlgorithmConfig } from "../algorithms/index.ts";
 import { learningRate } from "../core/schedule.ts";
 import { Rng, hash32 } from "../util/rng.ts";
 import type { RunContext } from "./context.ts";
@@ -15,20 +16,10 @@ import type { RlStepHooks } from "./hooks.ts";
 import type { RunLogger } from "./logger.ts";
 import type { RlState } from "./state.ts";
 import type { StepBatch } from "./batch.ts";
-import { advantages } from "./advantages.ts";
 import { collect, rescore, rescoreReason, useUpdateForward } from "./collect.ts";
 import { metrics } from "./metrics.ts";
-import { optimize, type OptimizeReport } from "./optimize.ts";
-import { reference } from "./reference.ts";
-import { reward } from "./reward.ts";
-
-/** Run `fn` and add its wall seconds to `times[name]`. */
-async function timed<T>(times: Record<string, number>, name: string, fn: () => Promise<T> | T): Promise<T> {
-  const t0 = performance.now();
-  const out = await fn();
-  times[name] = (times[name] ?? 0) + (performance.now() - t0) / 1000;
-  return out;
-}
+import { timed, update } from "./update.ts";
+import type { UpdatePlan } from "./update-types.ts";
 
 /**
  * One RL step. Returns the step's metrics (also written to metrics.jsonl). An optimizer update
@@ -43,23 +34,19 @@ export async function rlStep(ctx: RunContext, alg: AlgorithmConfig, st: RlState,
   if (clock.busy === 0) clock.idleSince = t0;
   if (st.pending.length === 0) await syncSampler(ctx, st);
   const tc = performance.now();
-  let batch = await (st.pending.shift() ?? clock.track(collect(ctx, st, hooks)));
+  const batch = await (st.pending.shift() ?? clock.track(collect(ctx, st, hooks)));
   const times = batch.times;
   times["collect"] = (performance.now() - tc) / 1000;
   if (ctx.sampler && !ctx.sampler.exact) await oldLogprobs(ctx, alg, st, batch, log);
   prefetch(ctx, st, hooks);
   checkStaleness(ctx, st, batch);
-  batch = await timed(times, "reward", () => reward(ctx, alg, batch, hooks));
-  const ref = await timed(times, "reference", () => reference(ctx, alg, st, batch));
-  batch = await timed(times, "advantages", () => advantages(ctx, alg, batch, ref.klTokens, hooks));
-  const opt = await timed(times, "optimize", () => optimizeStep(ctx, alg, st, batch, hooks));
+  const up = await update(ctx, alg, st, batch, updatePlan(ctx, st, hooks), hooks);
   await timed(times, "sync", () => syncSampler(ctx, st));
-  updateControllers(st, batch, opt);
   Object.assign(batch.metrics, hooks.stepMetrics?.(st.step));
   st.step++;
   times["step"] = (performance.now() - t0) / 1000;
   Object.assign(times, idleTimes(clock, times["step"], times["collect"]));
-  return metrics(ctx, batch, opt, st, log);
+  return metrics(ctx, batch, up.metrics, st, log);
 }
 
 /** A sampler's batch: re-score it, or let the update's own forward give lp_old (collect.ts rescoreReason). */
@@ -145,31 +132,18 @@ function prefetch(ctx: RunContext, st: RlState, hooks: RlStepHooks): void {
   }
 }
 
-/** The RL optimize stage: the policy loss (or a method's) over epochs × mini × micro-batches. */
-async function optimizeStep(ctx: RunContext, alg: AlgorithmConfig, st: RlState, batch: StepBatch, hooks: RlStepHooks): Promise<OptimizeReport> {
+/** How the step's update cuts and steps its batch: rl.epochs × rl.miniBatches × rl.microBatchSize, the scheduled learning rate. */
+function updatePlan(ctx: RunContext, st: RlState, hooks: RlStepHooks): UpdatePlan {
   const r = ctx.cfg.rl!;
-  batch.trainVersion = st.policyVersion;
-  const state = { klCoef: alg.kl.placement === "loss" ? st.kl.coef : 0, entropyCoef: st.entropy.coef };
-  const rep = await optimize(ctx.engine, batch.seqs, {
+  return {
     epochs: r.epochs,
     miniBatches: r.miniBatches,
     microBatchSize: r.microBatchSize,
     shuffle: new Rng(hash32(ctx.cfg.seed, 0x6d, st.step)),
-    padId: ctx.tokenizer.padId,
     maxLength: r.maxNewTokens,
-    loss: (counts) => {
-      const base = makePolicyLoss(alg, counts, state);
-      return hooks.loss ? hooks.loss(alg, counts, state, base, st.step) : base;
-    },
     optim: { lr: learningRate(st.step, { lr: r.lr, schedule: r.schedule, warmupSteps: r.warmupSteps, totalSteps: r.steps, minLrRatio: r.minLrRatio }), maxGradNorm: r.maxGradNorm, weightDecay: r.weightDecay },
-    entropy: true,
-    // The policy loss reads response tokens only; a method's own loss may read more.
-    trainedOnly: !hooks.loss,
-    skipEmptyUpdates: true,
     ...(hooks.extraBackward ? { extraBackward: () => hooks.extraBackward!(ctx, st.step) } : {}),
-  });
-  if (rep.updates > rep.skippedUpdates) st.policyVersion++;
-  return rep;
+  };
 }
 
 /** Push the new weights to a sampler apart from the trainer (vLLM, a server, a worker thread). */
@@ -188,19 +162,5 @@ function checkStaleness(ctx: RunContext, st: RlState, batch: StepBatch): void {
     if (o.policyVersion !== undefined && st.policyVersion - o.policyVersion > k) {
       throw new Error(`internal error: step ${st.step + 1} would train on rollouts of policy version ${o.policyVersion} at version ${st.policyVersion}, beyond rl.async.maxStaleness ${k}`);
     }
-  }
-}
-
-/** KL and entropy controllers take the step's measurements (recorded for exact replay on resume). */
-function updateControllers(st: RlState, batch: StepBatch, opt: OptimizeReport): void {
-  if (batch.scoredReference) {
-    st.kl.update(batch.kl, batch.rollouts.length);
-    st.klUpdates.push([batch.kl, batch.rollouts.length]);
-  }
-  const entropy = combineMetrics(opt.lossParts)["entropy"];
-  if (entropy !== undefined) {
-    const h = entropy / Math.max(1, opt.updates);
-    st.entropy.update(h);
-    st.entropyUpdates.push(h);
   }
 }

@@ -1,6 +1,7 @@
 /**
  * Multi-turn tool use: an agent loop that samples, runs the tools the model calls, appends their
- * output as observation tokens and samples on, up to a turn limit.
+ * output as observation tokens and samples on, up to a turn limit. It is an Env (`ToolEnv`, over
+ * src/envs/) played by the env rollout loop (./env.ts), like every multi-turn episode.
  *
  * Call syntax: `<name>input</name>` where `name` is a registered tool (./tools/registry.ts), e.g.
  * `<calc>12*7-30</calc>`. The loop samples with the end-of-sequence id and every token whose text
@@ -22,11 +23,12 @@
  * The text the verifier scores (`answerText`) is the decoded final turn: the response after the
  * last observation (the whole response when no tool ran).
  */
-import type { Engine } from "../core/engine.ts";
+import type { Engine, Sampler } from "../core/engine.ts";
+import type { Env, EnvStep, InitialObservation } from "../envs/types.ts";
 import type { Tokenizer } from "../tokenizers/types.ts";
-import { hash32 } from "../util/rng.ts";
+import { envRollouts } from "./env.ts";
 import type { ToolRegistry } from "./tools/registry.ts";
-import { concatI32, type SamplingSettings, type Trajectory } from "./types.ts";
+import type { SamplingSettings, Trajectory } from "./types.ts";
 
 export interface AgentOptions extends Omit<SamplingSettings, "stopTokens"> {
   tools: ToolRegistry;
@@ -38,6 +40,8 @@ export interface AgentOptions extends Omit<SamplingSettings, "stopTokens"> {
   maxTokens: number;
   /** Longest prompt + response the engine accepts (default engine.info().maxSeqLen). */
   maxSeqLen?: number;
+  /** Where the turns are sampled when not by the engine: the run's sampler (vLLM, a server, a worker thread), as for every env. */
+  sampler?: Pick<Sampler, "sample">;
   /** Observation text for a tool result; `{}` is replaced by it. Default "<out>{}</out>". */
   observation?: string;
   /** Per-call timeout (ms) when the tool sets none. Default 10,000. */
@@ -166,113 +170,86 @@ export async function toolDemonstration(
   return { response, mask };
 }
 
-interface Row {
-  p: number;
-  tokens: number[];
-  logprobs: number[];
-  mask: number[];
-  /** Response index where the current turn (after the last observation) starts. */
-  turnStart: number;
-  calls: number;
-  sampled: number;
-  done: boolean;
-  stop: Trajectory["stopReason"];
+/**
+ * The tool loop as an Env (src/envs/): the episode of one trajectory. Its turns stop at
+ * end-of-sequence or at any id whose text contains ">"; `step` reads the current turn (the ids
+ * since the last observation): end-of-sequence ends the episode; a complete call of a registered
+ * tool runs it and answers with the observation ids (`encodeLenient` of the observation format),
+ * unless `maxTurns` calls have run (the episode is cut: max_turns); anything else (the ">" of an
+ * opening tag, a turn cut at its token cap) samples on with an empty observation. Reward 0: the
+ * run's verifier scores the final turn (AgentResult).
+ */
+export class ToolEnv implements Env {
+  /** Tool calls run. */
+  calls = 0;
+  /** Calls whose observation is an error. */
+  errors = 0;
+  private turn: number[] = [];
+
+  constructor(
+    private readonly tokenizer: Tokenizer,
+    private readonly prompt: Int32Array,
+    private readonly o: Pick<AgentOptions, "tools" | "maxTurns" | "observation" | "toolTimeoutMs">,
+  ) {}
+
+  initialObservation(): InitialObservation {
+    return { tokens: Array.from(this.prompt), stopTokens: [this.tokenizer.eosId, ...closeTokenIds(this.tokenizer)] };
+  }
+
+  async step(action: readonly number[], info: { truncated: boolean }): Promise<EnvStep> {
+    this.turn.push(...action);
+    const sampleOn: EnvStep = { reward: 0, done: false, observation: [] };
+    if (info.truncated) return sampleOn;
+    if (action.at(-1) === this.tokenizer.eosId) return { reward: 0, done: true };
+    const call = parseToolCall(this.tokenizer.decode(this.turn), this.o.tools);
+    if (!call) return sampleOn;
+    if (this.calls >= this.o.maxTurns) return { reward: 0, done: true, cut: "max_turns" };
+    const out = await runTool(this.o.tools, call.name, call.input, this.o.toolTimeoutMs ?? 10_000);
+    this.calls++;
+    if (out.error) this.errors++;
+    this.turn = [];
+    return { reward: 0, done: false, observation: encodeLenient(this.tokenizer, formatObservation(this.o.observation ?? "<out>{}</out>", out.text)) };
+  }
+}
+
+/** The text of the final turn: the response after its last observation (mask 0), decoded. */
+function finalTurn(tokenizer: Tokenizer, t: Trajectory): string {
+  const last = t.mask ? t.mask.lastIndexOf(0) : -1;
+  return tokenizer.decode(t.tokens.subarray(last + 1));
 }
 
 /**
- * Run the agent loop for every prompt, `groupSize` times.
+ * Run the agent loop for every prompt, `groupSize` times: a ToolEnv per trajectory, played by the
+ * env rollout loop (src/rollout/env.ts), the one multi-turn mechanism of rlvr.
  * @param prompts prompt token ids.
  * @returns trajectories (prompt-major) and metrics. Never throws for anything a tool does.
  */
 export async function agentRollouts(engine: Engine, tokenizer: Tokenizer, prompts: readonly Int32Array[], o: AgentOptions): Promise<AgentResult> {
-  const maxSeqLen = o.maxSeqLen ?? engine.info().maxSeqLen;
-  const obsFormat = o.observation ?? "<out>{}</out>";
-  const stopTokens = [tokenizer.eosId, ...closeTokenIds(tokenizer)];
-  const rows: Row[] = [];
-  for (let p = 0; p < prompts.length; p++)
-    for (let j = 0; j < o.groupSize; j++) rows.push({ p, tokens: [], logprobs: [], mask: [], turnStart: 0, calls: 0, sampled: 0, done: false, stop: "max_tokens" });
-  // Engines may pad a prompt (the embedded engine to a multiple of 4): keep 3 positions of slack.
-  const slack = 3;
-  const remaining = (r: Row) => Math.min(o.maxTokens - r.tokens.length, maxSeqLen - slack - prompts[r.p]!.length - r.tokens.length);
-  let engineCalls = 0;
-  let toolErrors = 0;
-  let obsTokens = 0;
-  for (let round = 0; ; round++) {
-    for (const r of rows) if (!r.done && remaining(r) <= 0) (r.done = true), (r.stop = "max_tokens");
-    const active = rows.filter((r) => !r.done);
-    if (active.length === 0) break;
-    // One engine call per round, capped so the longest prefix fits; rows with more room than the
-    // cap that hit it simply sample on in the next round.
-    const batchPrefixes = active.map((r) => concatI32(prompts[r.p]!, r.tokens));
-    const longest = Math.max(...batchPrefixes.map((x) => x.length));
-    const cap = Math.max(1, Math.min(Math.max(...active.map(remaining)), maxSeqLen - slack - longest));
-    const res = await engine.sample({ prompts: batchPrefixes, n: 1, maxNewTokens: cap, temperature: o.temperature, topP: o.topP, topK: o.topK, stopTokens, seed: hash32(o.seed, 0xa9, round) });
-    engineCalls++;
-    const calls: { row: Row; name: string; input: string }[] = [];
-    res.forEach((s, i) => {
-      const r = active[i]!;
-      const room = remaining(r);
-      const n = Math.min(s.tokens.length, room);
-      for (let t = 0; t < n; t++) r.tokens.push(s.tokens[t]!), r.logprobs.push(s.logprobs[t]!), r.mask.push(1);
-      r.sampled += n;
-      if (n < s.tokens.length || (s.stopReason !== "completed" && n >= room)) {
-        r.done = true;
-        r.stop = "max_tokens";
-        return;
-      }
-      if (s.stopReason !== "completed") return; // the call's cap, not the row's: sample on next round
-      const last = s.tokens[s.tokens.length - 1]!;
-      if (last === tokenizer.eosId) {
-        r.done = true;
-        r.stop = "completed";
-        return;
-      }
-      const call = parseToolCall(tokenizer.decode(r.tokens.slice(r.turnStart)), o.tools);
-      if (!call) return; // a ">" that closes no call: sample on
-      if (r.calls >= o.maxTurns) {
-        r.done = true;
-        r.stop = "max_turns";
-        return;
-      }
-      calls.push({ row: r, ...call });
-    });
-    const outs = await Promise.all(calls.map((c) => runTool(o.tools, c.name, c.input, o.toolTimeoutMs ?? 10_000)));
-    calls.forEach(({ row: r }, i) => {
-      const out = outs[i]!;
-      r.calls++;
-      if (out.error) toolErrors++;
-      const ids = encodeLenient(tokenizer, formatObservation(obsFormat, out.text));
-      if (ids.length > remaining(r)) {
-        r.done = true;
-        r.stop = "max_tokens";
-        return;
-      }
-      for (const id of ids) r.tokens.push(id), r.logprobs.push(0), r.mask.push(0);
-      obsTokens += ids.length;
-      r.turnStart = r.tokens.length;
-    });
-  }
-  const trajectories: Trajectory[] = rows.map((r) => ({
-    promptIndex: r.p,
-    tokens: Int32Array.from(r.tokens),
-    logprobs: Float32Array.from(r.logprobs),
-    mask: Float32Array.from(r.mask),
-    stopReason: r.stop,
-    sampledTokens: r.sampled,
-    answerText: tokenizer.decode(r.tokens.slice(r.turnStart)),
-    toolCalls: r.calls,
-  }));
-  const n = Math.max(1, rows.length);
+  const groups = prompts.map((p) => ({ envs: Array.from({ length: o.groupSize }, () => new ToolEnv(tokenizer, p, o)) }));
+  const res = await envRollouts(o.sampler ?? engine, tokenizer, groups, {
+    temperature: o.temperature,
+    topP: o.topP,
+    topK: o.topK,
+    seed: o.seed,
+    // The env counts tool calls itself (a step is also every ">" that closes no call).
+    maxTurns: Number.POSITIVE_INFINITY,
+    maxTokens: o.maxTokens,
+    maxSeqLen: o.maxSeqLen ?? engine.info().maxSeqLen,
+    env: { name: "tools" },
+  });
+  const envs = groups.flatMap((g) => g.envs);
+  const trajectories: Trajectory[] = res.trajectories.map((t, i) => ({ ...t, answerText: finalTurn(tokenizer, t), toolCalls: envs[i]!.calls }));
+  const n = Math.max(1, envs.length);
   return {
     trajectories,
     metrics: {
-      "agent/tool_calls": rows.reduce((a, r) => a + r.calls, 0) / n,
-      "agent/tool_use_frac": rows.filter((r) => r.calls > 0).length / n,
-      "agent/tool_errors": toolErrors,
-      "agent/observation_tokens": obsTokens,
-      "agent/sampled_tokens": rows.reduce((a, r) => a + r.sampled, 0),
-      "agent/engine_calls": engineCalls,
-      "stop/max_turns": rows.filter((r) => r.stop === "max_turns").length,
+      "agent/tool_calls": envs.reduce((a, e) => a + e.calls, 0) / n,
+      "agent/tool_use_frac": envs.filter((e) => e.calls > 0).length / n,
+      "agent/tool_errors": envs.reduce((a, e) => a + e.errors, 0),
+      "agent/observation_tokens": res.metrics["env/observation_tokens"]!,
+      "agent/sampled_tokens": trajectories.reduce((a, t) => a + t.sampledTokens, 0),
+      "agent/engine_calls": res.metrics["env/sample_calls"]!,
+      "stop/max_turns": trajectories.filter((t) => t.stopReason === "max_turns").length,
     },
   };
 }

@@ -111,6 +111,7 @@ export async function collectRollouts(ctx: CollectContext, r: RolloutSettings, e
       maxTokens: a.maxTokens ?? r.maxNewTokens,
       observation: a.observation,
       toolTimeoutMs: a.toolTimeoutMs,
+      ...(ctx.sampler ? { sampler: ctx.sampler } : {}),
     });
     rollouts = res.trajectories;
     Object.assign(metrics, res.metrics);

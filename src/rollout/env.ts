@@ -8,7 +8,7 @@
  * (loss mask 1, its log-probs) and the env's observation ids (loss mask 0, log-prob 0), in order;
  * each turn's prefix is the initial observation plus the response so far. Nothing is re-tokenised.
  *
- * Ends (stopReason): `completed` (the env returned done), `max_turns` (`maxTurns` steps taken),
+ * Ends (stopReason): `completed` (the env returned done; an env's own limit: its `cut`), `max_turns` (`maxTurns` steps taken),
  * `max_tokens` (the response reached `maxTokens`, or the model's length, or an observation did not
  * fit). The episode's reward is the sum of its step rewards plus its group reward; the verdict
  * counts it solved when that reaches the env's `solvedAt` (default 1).
@@ -128,7 +128,8 @@ async function stepEpisode(r: Row, action: number[], truncated: boolean, o: EnvR
   r.reward += st.reward;
   r.turns++;
   for (const [k, v] of Object.entries(st.metrics ?? {})) r.metrics[k] = (r.metrics[k] ?? 0) + v;
-  if (st.done) return finish(r, "completed");
+  if (st.cut !== undefined && st.cut !== "max_turns" && st.cut !== "max_tokens") throw new Error(`env "${name}": step returned cut ${JSON.stringify(st.cut)}; it must be "max_turns" or "max_tokens" (or absent)`);
+  if (st.done) return finish(r, st.cut ?? "completed");
   if (!st.observation) throw new Error(`env "${name}": step returned done: false without an observation; return the ids of the next observation or done: true`);
   if (st.stop) r.stop = st.stop;
   if (r.turns >= o.maxTurns) return finish(r, "max_turns");

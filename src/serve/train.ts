@@ -2,21 +2,25 @@
  * Training the served model on captured episodes (capture mode, docs/serve.md): scored episodes
  * become one RL update of the engine behind the server, between requests.
  *
- *   scored episodes → sequences (one per turn: prompt ids, response ids, sampler log-probs,
- *   policy version; the loss masks the prompt, i.e. everything the model did not generate)
- *   → advantages per episode over its group (GRPO by default; every turn of an episode shares
- *   its advantage) → old (and reference) log-probs scored by the trainer → optimize() with the
- *   configured policy loss → policy version + 1.
+ *   scored episodes → an update batch (one rollout per episode, one sequence per turn: prompt
+ *   ids, response ids, sampler log-probs, policy version; the loss masks the prompt, i.e.
+ *   everything the model did not generate) → old log-probs scored by the trainer (the pipeline's
+ *   `rescore`) → the update sequence of every run (src/pipeline/update.ts): reward (overlong
+ *   shaping) → reference (KL, KL-in-reward summed over an episode's turns) → advantages per
+ *   episode over its group (GRPO by default; every turn shares its episode's advantage) →
+ *   optimize with the configured policy loss → the update's metrics → policy version + 1.
  *
- * The same pure pieces as the RL step (src/pipeline/: computeAdvantages, makePolicyLoss,
- * optimize); the update runs under the batcher's lock, so requests in flight finish on the
- * version they started with and later ones see the new weights. Off-policy turns (sampled by an
- * older version) are corrected with their recorded sampler log-probs: truncated importance
- * sampling (`algorithm.mismatch`, on by default here, as for vLLM rollouts).
+ * The update runs under the batcher's lock, so requests in flight finish on the version they
+ * started with and later ones see the new weights. Off-policy turns (sampled by an older
+ * version) are corrected with their recorded sampler log-probs: truncated importance sampling
+ * (`algorithm.mismatch`, on by default here, as for vLLM rollouts).
  */
-import { combineMetrics, computeAdvantages, makePolicyLoss, resolveAlgorithm, type AlgorithmConfig, type AlgorithmConfigInput } from "../algorithms/index.ts";
-import { packSequences, type Sequence } from "../core/sequence.ts";
-import { optimize } from "../pipeline/optimize.ts";
+import { FixedEntropyController, FixedKlController, resolveAlgorithm, type AlgorithmConfig, type AlgorithmConfigInput } from "../algorithms/index.ts";
+import type { Sequence } from "../core/sequence.ts";
+import type { UpdateBatch } from "../pipeline/batch.ts";
+import { rescore } from "../pipeline/collect.ts";
+import { update } from "../pipeline/update.ts";
+import type { UpdatePlan, UpdateState } from "../pipeline/update-types.ts";
 import type { Episode } from "./capture.ts";
 import type { Server, ServeContext } from "./context.ts";
 import { saveServed } from "./state.ts";
@@ -52,21 +56,16 @@ export interface CaptureStepReport {
   policyVersion: number;
   /** Largest staleness (new version − a turn's version − 1; 0 = all on-policy). */
   maxStaleness: number;
-  /** The loss's metrics (combined over micro-batches) plus loss and grad_norm. */
+  /**
+   * The update's metrics, named as a run's metrics.jsonl (src/pipeline/metrics.ts updateMetrics:
+   * reward/mean after shaping and the KL penalty, kl, kl_coef, entropy, loss/policy, clipfrac_*,
+   * grad_norm, mismatch/*), the stages' own (reward/overlong_penalty, rollout/logprob_diff), plus
+   * `loss` (summed over micro-batches) and `lr`.
+   */
   metrics: Record<string, number>;
 }
 
 const DEFAULT_ALGORITHM: AlgorithmConfigInput = { advantage: { name: "grpo" }, loss: { name: "ppo_clip" }, mismatch: {} };
-
-/**
- * Per-sequence [response.length] log-probs of `seqs` under the policy or the reference.
- * Response token t of sequence b sits at position prompt.length + t of the packed row.
- */
-async function scoreResponses(server: ServeContext, seqs: Sequence[], model: "policy" | "reference"): Promise<Float32Array[]> {
-  const batch = packSequences(seqs, server.tokenizer.padId);
-  const s = await server.engine.score(batch, { model });
-  return seqs.map((q, b) => s.logprobs.slice(b * batch.seqLen + q.prompt.length, b * batch.seqLen + q.prompt.length + q.response.length));
-}
 
 /** Sequences and per-episode inputs of the advantage estimator. */
 export function episodesToSequences(eps: Episode[]): { seqs: Sequence[]; episodeOf: number[]; rewards: Float32Array; groupIds: Int32Array; lengths: Int32Array } {
@@ -90,9 +89,48 @@ export function episodesToSequences(eps: Episode[]): { seqs: Sequence[]; episode
 }
 
 /**
- * Train the served engine on `episodes` (default: every scored episode, taken from the store).
+ * The update batch of `eps`: episode i is rollout i (its reward, group, length = its turns'
+ * tokens), each turn one sequence of it (`rolloutOf`); old log-probs are the sampler's until rescored.
+ */
+export function episodeBatch(eps: Episode[], step: number, version: number): UpdateBatch {
+  const { seqs, episodeOf, rewards, groupIds, lengths } = episodesToSequences(eps);
+  return {
+    step,
+    verdicts: Array.from(rewards, (reward) => ({ reward })),
+    rewards,
+    groupIds,
+    lengths,
+    strata: new Int32Array(eps.length),
+    seqs: seqs.map((q) => ({ ...q, oldLogprobs: q.samplerLogprobs! })),
+    rolloutOf: Int32Array.from(episodeOf),
+    extra: { seqs: [], rewards: [] },
+    advantages: new Float32Array(0),
+    metrics: {},
+    times: {},
+    kl: 0,
+    scoredReference: false,
+    trainVersion: version,
+  };
+}
+
+/**
+ * The controllers of one capture update: fixed coefficients (no state is carried between updates).
+ * @throws Error "config error at algorithm.kl.adaptive" / "…entropy.adaptive" for an adaptive controller.
+ */
+function updateState(alg: AlgorithmConfig, server: ServeContext): UpdateState {
+  for (const k of ["kl", "entropy"] as const) {
+    if (alg[k].adaptive) throw new Error(`config error at algorithm.${k}.adaptive: capture training keeps no controller state between updates; give a fixed algorithm.${k}.coef`);
+  }
+  return { step: server.captureUpdates, policyVersion: server.policyVersion, kl: new FixedKlController(alg.kl.coef), entropy: new FixedEntropyController(alg.entropy.coef), klUpdates: [], entropyUpdates: [] };
+}
+
+/**
+ * Train the served engine on `episodes` (default: every scored episode, taken from the store)
+ * with the update sequence of a run (reward transforms, KL in the reward or the loss, metrics).
  * @returns null when there is nothing scored; else what the update did.
- * @throws Error when the server is not in capture mode.
+ * @throws Error when the server is not in capture mode, or a `config error at algorithm.…` line
+ *   for what capture training cannot do (adaptive KL/entropy, overlong shaping without maxLength,
+ *   a token-level estimator over multi-turn episodes).
  */
 export async function trainServed(target: Server | ServeContext, o: CaptureTrainOptions = {}, episodes?: Episode[]): Promise<CaptureStepReport | null> {
   const server: ServeContext = "ctx" in target ? target.ctx : target;
@@ -100,44 +138,28 @@ export async function trainServed(target: Server | ServeContext, o: CaptureTrain
   const eps = episodes ?? server.episodes!.takeScored();
   if (eps.length === 0) return null;
   const alg: AlgorithmConfig = resolveAlgorithm(o.algorithm ?? DEFAULT_ALGORITHM);
-  const { seqs, episodeOf, rewards, groupIds, lengths } = episodesToSequences(eps);
-  const { name, ...options } = alg.advantage;
-  const adv = computeAdvantages(name, { rewards, groupIds, lengths, strata: new Int32Array(eps.length) }, options);
-  seqs.forEach((q, k) => (q.advantage = adv[episodeOf[k]!]!));
-  const maxLength = Math.max(1, ...seqs.map((q) => q.response.length));
+  const st = updateState(alg, server);
+  const batch = episodeBatch(eps, server.captureUpdates, server.policyVersion);
   const warmup = o.warmupUpdates ?? 10;
   const lr = (o.lr ?? 1e-3) * (warmup > 0 ? Math.min(1, (server.captureUpdates + 1) / warmup) : 1);
+  const plan: UpdatePlan = { epochs: o.epochs ?? 1, miniBatches: 1, microBatchSize: o.microBatchSize, maxLength: Math.max(1, ...batch.seqs.map((q) => q.response.length)), optim: { lr, maxGradNorm: o.maxGradNorm ?? 1 } };
   const report = await server.batcher.exclusive(async () => {
-    const old = await scoreResponses(server, seqs, "policy");
-    seqs.forEach((q, k) => (q.oldLogprobs = old[k]!));
-    if (alg.kl.coef > 0) {
-      if (!refSet.has(server)) {
-        await server.engine.setReference("policy");
-        refSet.add(server);
-      }
-      const ref = await scoreResponses(server, seqs, "reference");
-      seqs.forEach((q, k) => (q.refLogprobs = ref[k]!));
+    await rescore(server, batch);
+    if (st.kl.coef > 0 && !refSet.has(server)) {
+      await server.engine.setReference("policy");
+      refSet.add(server);
     }
-    const rep = await optimize(server.engine, seqs, {
-      epochs: o.epochs ?? 1,
-      microBatchSize: o.microBatchSize,
-      padId: server.tokenizer.padId,
-      maxLength,
-      loss: (counts) => makePolicyLoss(alg, counts, { klCoef: alg.kl.coef, entropyCoef: alg.entropy.coef }),
-      optim: { lr, maxGradNorm: o.maxGradNorm ?? 1 },
-      skipEmptyUpdates: true,
-      entropy: alg.entropy.coef !== 0,
-    });
-    if (rep.updates > rep.skippedUpdates) server.policyVersion++;
+    const up = await update(server, alg, st, batch, plan);
+    server.policyVersion = st.policyVersion;
     server.captureUpdates++;
     const v = server.policyVersion;
     return {
       episodes: eps.length,
-      sequences: seqs.length,
-      reward: rewards.reduce((s, x) => s + x, 0) / eps.length,
+      sequences: batch.seqs.length,
+      reward: batch.verdicts.reduce((s, x) => s + x.reward, 0) / eps.length,
       policyVersion: v,
-      maxStaleness: Math.max(0, ...seqs.map((q) => v - 1 - (q.policyVersion ?? v - 1))),
-      metrics: { ...combineMetrics(rep.lossParts), loss: rep.loss, grad_norm: rep.gradNorm, lr },
+      maxStaleness: Math.max(0, ...batch.seqs.map((q) => v - 1 - (q.policyVersion ?? v - 1))),
+      metrics: { ...up.metrics, ...batch.metrics, loss: up.opt.loss, lr },
     };
   });
   const a = server.autosave;

@@ -58,6 +58,21 @@ export async function sftCheckAccuracy(ctx: RunContext, maxNewTokens: number): P
 }
 
 /**
+ * `sft.stopAt`'s check after SFT step `st.step` of `total`: when one is due (every stopAt.every
+ * steps, after step 0 and before the last), greedy accuracy on the check set, logged as
+ * `check/accuracy` and `check/stopped`.
+ * @returns the accuracy and whether it reached stopAt.accuracy, or null when no check was due.
+ */
+export async function sftStopCheck(ctx: RunContext, st: SftState, total: number, log: RunLogger): Promise<{ accuracy: number; stop: boolean } | null> {
+  const stopAt = ctx.cfg.sft?.stopAt;
+  if (!stopAt || st.step === 0 || st.step % stopAt.every !== 0 || st.step >= total) return null;
+  const accuracy = await sftCheckAccuracy(ctx, ctx.cfg.eval.maxNewTokens ?? ctx.cfg.rl?.maxNewTokens ?? 16);
+  const stop = accuracy >= stopAt.accuracy;
+  log.metrics({ stage: "sft", step: st.step, "check/accuracy": accuracy, "check/stopped": stop ? 1 : 0 });
+  return { accuracy, stop };
+}
+
+/**
  * One SFT optimizer step on the next `batchSize` examples. A non-finite loss in any micro-batch
  * drops the step's gradients and skips the update (`skipped: 1`); so does a non-finite gradient norm.
  * @returns the step's metrics (also written to metrics.jsonl).

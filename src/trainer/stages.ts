@@ -17,7 +17,7 @@ import { evaluateEnv } from "../eval/env.ts";
 import type { RunContext } from "../pipeline/context.ts";
 import type { TrainEventHandler } from "./events.ts";
 import type { RunSession } from "./session.ts";
-import { sftCheckAccuracy, sftStep } from "./sft.ts";
+import { sftStep, sftStopCheck } from "./sft.ts";
 
 export interface RunSummary {
   dir: string;
@@ -58,14 +58,10 @@ export async function evalHeldOut(ctx: RunContext, dir: string, label: string, s
 export async function runSft(s: RunSession): Promise<void> {
   const { cfg, sft, sftTotal, opts } = s;
   if (s.stage !== "sft" || !cfg.sft || sft.step >= sftTotal) return;
-  const stopAt = cfg.sft.stopAt;
   const reachedTarget = async (): Promise<boolean> => {
-    if (!stopAt || sft.step === 0 || sft.step % stopAt.every !== 0 || sft.step >= sftTotal) return false;
-    const acc = await sftCheckAccuracy(s.ctx, cfg.eval.maxNewTokens ?? cfg.rl?.maxNewTokens ?? 16);
-    const stop = acc >= stopAt.accuracy;
-    s.log.metrics({ stage: "sft", step: sft.step, "check/accuracy": acc, "check/stopped": stop ? 1 : 0 });
-    if (stop) opts.stage?.("sft", `stopped at step ${sft.step}: check-set accuracy ${(acc * 100).toFixed(1)}% ≥ ${(stopAt.accuracy * 100).toFixed(1)}%`);
-    return stop;
+    const c = await sftStopCheck(s.ctx, sft, sftTotal, s.log);
+    if (c?.stop) opts.stage?.("sft", `stopped at step ${sft.step}: check-set accuracy ${(c.accuracy * 100).toFixed(1)}% ≥ ${(cfg.sft!.stopAt!.accuracy * 100).toFixed(1)}%`);
+    return c?.stop ?? false;
   };
   opts.stage?.("sft", sft.step > 0 ? `steps ${sft.step + 1}–${sftTotal}` : `${sftTotal} steps`);
   let stopped = await reachedTarget(); // only on resume (sft.step > 0)

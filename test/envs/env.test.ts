@@ -76,6 +76,12 @@ test("group rewards are added once the group is done; env errors name the env", 
   await assert.rejects(envRollouts(engine, tok, [{ envs: [nan] }], { ...opts, env: { name: "bad" } }), /reward NaN/);
   const other: Env = { ...bad, initialObservation: () => ({ tokens: [tok.bosId!, id("1")], stopTokens: [tok.eosId] }) };
   await assert.rejects(envRollouts(engine, tok, [{ envs: [bad, other] }], { ...opts, env: { name: "bad" } }), /different initial observations/);
+  // An env may cut its episode at a limit of its own (the tool loop's call limit): the trajectory's stopReason.
+  const cut = await envRollouts(engine, tok, [{ envs: [{ ...bad, step: () => ({ reward: 0.5, done: true, cut: "max_turns" }) }] }], opts);
+  assert.equal(cut.trajectories[0]!.stopReason, "max_turns");
+  assert.equal(cut.verdicts[0]!.reward, 0.5);
+  const badCut = { ...bad, step: () => ({ reward: 0, done: true, cut: "tired" }) } as unknown as Env;
+  await assert.rejects(envRollouts(engine, tok, [{ envs: [badCut] }], { ...opts, env: { name: "bad" } }), /env "bad": step returned cut "tired"/);
 });
 
 test("messageEnv: observation ids continue the chat exactly as the template renders it", async () => {

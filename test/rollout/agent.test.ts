@@ -1,6 +1,6 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { agentRollouts, closeTokenIds, formatObservation, parseToolCall, toolDemonstration } from "../../src/rollout/agent.ts";
+import { agentRollouts, closeTokenIds, formatObservation, parseToolCall, toolDemonstration, ToolEnv } from "../../src/rollout/agent.ts";
 import { calculatorTool, defaultTools, ToolRegistry } from "../../src/rollout/tools/registry.ts";
 import { runCodeTool } from "../../src/rollout/tools/code.ts";
 import { sandboxSupport } from "../../src/rewards/code/probe.ts";
@@ -147,4 +147,35 @@ test("observations are inserted literally: $-patterns in a tool's output are not
   });
   const res = await agentRollouts(engine, t2, [p], { tools, groupSize: 1, maxTurns: 1, maxTokens: 60, temperature: 0, seed: 1 });
   assert.equal(t2.decode(res.trajectories[0]!.tokens), "<echo>1</echo><out>$&$'</out>");
+});
+
+test("the tool loop is an Env: each step reads the turn since the last observation", async () => {
+  const ids = (s: string) => tok.encode(s, { addSpecialTokens: false });
+  const env = new ToolEnv(tok, prompts[0]!, { tools: calcOnly, maxTurns: 1 });
+  const init = env.initialObservation();
+  assert.deepEqual(init.tokens, Array.from(prompts[0]!));
+  assert.deepEqual(init.stopTokens, [tok.eosId, ...closeTokenIds(tok)]);
+  // The ">" of an opening tag closes no call: sample on (empty observation); so does a turn cut at its cap.
+  assert.deepEqual(await env.step(ids("<calc>"), { truncated: false }), { reward: 0, done: false, observation: [] });
+  assert.deepEqual(await env.step(ids("2*3</c"), { truncated: true }), { reward: 0, done: false, observation: [] });
+  // The turn so far ("<calc>2*3</calc>") is a call: it runs, and the observation follows.
+  assert.deepEqual(await env.step(ids("alc>"), { truncated: false }), { reward: 0, done: false, observation: ids("<out>6</out>") });
+  assert.equal(env.calls, 1);
+  // A call past maxTurns cuts the episode; end-of-sequence ends it.
+  assert.deepEqual(await env.step(ids("<calc>1+1</calc>"), { truncated: false }), { reward: 0, done: true, cut: "max_turns" });
+  assert.deepEqual(await env.step([...ids("6"), tok.eosId], { truncated: false }), { reward: 0, done: true });
+});
+
+test("agent loop: with a sampler apart from the trainer (vLLM, a server, rl.async's worker) every turn is sampled there", async () => {
+  const script = (prefix: readonly number[]) => {
+    const resp = tok.decode(prefix.slice(promptLen(prefix)));
+    const target = resp.includes("</out>") ? resp.slice(0, resp.indexOf("</out>") + 6) + "6" : "<calc>2*3</calc>";
+    return target.startsWith(resp) && target.length > resp.length ? tok.encode(target[resp.length]!, { addSpecialTokens: false })[0]! : tok.eosId;
+  };
+  const trainer = new ScriptedEngine(() => tok.eosId);
+  const sampler = new ScriptedEngine(script);
+  const res = await agentRollouts(trainer, tok, prompts.slice(0, 1), { tools: calcOnly, groupSize: 1, maxTurns: 2, maxTokens: 40, temperature: 1, seed: 1, sampler });
+  assert.equal(tok.decode(res.trajectories[0]!.tokens), "<calc>2*3</calc><out>6</out>6");
+  assert.equal(trainer.calls.length, 0, "the trainer engine samples nothing");
+  assert.equal(sampler.calls.length, res.metrics["agent/engine_calls"]);
 });

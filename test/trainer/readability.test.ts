@@ -37,10 +37,14 @@ test("the measure finds long functions (so the check above can fail)", () => {
   assert.ok(longFunctions(long, 5).length > 0);
 });
 
-test("rlStep names its stages in order: collect → reward → reference → advantages → optimize → metrics", () => {
-  const text = readFileSync(join(root, "src/pipeline/step.ts"), "utf8");
-  const body = text.slice(text.indexOf("export async function rlStep"));
-  const at = ["collect(", "reward(", "reference(", "advantages(", "optimizeStep(", "metrics("].map((s) => body.indexOf(s));
-  assert.ok(at.every((i) => i > 0), `every stage is called: ${at}`);
-  assert.deepEqual([...at].sort((a, b) => a - b), at, "in pipeline order");
+test("rlStep names its stages in order: collect → update (reward → reference → advantages → optimize) → metrics", () => {
+  const inOrder = (file: string, fn: string, calls: string[]) => {
+    const text = readFileSync(join(root, file), "utf8");
+    const body = text.slice(text.indexOf(fn));
+    const at = calls.map((s) => body.indexOf(s));
+    assert.ok(at.every((i) => i > 0), `${fn}: every stage is called: ${at}`);
+    assert.deepEqual([...at].sort((a, b) => a - b), at, `${fn}: in pipeline order`);
+  };
+  inOrder("src/pipeline/step.ts", "export async function rlStep", ["collect(", "update(", "metrics("]);
+  inOrder("src/pipeline/update.ts", "export async function update", ["reward(", "reference(", "advantages(", "optimizeBatch(", "updateMetrics("]);
 });
