@@ -185,7 +185,16 @@ class Worker(Sampling):
             if have != want:
                 raise ValueError(f"config error at model.lora: the adapter at {self.adapter_dir} has rank {have[0]} on {have[1]}, model.lora asks for rank {want[0]} on {want[1]}; make them equal (or start from the merged checkpoint)")
             return PeftModel.from_pretrained(model, self.adapter_dir, is_trainable=True)
-        return get_peft_model(model, lc)
+        with self._seeded(int(self.opts.seed)):
+            return get_peft_model(model, lc)
+
+    @contextlib.contextmanager
+    def _seeded(self, seed: int) -> Iterator[None]:
+        """torch's RNG seeded with `seed` inside, restored after: a new adapter's A depends on its
+        seed alone (the same for the loading engine's adapter and a shareBase tenant's)."""
+        with torch.random.fork_rng(devices=[self.device] if self.device.type == "cuda" else []):
+            torch.manual_seed(seed)
+            yield
 
     def load(self, path: str, opts: Options) -> Dict[str, Any]:
         """Load a Hugging Face causal LM from a local directory (no tokenizer: TypeScript tokenizes)."""
@@ -258,8 +267,7 @@ class Worker(Sampling):
         self.next_tenant += 1
         if lora is not None:
             lc = _lora_config(self.model.get_base_model(), lora)
-            with torch.random.fork_rng(devices=[self.device] if self.device.type == "cuda" else []):
-                torch.manual_seed(seed)
+            with self._seeded(seed):
                 self.model.add_adapter(name, lc)
         self._stash()
         fresh = {"opts": dataclasses.replace(self.opts, lora=lora), "lora": lora is not None, "opt": None, "pending": None, "has_grad": False}
