@@ -101,7 +101,9 @@ def set_activation_checkpointing(model: Any, on: bool) -> None:
 
 
 class Worker(Sampling):
-    """One policy model (+ optional reference) and its optimizer."""
+    """One policy model (+ optional reference) and its optimizer; under LoRA, several tenants on the
+    one base (add_tenant: a named peft adapter each, or the base alone), each request run as its
+    tenant (as_tenant)."""
 
     # Score plain causal LMs through their decoder and head (scoring.py). Off under torchrun: FSDP2
     # and DDP gather parameters and hook gradients in the root module's own forward.
@@ -128,6 +130,7 @@ class Worker(Sampling):
         self.tenant: Optional[str] = DEFAULT_TENANT
         self.tenants: Dict[str, Dict[str, Any]] = {}
         self.next_tenant = 1
+        self.retired: Optional[str] = None  # the last adapter, its tenant closed (drop_tenant)
 
     # ------------------------------------------------------------------ load
 
@@ -167,6 +170,7 @@ class Worker(Sampling):
         self.has_grad = False
         self.tenant = DEFAULT_TENANT
         self.tenants = {}
+        self.retired = None
 
     def _wrap_lora(self, model: Any, cfg: Dict[str, Any]) -> Any:
         """peft LoRA on `cfg`'s targets (model.lora: rank, alpha, dropout, targets), or, when the
@@ -269,6 +273,9 @@ class Worker(Sampling):
             lc = _lora_config(self.model.get_base_model(), lora)
             with self._seeded(seed):
                 self.model.add_adapter(name, lc)
+            if self.retired is not None:
+                self.model.delete_adapter(self.retired)
+                self.retired = None
         self._stash()
         fresh = {"opts": dataclasses.replace(self.opts, lora=lora), "lora": lora is not None, "opt": None, "pending": None, "has_grad": False}
         fresh.update({"reference": None, "ref_adapter": None, "ref_is_base": False, "adapter_dir": None})
@@ -289,8 +296,18 @@ class Worker(Sampling):
             had_adapter = bool(self.tenants.pop(name)["lora"])
         else:
             raise KeyError(f"no tenant {name!r} on this worker (already closed?)")
-        if had_adapter and name in getattr(self.model, "peft_config", {}):
+        peft = getattr(self.model, "peft_config", {})
+        if not had_adapter or name not in peft:
+            return
+        if len(peft) > 1:
             self.model.delete_adapter(name)
+            return
+        # peft runs no model without an adapter: the last one stays, inactive (base views disable
+        # it), its gradients freed, until add_tenant adds another.
+        for n, p in self.model.named_parameters():
+            if f".{name}." in n:
+                p.grad = None
+        self.retired = name
 
     def _stash(self) -> None:
         if self.tenant is not None:

@@ -86,7 +86,8 @@ describe("TorchEngine.shareBase: several LoRA engines on one worker", { skip: SK
     // A base-model view (a KL reference): the base's log-probs and samples; it does not train.
     const ref = await b.shareBase();
     const plain = await TorchEngine.fromPretrained(base, OPTS);
-    assert.ok(maxAbsDiff(await lp(ref), await lp(plain)) < 1e-6);
+    const baseLp = await lp(plain);
+    assert.ok(maxAbsDiff(await lp(ref), baseLp) < 1e-6);
     assert.deepEqual(await greedy(ref), await greedy(plain));
     assert.equal(ref.info().numParams, 0);
     await assert.rejects(fb(ref), /shared with other engines/);
@@ -106,6 +107,11 @@ describe("TorchEngine.shareBase: several LoRA engines on one worker", { skip: SK
 
     await Promise.all([b.close(), c.close(), alone.close()]);
     assert.ok(ref.alive);
+    // Every adapter deleted: the base view still scores the base, and a new adapter starts from B = 0.
+    assert.ok(maxAbsDiff(await lp(ref), baseLp) < 1e-6);
+    const d2 = await ref.shareBase({ lora: lora(["q_proj"]), seed: 3 });
+    assert.ok(maxAbsDiff(await lp(d2), baseLp) < 1e-6);
+    await d2.close();
     await ref.close();
     assert.ok(!ref.alive, "the last engine closed the worker");
   });

@@ -10,6 +10,10 @@
  * without a graph and recomputes each micro-batch with one during `backward` (same gradient, less
  * memory). Checkpoints use the Hugging Face layout (save_pretrained) plus, when asked,
  * `optimizer.safetensors` in the embedded engine's layout, so either engine resumes the other's.
+ *
+ * Under LoRA one worker can hold several adapters on its one base (`shareBase`: multi-tenant LoRA,
+ * as `rlvr tinker` uses it): each engine on the worker is a named peft adapter with its own
+ * gradients, AdamW state and reference, or the base alone with adapters disabled.
  */
 import { packSampleRequest, unpackSampleReply } from "./sample-wire.ts";
 import type {
@@ -355,10 +359,10 @@ export class TorchEngine implements Engine {
   /** Release this engine: with other engines on the worker (shareBase) its adapter and optimizer; the last one closes the worker. */
   async close(): Promise<void> {
     if (this.closed) return;
-    if (this.shared.open > 1 && this.worker.alive) await this.exclusive(() => this.call("drop_tenant", { name: this.tenant ?? "default" }));
     this.closed = true;
     this.shared.open -= 1;
     if (this.shared.open === 0) await this.worker.close(this.opts.distributed ? 30_000 : 10_000);
+    else if (this.worker.alive) await this.exclusive(() => this.worker.call("drop_tenant", { name: this.tenant ?? "default" }));
   }
 
   // ---------------------------------------------------------------- inspection (tests, tools)
