@@ -52,7 +52,7 @@ def _decays(name: str, p: torch.Tensor) -> bool:
 DEFAULT_TENANT = "default"
 
 # What each tenant owns besides its adapter's tensors (and their .grad): settings (its model.lora),
-# AdamW state, the forward awaiting its backward, and its reference. Swapped by Worker._switch.
+# AdamW state, the forward awaiting its backward, and its reference. Swapped by Worker.as_tenant.
 TENANT_FIELDS = ("opts", "lora", "opt", "pending", "has_grad", "reference", "ref_adapter", "ref_is_base", "adapter_dir")
 
 
@@ -277,9 +277,7 @@ class Worker(Sampling):
                 self.model.delete_adapter(self.retired)
                 self.retired = None
         self._stash()
-        fresh = {"opts": dataclasses.replace(self.opts, lora=lora), "lora": lora is not None, "opt": None, "pending": None, "has_grad": False}
-        fresh.update({"reference": None, "ref_adapter": None, "ref_is_base": False, "adapter_dir": None})
-        self._restore(name, fresh)
+        self._restore(name, self._fresh(lora))
         with self.as_tenant(name):
             return {"tenant": name, "info": self.info()}
 
@@ -288,10 +286,7 @@ class Worker(Sampling):
         and its AdamW state. Raises KeyError when there is no such tenant."""
         if name == self.tenant:
             had_adapter = bool(self.lora)
-            for f in TENANT_FIELDS:
-                if f != "opts":
-                    setattr(self, f, None if f not in ("has_grad", "ref_is_base", "lora") else False)
-            self.tenant = None
+            self._restore(None, self._fresh(None))
         elif name in self.tenants:
             had_adapter = bool(self.tenants.pop(name)["lora"])
         else:
@@ -309,11 +304,15 @@ class Worker(Sampling):
                 p.grad = None
         self.retired = name
 
+    def _fresh(self, lora: Optional[Dict[str, Any]]) -> Dict[str, Any]:
+        """A new tenant's fields (TENANT_FIELDS): its model.lora, no optimizer, gradients, pending forward or reference."""
+        return {"opts": dataclasses.replace(self.opts, lora=lora), "lora": lora is not None, "opt": None, "pending": None, "has_grad": False, "reference": None, "ref_adapter": None, "ref_is_base": False, "adapter_dir": None}
+
     def _stash(self) -> None:
         if self.tenant is not None:
             self.tenants[self.tenant] = {f: getattr(self, f) for f in TENANT_FIELDS}
 
-    def _restore(self, name: str, state: Dict[str, Any]) -> None:
+    def _restore(self, name: Optional[str], state: Dict[str, Any]) -> None:
         for f, v in state.items():
             setattr(self, f, v)
         self.tenant = name
