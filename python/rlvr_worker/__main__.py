@@ -79,9 +79,10 @@ def serve_single(inp: IO[bytes], out: IO[bytes]) -> None:
         try:
             if cmd is None:
                 raise ValueError(f"unknown op {op!r}")
-            if cmd.check is not None:
-                cmd.check(session, header, tensors)
-            reply, rt = cmd.fn(session, header, tensors)
+            with session.scope(cmd, header):
+                if cmd.check is not None:
+                    cmd.check(session, header, tensors)
+                reply, rt = cmd.fn(session, header, tensors)
             write_message(out, {"id": rid, "ok": True, **reply}, rt)
         except Exception as e:  # noqa: BLE001 - every error goes back to the client
             write_message(out, _error(rid, e))

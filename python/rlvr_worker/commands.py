@@ -16,11 +16,12 @@ ops.register in ops.py (the one place the table is filled).
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass
-from typing import Any, Callable, Dict, Optional, Tuple
+from typing import Any, Callable, ContextManager, Dict, Optional, Tuple
 
 from .protocol import Tensors
-from .worker import Worker
+from .worker import DEFAULT_TENANT, Worker
 
 Handler = Callable[["Session", Dict[str, Any], Tensors], Tuple[Dict[str, Any], Tensors]]
 Check = Callable[["Session", Dict[str, Any], Tensors], None]
@@ -34,6 +35,8 @@ class Command:
     ranks: str = "all"  # "all" | "rank0"
     send_tensors: bool = False  # broadcast the request's tensors to every rank (else the handler scatters them)
     check: Optional[Check] = None
+    # Runs as the request's tenant (its "tenant" field, else the default; Worker.as_tenant), check included.
+    tenant: bool = True
 
 
 class Session:
@@ -51,3 +54,10 @@ class Session:
         if self.worker is None:
             raise RuntimeError("no model loaded (send load or init first)")
         return self.worker
+
+    def scope(self, cmd: Optional[Command], header: Dict[str, Any]) -> ContextManager[None]:
+        """The context a request runs in: as its tenant (one process, a model loaded, a command that
+        acts on a tenant), else none."""
+        if cmd is None or not cmd.tenant or self.worker is None or self.dist is not None:
+            return contextlib.nullcontext()
+        return self.worker.as_tenant(str(header.get("tenant", DEFAULT_TENANT)))

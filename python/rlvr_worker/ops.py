@@ -224,6 +224,21 @@ def _op_set_tensor(s: Session, h: Dict[str, Any], t: Tensors) -> Tuple[Dict[str,
     return {}, {}
 
 
+def _check_add_tenant(s: Session, h: Dict[str, Any], t: Tensors) -> None:
+    s.need()
+    if s.dist is not None:
+        raise ValueError("shareBase is not supported under model.distributed (LoRA trains in one process)")
+
+
+def _op_add_tenant(s: Session, h: Dict[str, Any], t: Tensors) -> Tuple[Dict[str, Any], Tensors]:
+    return s.need().add_tenant(h.get("lora"), int(h.get("seed", 0))), {}
+
+
+def _op_drop_tenant(s: Session, h: Dict[str, Any], t: Tensors) -> Tuple[Dict[str, Any], Tensors]:
+    s.need().drop_tenant(str(h["name"]))
+    return {}, {}
+
+
 def _op_memory(s: Session, h: Dict[str, Any], t: Tensors) -> Tuple[Dict[str, Any], Tensors]:
     if not torch.cuda.is_available():
         return {"peakBytes": 0, "allocatedBytes": 0}, {}
@@ -235,8 +250,8 @@ def _op_memory(s: Session, h: Dict[str, Any], t: Tensors) -> Tuple[Dict[str, Any
 
 register(
     {
-        "hello": Command(_op_hello, ranks="rank0"),
-        "load": Command(_op_load, check=_check_load),
+        "hello": Command(_op_hello, ranks="rank0", tenant=False),
+        "load": Command(_op_load, check=_check_load, tenant=False),
         "sample": Command(_op_sample, check=_check_sample),
         "score": Command(_op_score, check=_check_batch_request),
         "forward": Command(_op_forward, check=_check_batch_request),
@@ -248,7 +263,9 @@ register(
         "load_weights": Command(_op_load_weights, check=_check_path("path")),
         "get_tensor": Command(_op_get_tensor, check=_check_tensor_name),
         "set_tensor": Command(_op_set_tensor, send_tensors=True, check=_check_tensor_name),
-        "memory": Command(_op_memory, ranks="rank0"),
+        "memory": Command(_op_memory, ranks="rank0", tenant=False),
+        "add_tenant": Command(_op_add_tenant, check=_check_add_tenant, tenant=False),
+        "drop_tenant": Command(_op_drop_tenant, check=_check_add_tenant, tenant=False),
     }
 )
 register(vllm_commands())  # vllm_init, vllm_sample, vllm_sync, vllm_close

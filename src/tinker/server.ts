@@ -26,7 +26,7 @@ export interface TinkerServerOptions {
   models?: Record<string, string>;
   /** Where checkpoints (`tinker://` paths) are written (default: a new temporary directory). */
   dataDir?: string;
-  /** The engine that holds each model: "embedded" (default; in-process) or "torch" (a Python worker per model; `rlvr setup`). */
+  /** The engine that holds each model: "embedded" (default; in-process) or "torch" (a Python worker per base model, shared by its LoRA clients: TorchEngine.shareBase; `rlvr setup`). */
   engine?: "embedded" | "torch";
   /** Seed of unseeded sampling requests and of model initialisation (default 0). */
   seed?: number;

@@ -10,6 +10,7 @@ import { randomUUID } from "node:crypto";
 import type { Engine } from "../core/engine.ts";
 import { openEngine } from "../engines/open.ts";
 import { EmbeddedEngine } from "../engines/embedded/engine.ts";
+import { TorchEngine } from "../engines/torch/engine.ts";
 import { isModelDir, LORA_HEAD_MODULE, loraConfigSchema, readAdapterInfo, type LoraConfig as EngineLora } from "../engines/lora.ts";
 import { tinkerTokenizer } from "./ids-tokenizer.ts";
 import type { Tokenizer } from "../tokenizers/types.ts";
@@ -53,7 +54,7 @@ function tinkerLoraOf(l: EngineLora): LoraConfig {
   return { rank: l.rank, train_attn: l.targets.includes("q_proj"), train_mlp: l.targets.includes("gate_proj"), train_unembed: l.targets.includes(LORA_HEAD_MODULE) };
 }
 
-/** A training client's model: its own engine (adapters or weights, gradients, AdamW state; under LoRA on the embedded engine the frozen base is shared). */
+/** A training client's model: its own engine (adapters or weights, gradients, AdamW state; under LoRA the frozen base is shared: one copy in-process (embedded) or one worker (torch)). */
 export interface TrainingModel {
   id: string;
   baseModel: string;
@@ -179,29 +180,31 @@ export class TinkerState {
 
   /**
    * An engine on `dir` (a base model or a checkpoint: full weights or a peft adapter), with LoRA
-   * adapters when `lora` is given. On the embedded engine a LoRA engine, or a sampler on a base
-   * or adapter, shares the frozen base of a live LoRA engine on the same base instead of loading it again.
+   * adapters when `lora` is given. A LoRA engine, or a sampler on a base or adapter, shares the
+   * frozen base of a live LoRA engine on the same base instead of loading it again (shareBase: on
+   * the embedded engine the same base arrays, on the torch engine another named adapter, or the
+   * base with adapters disabled, in the same worker process).
    */
   private async open(dir: string, seed: number, lora: EngineLora | null): Promise<{ engine: Engine; tokenizer: Tokenizer }> {
     const tokenizer = await tinkerTokenizer(dir);
     const adapter = readAdapterInfo(dir);
-    const base = this.o.engine === "embedded" ? this.sharedBase(adapter?.base ?? dir) : undefined;
+    const base = this.sharedBase(adapter?.base ?? dir);
     let engine: Engine;
     if (base) this.log(`rlvr tinker: ${adapter ? `adapter ${dir}` : lora ? `a LoRA rank ${lora.rank} client` : "a base-model sampler"} shares the frozen base ${base.sharedBaseDir} already loaded (no copy)`);
     if (base && (lora || adapter)) {
-      const e = base.shareBase({ tokenizer, seed, lora: adapter?.lora ?? lora! });
+      const e = await base.shareBase({ tokenizer, seed, lora: adapter?.lora ?? lora! });
       if (adapter) await e.load(dir);
       engine = e;
-    } else if (base && !adapter) engine = base.shareBase({ tokenizer, seed });
+    } else if (base && !adapter) engine = await base.shareBase({ tokenizer, seed });
     else engine = await openEngine({ path: dir, engine: this.o.engine, ...(lora && !adapter ? { lora } : {}) }, { tokenizer, seed });
     this.engines.add(engine);
     return { engine, tokenizer };
   }
 
-  /** A live embedded engine whose frozen base is the model in `dir` (shareBase), if any. */
-  private sharedBase(dir: string): EmbeddedEngine | undefined {
+  /** A live engine of this server's kind whose frozen base is the model in `dir` (shareBase), if any. */
+  private sharedBase(dir: string): EmbeddedEngine | TorchEngine | undefined {
     const want = resolve(dir);
-    for (const e of this.engines) if (e instanceof EmbeddedEngine && e.sharedBaseDir === want) return e;
+    for (const e of this.engines) if ((e instanceof EmbeddedEngine || e instanceof TorchEngine) && e.sharedBaseDir === want) return e;
     return undefined;
   }
 

@@ -79,3 +79,50 @@ describe("rlvr tinker: torch engine vs embedded engine through the SDK", { skip:
   });
   it("greedy samples are the same tokens", () => assert.deepEqual(tor.greedy, emb.greedy));
 });
+
+describe("rlvr tinker --engine torch: several clients on one base share one worker (multi-tenant LoRA)", { skip: SKIP }, () => {
+  let dir: string;
+  let out: Record<string, number[]>;
+  const logs: string[] = [];
+  before(async () => {
+    dir = await mkdtemp(join(tmpdir(), "rlvr-tinker-tenants-"));
+    await writeTinyModel(join(dir, "tiny"));
+    const server = await serveTinker({ port: 0, models: { tiny: join(dir, "tiny") }, dataDir: join(dir, "data"), engine: "torch", log: (l) => logs.push(l) });
+    try {
+      const r = await new Promise<{ code: number; out: string; err: string }>((res) => {
+        const p = spawn(python, [new URL("./sdk_tenants.py", import.meta.url).pathname, server.url, "tiny"], { cwd: tmpdir() });
+        let o = "";
+        let err = "";
+        p.stdout.on("data", (d) => (o += d));
+        p.stderr.on("data", (d) => (err += d));
+        p.on("close", (code) => res({ code: code ?? 1, out: o, err }));
+      });
+      const line = r.out.split("\n").find((l) => l.startsWith("{"));
+      if (!line) throw new Error(`sdk_tenants.py failed (exit ${r.code}):\n${r.err.slice(-3000)}`);
+      out = JSON.parse(line) as Record<string, number[]>;
+    } finally {
+      await server.close();
+    }
+  });
+  after(async () => rm(dir, { recursive: true, force: true }));
+
+  const same = (a: number[], b: number[], tol: number, what: string) => {
+    assert.equal(a.length, b.length, what);
+    a.forEach((v, i) => assert.ok(Math.abs(v - b[i]!) <= tol, `${what}[${i}]: ${v} vs ${b[i]}`));
+  };
+  it("every client after the first shares the loaded base (no second worker)", () => {
+    const shared = logs.filter((l) => /shares the frozen base .* already loaded \(no copy\)/.test(l));
+    // b, c, fresh (training), the sampler on b's adapter, the base sampler: 5 after the first client.
+    assert.equal(shared.length, 5, logs.join("\n"));
+  });
+  it("training A leaves B bit-identical; B trained interleaved with A ends as C (B's seed) trained alone", () => {
+    assert.deepEqual(out["b_after_a"], out["b_before"]);
+    same(out["b"]!, out["c"]!, 1e-6, "b vs c");
+    assert.ok(out["a"]!.some((v, i) => Math.abs(v - out["b"]![i]!) > 1e-3), "A trained on other data");
+  });
+  it("a sampling client on B's saved adapter and one on the base (KL reference) score as B and a fresh client", () => {
+    same(out["b_sampler"]!, out["b"]!, 1e-5, "b's sampler vs b");
+    same(out["base"]!, out["fresh"]!, 1e-5, "base sampler vs fresh client");
+    assert.ok(out["base"]!.some((v, i) => Math.abs(v - out["b"]![i]!) > 1e-3));
+  });
+});
