@@ -11,7 +11,7 @@ const schedule = z.strictObject({
 
 export const guidedConfigSchema = z
   .strictObject({
-    /** RAFT: the RL step becomes "sample rl.groupSize per prompt, keep the best, SFT on them" (same samples as GRPO). */
+    /** RAFT: each RL step keeps the best of its rl.groupSize responses per prompt and trains on them with the SFT loss (same samples as GRPO). */
     raft: z
       .strictObject({
         keep: z.enum(["best", "threshold"]).default("best"),
@@ -70,7 +70,7 @@ export const guidedConfigSchema = z
       })
       .optional(),
   })
-  .refine((g) => !(g.raft && (g.expert || g.kd)), { message: "guided.raft replaces the RL update; it cannot be combined with guided.expert or guided.kd", path: ["raft"] })
+  .refine((g) => !(g.raft && (g.expert || g.kd)), { message: "guided.raft trains with its own loss (SFT on the kept responses); it cannot be combined with guided.expert or guided.kd", path: ["raft"] })
   .refine((g) => !(g.kd && g.expert?.mode === "luffy"), { message: "guided.kd scores on-policy samples with the teacher; it cannot be combined with LUFFY's expert sequences", path: ["kd"] });
 
 export type GuidedConfig = z.output<typeof guidedConfigSchema>;
