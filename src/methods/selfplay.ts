@@ -20,8 +20,8 @@
  */
 import type { RunConfig } from "../config/schema.ts";
 import type { Example } from "../core/example.ts";
-import { supervisedStep } from "../guided/sft.ts";
-import type { SelfPlayConfig } from "../labelfree/selfplay-config.ts";
+import { supervisedStep } from "./sft.ts";
+import type { SelfPlayConfig } from "./selfplay-options.ts";
 import type { RunContext } from "../pipeline/context.ts";
 import type { CollectStage, RlStageHooks, SourcedBatch } from "../pipeline/hooks.ts";
 import { collectRollouts, type CollectedRollouts } from "../rollout/collect.ts";
