@@ -77,6 +77,24 @@ describe("RAFT and self-play through the normal step", { timeout: 240_000 }, () 
     assert.ok(m.slice(1).every((r) => Math.abs(r["kl"]!) > 1e-4), `kl ${m.map((r) => r["kl"]).join(",")}`);
   });
 
+  it("every built-in method logs the step's real entropy and, with a reference model, its KL", async () => {
+    // KDRL is absent: its teacher occupies the reference slot (it refuses a KL penalty; kd/kl is its KL).
+    const methods: [string, Partial<RunConfigInput>, Record<string, unknown>?][] = [
+      ["ttrl+ear", { labelfree: { ttrl: {}, ear: {} } }],
+      ["evol", { labelfree: { evol: {} } }],
+      ["relift", { guided: { relift: { hardness: 1, batchSize: 2 } } }],
+      ["luffy", { guided: { expert: { mode: "luffy" } } }],
+      ["chord", { guided: { expert: { mode: "chord", batchSize: 4 } } }],
+      ["ghpo", {}, { hints: { fractions: [0.5] } }],
+    ];
+    for (const [name, over, rl] of methods) {
+      const m = await rlRows(cfg(`each-${name}`, over, { steps: 2, ...rl }));
+      assert.equal(m.length, 2, name);
+      for (const r of m) assert.ok(r["entropy"]! > 0, `${name}: entropy ${r["entropy"]}`);
+      assert.ok(Math.abs(m[1]!["kl"]!) > 1e-4, `${name}: kl ${m.map((r) => r["kl"]).join(",")}`);
+    }
+  });
+
   it("RAFT's loss is the SFT loss (token-mean NLL) on the kept responses; the filter masks the rest", () => {
     const seqs = [0, 1, 2, 3].map((i) => ({ prompt: Int32Array.from([1, 2]), response: Int32Array.from([3 + i, 4, 5].slice(0, 1 + (i % 3))), groupId: i >> 1 }));
     const rollouts = seqs.map((q, i) => ({ promptIndex: q.groupId, tokens: q.response, logprobs: new Float32Array(q.response.length), stopReason: "completed" as const, i }));
