@@ -175,7 +175,7 @@ class SelfPlayMetrics {
 }
 
 /** Self-play as RL-stage hooks: `seedSteps` format-only SFT steps at init, then the collect source. */
-export function selfPlayHooks(_ctx: RunContext, sp: SelfPlayConfig): RlStageHooks {
+export function selfPlayHooks(ctx: RunContext, sp: SelfPlayConfig): RlStageHooks {
   // Per step: with rl.async a later step's batches are collected before this step's metrics.
   const acc = new Map<number, SelfPlayMetrics>();
   const at = (step: number) => acc.get(step) ?? (acc.set(step, new SelfPlayMetrics()), acc.get(step)!);
@@ -188,7 +188,7 @@ export function selfPlayHooks(_ctx: RunContext, sp: SelfPlayConfig): RlStageHook
         await supervisedStep(c.engine, seqs, { lr: 3e-3, padId: c.tokenizer.padId });
       }
     },
-    source: (s) => selfPlayBatch(_ctx, sp, s, at(s.step)),
+    source: (s) => selfPlayBatch(ctx, sp, s, at(s.step)),
     stepMetrics: (step) => {
       const m = at(step).take();
       acc.delete(step);
