@@ -17,7 +17,7 @@ const LAYERS = [
   ["config"], //                      the run config: composes the layers' schemas (see OPTION_SCHEMAS)
   ["pipeline"], //                    the RL step, its state, hooks and context type
   ["eval"], //                        pass@k, maj@k, held-out accuracy, reports
-  ["methods", "guided", "labelfree"], // guided and label-free methods (issue 29 item 2 merges them)
+  ["methods"], //                     guided and label-free methods, one file each with its options schema beside it
   ["trainer"], //                     the run: builds the context, stages, checkpoints, lock
   ["serve", "recipes", "tinker", "dashboard"], // servers, the quickstart recipes, the dashboard
   ["api", "cli", "browser", "index.ts"], //      the public API, the CLI, the browser session
@@ -41,9 +41,10 @@ const KNOWN = [
 /**
  * Option schemas of a layer above config/ (zod only) that config/schema.ts composes: config/ may
  * import them, and they may import nothing but zod and each other, so config/ runs none of their
- * module's code. (Issue 29 item 2 moves guided/ and labelfree/ into methods/.)
+ * module's code: methods/<method>-options.ts and methods/config.ts, which composes the `guided` and
+ * `labelfree` blocks from them.
  */
-const OPTION_SCHEMAS = "^src/(guided/config|labelfree/config|labelfree/selfplay-config)\\.ts$";
+const OPTION_SCHEMAS = "^src/methods/(config|[a-z]+-options)\\.ts$";
 
 const path = (names) => `^src/(${names.map((n) => n.replace(".", "\\.")).join("|")})($|/)`;
 

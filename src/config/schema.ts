@@ -12,8 +12,7 @@ import { findInertField } from "./inert.ts";
 import { resolveConfigPaths } from "./paths.ts";
 import { getAdvantage, getPolicyLoss, listAdvantages, mismatchConfigSchema, PRESETS, resolveAlgorithm, type AlgorithmConfig } from "../algorithms/index.ts";
 import { validateMethods } from "../methods/index.ts";
-import { guidedConfigSchema } from "../guided/config.ts";
-import { labelFreeConfigSchema } from "../labelfree/config.ts";
+import { guidedConfigSchema, labelFreeConfigSchema } from "../methods/config.ts";
 import { dynamicSamplingSchema, rolloutSelectionFields } from "../rollout/config.ts";
 import { applyRolloutDefaults, rolloutEngineSchema } from "../rollout/samplers/config.ts";
 import { rolloutStrategyFields } from "../rollout/strategy-config.ts";
@@ -179,9 +178,9 @@ export const runConfigSchema = z.strictObject({
   reward: rewardConfigSchema.optional(),
   sft: sftSchema.optional(),
   rl: rlSchema.optional(),
-  /** Guided RL: RAFT, ReLIFT, LUFFY/CHORD expert mixing, KDRL (src/guided, docs/methods.md). */
+  /** Guided RL: RAFT, ReLIFT, LUFFY/CHORD expert mixing, KDRL (src/methods/, docs/methods.md). */
   guided: guidedConfigSchema.optional(),
-  /** Label-free RL: TTRL, ETTRL's EAR, EVOL-RL, self-play (src/labelfree, docs/methods.md). */
+  /** Label-free RL: TTRL, ETTRL's EAR, EVOL-RL, self-play (src/methods/, docs/methods.md). */
   labelfree: labelFreeConfigSchema.optional(),
   /**
    * Methods registered with defineMethod (src/methods/define.ts) and enabled by name, each with

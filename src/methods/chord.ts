@@ -7,9 +7,9 @@
 import { makeChordSftLoss, scaleLoss, stepCounts } from "../algorithms/index.ts";
 import type { RunConfig } from "../config/schema.ts";
 import { chunkBySize, packSequences, type Sequence } from "../core/sequence.ts";
-import type { GuidedConfig } from "../guided/config.ts";
-import { scheduleValue } from "../guided/schedule.ts";
-import { demonstration } from "../guided/sft.ts";
+import type { GuidedConfig } from "./config.ts";
+import { scheduleValue } from "./schedule.ts";
+import { demonstration } from "./sft.ts";
 import { Rng, hash32 } from "../util/rng.ts";
 import { CapturedMetrics } from "./capture.ts";
 import { defineMethod } from "./define.ts";

@@ -7,7 +7,7 @@
  *   - which stages of the RL step it transforms (`stages`) and its place among the transforms of
  *     a stage (`order`: lower runs first; ties keep registration order),
  * and builds the hooks that do the work (src/pipeline/hooks.ts: rewards, advantages, loss,
- * extraBackward, stepMetrics, step, afterStep, init, close, saveState/restoreState).
+ * extraBackward, stepMetrics, source, collect, afterStep, init, close, saveState/restoreState).
  *
  * Anchors: verl's registries of core algorithms; TRL's callbacks, but declared up front.
  */
@@ -15,10 +15,10 @@ import type { RunConfig } from "../config/schema.ts";
 import type { RunContext } from "../pipeline/context.ts";
 import type { RlStageHooks } from "../pipeline/hooks.ts";
 
-/** Stages of the RL step a method may transform (src/pipeline/). `step` replaces the whole step. */
-export type MethodStage = "init" | "collect" | "reward" | "reference" | "advantages" | "optimize" | "metrics" | "after" | "step";
+/** Stages of the RL step a method may transform (src/pipeline/). No method replaces the step. */
+export type MethodStage = "init" | "collect" | "reward" | "reference" | "advantages" | "optimize" | "metrics" | "after";
 
-const STAGES: readonly MethodStage[] = ["init", "collect", "reward", "reference", "advantages", "optimize", "metrics", "after", "step"];
+const STAGES: readonly MethodStage[] = ["init", "collect", "reward", "reference", "advantages", "optimize", "metrics", "after"];
 
 /**
  * The stage each hook of RlStageHooks transforms (`null`: lifecycle hooks, allowed in any method).
@@ -26,6 +26,7 @@ const STAGES: readonly MethodStage[] = ["init", "collect", "reward", "reference"
  */
 export const HOOK_STAGES: Readonly<Record<keyof RlStageHooks, MethodStage | null>> = {
   init: "init",
+  source: "collect",
   collect: "collect",
   rewards: "reward",
   advantages: "advantages",
@@ -33,7 +34,6 @@ export const HOOK_STAGES: Readonly<Record<keyof RlStageHooks, MethodStage | null
   extraBackward: "optimize",
   stepMetrics: "metrics",
   afterStep: "after",
-  step: "step",
   close: null,
   saveState: null,
   restoreState: null,
@@ -48,9 +48,8 @@ export interface MethodNeeds {
   /** Occupies the reference-model slot (KDRL's teacher): refuses a KL penalty and reference resets. */
   referenceSlot?: boolean;
   /**
-   * Changes the weights outside the RL step's optimize stage or replaces the step (ReLIFT's SFT
-   * steps, RAFT, self-play): refuses rl.async, whose prefetched batches assume one policy
-   * version per step.
+   * Changes the weights outside the RL step's optimize stage (ReLIFT's SFT steps): refuses
+   * rl.async, whose prefetched batches assume one policy version per step.
    */
   synchronous?: boolean;
 }

@@ -1,8 +1,9 @@
 /**
  * The method registry with every built-in method registered, in a fixed order of transforms
  * within each stage (`order`): collect stage GHPO's hints; reward stage TTRL (10) → EVOL-RL (20) → ReLIFT (30) → LUFFY (40) →
- * KDRL (50); advantages stage EAR; optimize stage LUFFY's loss → CHORD's scaling → KDRL's term;
- * RAFT and self-play replace the step. User methods (defineMethod) default to order 100.
+ * KDRL (50); advantages stage EAR; optimize stage LUFFY's loss → CHORD's scaling → KDRL's term.
+ * RAFT filters in the reward stage and trains with the SFT loss in the optimize stage; self-play
+ * is the collect stage's source. User methods (defineMethod) default to order 100.
  */
 import type { RunConfig } from "../config/schema.ts";
 import { getAdvantage } from "../algorithms/index.ts";
@@ -33,8 +34,6 @@ export function validateMethods(cfg: RunConfig): void {
     if (!known.has(name)) throw new Error(`config error at methods.${name}: no method "${name}" is registered; registered: ${[...known].join(", ")} (defineMethod registers one; load it with plugins:)`);
   }
   const on = enabledMethods(cfg);
-  const steps = on.filter(({ method }) => method.stages.includes("step"));
-  if (steps.length > 1) throw new Error(`config error at ${steps[1]!.method.configPath}: ${steps.map(({ method }) => method.configPath).join(" and ")} both replace the RL step; enable only one of them`);
   const tokenLevel = cfg.rl && cfg.algorithm ? getAdvantage(cfg.algorithm.advantage.name).level === "token" : false;
   for (const { method: m, options } of on) {
     if (m.needs.groups && cfg.rl?.groupSize === 1) throw new Error(`config error at ${m.configPath}: ${m.name} compares several responses per prompt; set rl.groupSize >= 2`);

@@ -7,7 +7,7 @@
 import { composeLosses, makeKdLoss } from "../algorithms/index.ts";
 import type { RunConfig } from "../config/schema.ts";
 import { packSequences } from "../core/sequence.ts";
-import type { GuidedConfig } from "../guided/config.ts";
+import type { GuidedConfig } from "./config.ts";
 import { CapturedMetrics } from "./capture.ts";
 import { defineMethod } from "./define.ts";
 

@@ -5,8 +5,8 @@
  * Transforms the reward stage; the KL-in-reward penalty is applied after it (reference stage).
  */
 import type { RunConfig } from "../config/schema.ts";
-import type { LabelFreeConfig } from "../labelfree/config.ts";
-import { groupVotes } from "../labelfree/vote.ts";
+import type { LabelFreeConfig } from "./config.ts";
+import { groupVotes } from "./vote.ts";
 import { defineMethod } from "./define.ts";
 
 type TtrlOptions = NonNullable<LabelFreeConfig["ttrl"]>;

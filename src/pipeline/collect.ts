@@ -52,11 +52,14 @@ export async function collect(ctx: RunContext, st: RlState, hooks: RlStepHooks, 
   const version = ctx.sampler?.version?.() ?? st.policyVersion;
   const generate = async (k: number): Promise<Group[]> => {
     const t0 = performance.now();
-    const examples = sel.draw(st, r.promptsPerStep, step, k);
+    let examples = sel.draw(st, r.promptsPerStep, step, k);
     // An env's prompts are its initial observations (the rollout returns them).
-    const prompts = ctx.env ? [] : examples.map(ctx.encodePrompt);
+    let prompts = ctx.env ? [] : examples.map(ctx.encodePrompt);
     const seed = k === 0 ? hash32(ctx.cfg.seed, 0x5a, step) : hash32(ctx.cfg.seed, 0x5a, step, k);
-    let ro = await collectRollouts(ctx, r, examples, prompts, seed, step);
+    // A method's source (self-play) makes the batch's groups itself, through the same samplers.
+    const made = hooks.source ? await hooks.source({ examples, prompts, seed, step }) : null;
+    if (made) ({ examples, prompts } = { examples: made.examples, prompts: made.ro.prompts });
+    let ro = made ? made.ro : await collectRollouts(ctx, r, examples, prompts, seed, step);
     if (hooks.collect) ro = await hooks.collect(ro, { examples, prompts, seed, step });
     for (const [e, c] of Object.entries(ro.events)) gen.events[e] = (gen.events[e] ?? 0) + c;
     for (const [m, x] of Object.entries(ro.metrics)) gen.metrics[m] = (gen.metrics[m] ?? 0) + x;

@@ -1,7 +1,9 @@
 /**
  * Extension points of the RL step (rlStep) and the RL stage (train), used by the guided methods
- * (src/guided: RAFT, ReLIFT, LUFFY, CHORD, KDRL) and the label-free ones (src/labelfree: TTRL,
- * ETTRL, EVOL-RL, self-play). Every hook is optional; with none, rlStep is plain RLVR.
+ * (RAFT, ReLIFT, LUFFY, CHORD, KDRL) and the label-free ones (TTRL, ETTRL, EVOL-RL, self-play);
+ * src/methods/. Every hook is optional; with none, rlStep is plain RLVR. No hook replaces the
+ * step: every method runs through its stages (collect → reward → reference → advantages →
+ * optimize → metrics), so curriculum, filters, samplers and tree/agent rollouts apply to all.
  */
 import type { AlgorithmConfig, StepCounts, StepState } from "../algorithms/index.ts";
 import type { LossReport, SampleResult, TokenLossFn } from "../core/engine.ts";
@@ -46,7 +48,20 @@ export interface CollectStage {
   step: number;
 }
 
+/** A generation batch a collect source made: each group's example and prompt, and its rollouts. */
+export interface SourcedBatch {
+  /** One example per group (promptIndex of `ro.rollouts` indexes it). */
+  examples: Example[];
+  /** The rollouts, with `ro.prompts` set: one prompt per group. */
+  ro: CollectedRollouts & { prompts: Int32Array[] };
+}
+
 export interface RlStepHooks {
+  /**
+   * Make each generation batch instead of sampling the examples the step drew (self-play: the
+   * proposer's tasks). `s.examples` are the drawn ones. At most one method may set it.
+   */
+  source?(s: CollectStage): Promise<SourcedBatch>;
   /** After each generation batch is sampled and verified, before groups are kept (GHPO's hints). */
   collect?(ro: CollectedRollouts, s: CollectStage): Promise<CollectedRollouts>;
   /** After verification, before advantages: reward transforms, extra sequences. */
@@ -69,8 +84,6 @@ export interface RlStepHooks {
 export interface RlStageHooks extends RlStepHooks {
   /** Once, when the RL stage starts (e.g. load a teacher into the reference slot). */
   init?(ctx: RunContext): Promise<void>;
-  /** Replace the whole RL step (RAFT, self-play); must advance st.step and log its metrics. */
-  step?(ctx: RunContext, alg: AlgorithmConfig, st: RlState, log: RunLogger): Promise<Record<string, number>>;
   /**
    * After each RL step (ReLIFT's interleaved SFT steps). The step's metrics row `m` is already in
    * metrics.jsonl: write what this hook does as rows of its own (`log.metrics`).
@@ -93,16 +106,16 @@ export interface RlStageHooks extends RlStepHooks {
  * extras and metrics accumulate), advantage and loss hooks compose, extra passes, metrics, init,
  * afterStep and close run in order; saved state is the union of each set's keys (each set
  * restores its own).
- * @throws Error when two sets both replace the step.
+ * @throws Error when two sets both set a collect source.
  */
 export function mergeHooks(...sets: RlStageHooks[]): RlStageHooks {
   const out: RlStageHooks = {};
-  const pick = <K extends "step">(k: K, what: string) => {
+  const pick = <K extends "source">(k: K, what: string) => {
     const hs = sets.filter((h) => h[k]);
     if (hs.length > 1) throw new Error(`config error: two configured methods both ${what}; enable only one of them`);
     if (hs[0]) out[k] = hs[0][k];
   };
-  pick("step", "replace the RL step (guided.raft, labelfree.selfPlay)");
+  pick("source", "make the step's generation batches (labelfree.selfPlay)");
   const ls = sets.filter((h) => h.loss);
   if (ls.length) out.loss = (alg, counts, state, base, step) => ls.reduce((fn, h) => h.loss!(alg, counts, state, fn, step), base);
   const rw = sets.filter((h) => h.rewards);

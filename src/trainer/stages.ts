@@ -105,7 +105,7 @@ export async function runRl(s: RunSession): Promise<void> {
   if (rl.step < r.steps) opts.stage?.("rl", rl.step > 0 ? `steps ${rl.step + 1}–${r.steps}` : `${r.steps} steps`);
   while (rl.step < r.steps) {
     if (opts.signal?.aborted) await s.interrupt();
-    const m = hooks.step ? await hooks.step(ctx, alg, rl, s.log) : await rlStep(ctx, alg, rl, s.log, hooks);
+    const m = await rlStep(ctx, alg, rl, s.log, hooks);
     await hooks.afterStep?.(ctx, rl, m, s.log);
     if (r.referenceResetEvery > 0 && rl.step % r.referenceResetEvery === 0) await s.referenceFromPolicy();
     const keys = { reward: "reward/mean", acc: "accuracy", "zero-std": "groups/zero_std_frac", entropy: "entropy", kl: "kl", len: "response/length_mean", "s/step": "time/step" };

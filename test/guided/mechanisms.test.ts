@@ -1,7 +1,11 @@
 // ReLIFT buffer and schedule, RAFT selection, CHORD μ schedule, expert trajectories' masks and weights.
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { expertSequence, hardestGroups, ReliftBuffer, reliftSftSteps, scheduleValue, selectForRaft, demonstration } from "../../src/guided/index.ts";
+import { expertSequence } from "../../src/methods/luffy.ts";
+import { hardestGroups, ReliftBuffer, reliftSftSteps } from "../../src/methods/relift.ts";
+import { scheduleValue } from "../../src/methods/schedule.ts";
+import { selectForRaft } from "../../src/methods/raft.ts";
+import { demonstration } from "../../src/methods/sft.ts";
 import { CharTokenizer } from "../../src/tokenizers/index.ts";
 import { packSequences } from "../../src/core/sequence.ts";
 import type { Example } from "../../src/core/example.ts";

@@ -54,7 +54,7 @@ describe("guided and label-free methods through train()", { timeout: 240_000 }, 
     const m = (await rlMetrics("evol", { labelfree: { evol: {} } })).filter((r) => r["stage"] === "rl");
     assert.equal(typeof m[0]!["evol/reward_mean"], "number");
   });
-  it("RAFT replaces the RL update", async () => {
+  it("RAFT keeps the best responses and trains on them (SFT loss, through the normal step)", async () => {
     const m = (await rlMetrics("raft", { guided: { raft: { threshold: 0 } } })).filter((r) => r["stage"] === "rl");
     assert.equal(m.length, 2);
     assert.equal(m[0]!["raft/kept"], 4, "threshold 0 keeps the best of each of 4 prompts");

@@ -2,7 +2,7 @@
 // reward hook's independence from the labels.
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { majorityVote, ttrlRewards } from "../../src/labelfree/majority.ts";
+import { majorityVote, ttrlRewards } from "../../src/methods/majority.ts";
 import { buildMethodHooks } from "../../src/methods/index.ts";
 import { parseRunConfig } from "../../src/config/schema.ts";
 import type { RunContext } from "../../src/pipeline/context.ts";

@@ -3,9 +3,9 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import fc from "fast-check";
-import { charNgrams, evolNovelty, evolRewards, jaccard, noveltyScores } from "../../src/labelfree/novelty.ts";
-import { entropyAdvantageReshape, responseEntropy } from "../../src/labelfree/ear.ts";
-import { learnability, runProposal, seedProposal } from "../../src/labelfree/selfplay.ts";
+import { charNgrams, evolNovelty, evolRewards, jaccard, noveltyScores } from "../../src/methods/evol.ts";
+import { entropyAdvantageReshape, responseEntropy } from "../../src/methods/ear.ts";
+import { learnability, runProposal, seedProposal } from "../../src/methods/selfplay.ts";
 import { Rng } from "../../src/util/rng.ts";
 
 const text = fc.string({ maxLength: 12 });

@@ -214,6 +214,38 @@ describe("vLLM rollouts through train()", { skip: SKIP }, () => {
       await rm(tmp, { recursive: true, force: true });
     }
   });
+
+  test("RAFT with a curriculum on colocated vLLM rollouts (through the normal step): real entropy and KL, sampler and trainer agree", async () => {
+    const tmp = await mkdtemp(join(tmpdir(), "rlvr-vllm-raft-"));
+    const steps: Record<string, number>[] = [];
+    try {
+      await train(
+        {
+          seed: 3,
+          out: join(tmp, "run"),
+          model: { engine: "torch", device: "cpu", init: { hiddenSize: 128, numLayers: 1, numHeads: 2, numKvHeads: 1, intermediateSize: 256, maxPositionEmbeddings: 24 } },
+          tokenizer: { type: "char", alphabet: "0123456789,>" },
+          data: { task: "maximum", trainSize: 200, testSize: 16 },
+          rollout: { engine: "vllm", mode: "colocated" },
+          rl: { steps: 3, promptsPerStep: 8, groupSize: 4, maxNewTokens: 1, lr: 3e-3, algorithm: { preset: "grpo", kl: { coef: 0.01, placement: "loss" } }, curriculum: { start: 2, max: 4, window: 1, raiseAbove: 0.01, lowerBelow: 0 } },
+          guided: { raft: { threshold: 0 } },
+          eval: { maxNewTokens: 1 },
+        },
+        { quiet: true, onEvent: (e) => void (e.type === "metrics" && e.stage === "rl" && steps.push(e.metrics)) },
+      );
+      console.log(`# RAFT on vLLM: entropy ${steps.map((m) => m["entropy"]?.toFixed(3)).join(" ")}; kl ${steps.map((m) => m["kl"]?.toExponential(2)).join(" ")}; difficulty ${steps.map((m) => m["curriculum/difficulty"]).join(" ")}`);
+      assert.equal(steps.length, 3);
+      for (const m of steps) {
+        assert.equal(m["raft/kept"], 8, "the best of each of 8 groups");
+        assert.ok(m["entropy"]! > 0);
+        assert.equal(typeof m["curriculum/difficulty"], "number");
+        assert.ok((m["rollout/logprob_diff_max"] ?? 0) < TOL);
+      }
+      assert.ok(steps.slice(1).every((m) => Math.abs(m["kl"]!) > 0), "KL to the reference once the policy moved");
+    } finally {
+      await rm(tmp, { recursive: true, force: true });
+    }
+  });
 });
 
 const NO_PEFT = SKIP || (spawnSync(resolveVllmPython()!, ["-c", "import peft"], { encoding: "utf8" }).status === 0 ? false : "LoRA with vLLM skipped: python/.venv-vllm has no peft (`rlvr setup vllm` installs it)");

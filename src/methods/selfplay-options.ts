@@ -1,6 +1,7 @@
-/** Config of the self-play stage (src/labelfree/selfplay.ts). */
+/** Options of self-play, `labelfree.selfPlay` (zod only: config/ composes it; the method is in ./selfplay.ts). */
 import { z } from "zod";
 
+/** Absolute-Zero-style self-play: the model proposes checkable tasks and solves them (the collect stage's source). */
 export const selfPlayConfigSchema = z.strictObject({
   enabled: z.boolean().default(true),
   /** Task kind the proposer writes: "maximum" (a digit list; the runner computes its maximum) or "arithmetic" (an expression; the runner evaluates it). */
