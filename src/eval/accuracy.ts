@@ -3,7 +3,7 @@
  * summarise (accuracy, greedy accuracy, mean@n, pass@k, maj@k, lengths, truncation, bootstrap
  * intervals, per-task and per-difficulty breakdowns). Formulas live in ./summary.ts.
  */
-import type { SampleResult } from "../core/engine.ts";
+import type { SampleRequest, SampleResult } from "../core/engine.ts";
 import type { Example } from "../core/example.ts";
 import type { RunContext } from "../pipeline/context.ts";
 import { breakdown, summarize, type EvalSummary, type PromptOutcome, type SampleOutcome } from "./summary.ts";
@@ -30,6 +30,15 @@ export interface EvalOptions {
   keepOutcomes?: boolean;
   /** Add per-task and per-difficulty summaries (default true). */
   breakdown?: boolean;
+  /**
+   * Most sequences (prompts × n) one sample call asks for (default 512): larger evaluations go in
+   * calls of whole prompts, the call starting at prompt i seeded seed + i·n (so a vLLM sampler,
+   * which seeds sample j of prompt i with seed + i·n + j, draws what one call would). Bounds each
+   * call's time (a sampler's request deadline) and memory, and lets `onProgress` report.
+   */
+  chunkSequences?: number;
+  /** Called after each sample call with the sequences done and in all. */
+  onProgress?: (done: number, total: number) => void;
 }
 
 export interface EvalResult extends EvalSummary {
@@ -63,14 +72,14 @@ export async function evaluate(ctx: EvalContext, examples: readonly Example[], o
   const seed = o.seed ?? 0;
   const prompts = examples.map(ctx.encodePrompt);
   const stopTokens = [ctx.tokenizer.eosId];
-  const results = await ctx.engine.sample({ prompts, n, maxNewTokens: o.maxNewTokens, temperature, topP: o.topP, seed, stopTokens });
+  const results = await sampleInChunks(ctx, { prompts, n, maxNewTokens: o.maxNewTokens, temperature, topP: o.topP, seed, stopTokens }, o);
   const keep = o.keepOutcomes ?? false;
   const outcomes: PromptOutcome[] = examples.map((ex) => ({ id: ex.id, task: ex.task, ...(ex.difficulty !== undefined ? { difficulty: ex.difficulty } : {}), samples: [] }));
   for (const r of results) outcomes[r.promptIndex]!.samples.push(await outcome(ctx, r, examples[r.promptIndex]!, keep));
   if (temperature === 0) {
     for (const p of outcomes) p.greedy = p.samples[0];
   } else if (o.greedy) {
-    const g = await ctx.engine.sample({ prompts, n: 1, maxNewTokens: o.maxNewTokens, temperature: 0, seed, stopTokens });
+    const g = await sampleInChunks(ctx, { prompts, n: 1, maxNewTokens: o.maxNewTokens, temperature: 0, seed, stopTokens }, o);
     for (const r of g) outcomes[r.promptIndex]!.greedy = await outcome(ctx, r, examples[r.promptIndex]!, keep);
   }
   const opts = { ks: o.ks, bootstrap: o.bootstrap, level: o.level, seed };
@@ -79,3 +88,18 @@ export async function evaluate(ctx: EvalContext, examples: readonly Example[], o
   if (keep) res.outcomes = outcomes;
   return res;
 }
+
+/** `req` as calls of at most o.chunkSequences sequences of whole prompts (see EvalOptions.chunkSequences); results prompt-major, promptIndex into req.prompts. */
+async function sampleInChunks(ctx: EvalContext, req: SampleRequest, o: EvalOptions): Promise<SampleResult[]> {
+  const per = Math.max(1, Math.floor((o.chunkSequences ?? 512) / req.n));
+  if (req.prompts.length <= per) return ctx.engine.sample(req);
+  const out: SampleResult[] = [];
+  const total = req.prompts.length * req.n;
+  for (let i = 0; i < req.prompts.length; i += per) {
+    const part = await ctx.engine.sample({ ...req, prompts: req.prompts.slice(i, i + per), seed: (req.seed ?? 0) + i * req.n });
+    for (const r of part) out.push({ ...r, promptIndex: r.promptIndex + i });
+    o.onProgress?.(Math.min(total, (i + per) * req.n), total);
+  }
+  return out;
+}
+

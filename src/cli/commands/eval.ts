@@ -243,6 +243,7 @@ export async function evalCheckpoint(dir: string, examples: Example[], o: EvalCo
       level: o.level,
       greedy: o.greedy,
       keepOutcomes: true,
+      onProgress: (done, total) => process.stderr.write(`rlvr eval: ${done}/${total} samples\n`),
     });
   } finally {
     await engine.close();
