@@ -41,8 +41,8 @@ const KNOWN = [
 /**
  * Option schemas of a layer above config/ (zod only) that config/schema.ts composes: config/ may
  * import them, and they may import nothing but zod and each other, so config/ runs none of their
- * module's code: methods/<method>-options.ts and methods/config.ts, which composes the `guided` and
- * `labelfree` blocks from them.
+ * module's code: methods/<method>-options.ts and methods/config.ts, which composes the `methods`
+ * block from them.
  */
 const OPTION_SCHEMAS = "^src/methods/(config|[a-z]+-options)\\.ts$";
 

@@ -12,7 +12,7 @@ import { findInertField } from "./inert.ts";
 import { resolveConfigPaths } from "./paths.ts";
 import { getAdvantage, getPolicyLoss, listAdvantages, mismatchConfigSchema, PRESETS, resolveAlgorithm, type AlgorithmConfig } from "../algorithms/index.ts";
 import { validateMethods } from "../methods/index.ts";
-import { guidedConfigSchema, labelFreeConfigSchema } from "../methods/config.ts";
+import { METHOD_ALIASES, methodsConfigSchema, type MethodAliasesInput } from "../methods/config.ts";
 import { dynamicSamplingSchema, rolloutSelectionFields } from "../rollout/config.ts";
 import { applyRolloutDefaults, rolloutEngineSchema } from "../rollout/samplers/config.ts";
 import { rolloutStrategyFields } from "../rollout/strategy-config.ts";
@@ -178,16 +178,13 @@ export const runConfigSchema = z.strictObject({
   reward: rewardConfigSchema.optional(),
   sft: sftSchema.optional(),
   rl: rlSchema.optional(),
-  /** Guided RL: RAFT, ReLIFT, LUFFY/CHORD expert mixing, KDRL (src/methods/, docs/methods.md). */
-  guided: guidedConfigSchema.optional(),
-  /** Label-free RL: TTRL, ETTRL's EAR, EVOL-RL, self-play (src/methods/, docs/methods.md). */
-  labelfree: labelFreeConfigSchema.optional(),
   /**
-   * Methods registered with defineMethod (src/methods/define.ts) and enabled by name, each with
-   * its options block, e.g. `methods: {my-method: {weight: 0.5}}`. Built-in methods keep their
-   * `guided` and `labelfree` blocks.
+   * The methods a run enables, each by name with its options block (src/methods/, docs/methods.md):
+   * built-ins `raft`, `relift`, `expert` (LUFFY/CHORD), `kd` (KDRL), `ttrl`, `ear`, `evol`,
+   * `selfPlay`, and methods registered with defineMethod, e.g. `methods: {raft: {threshold: 1}}`.
+   * The old `guided:` / `labelfree:` blocks are read as aliases of it (withMethodAliases).
    */
-  methods: z.record(z.string(), z.record(z.string(), z.unknown())).optional(),
+  methods: methodsConfigSchema.optional(),
   /**
    * Modules imported before the config is validated (src/config/plugins.ts): paths relative to the
    * config file, or package names. They register tasks, verifiers, losses, estimators and methods
@@ -205,7 +202,8 @@ export const runConfigSchema = z.strictObject({
   faults: z.strictObject({ maxConsecutiveSkips: posInt.default(5) }).prefault({}),
 });
 
-export type RunConfigInput = z.input<typeof runConfigSchema>;
+/** A run config as written: the schema's input, plus the old `guided:` / `labelfree:` spellings of `methods:`. */
+export type RunConfigInput = z.input<typeof runConfigSchema> & MethodAliasesInput;
 export type RunConfig = z.output<typeof runConfigSchema> & { algorithm?: AlgorithmConfig };
 
 /** A config error that names the file and field. */
@@ -262,7 +260,19 @@ const TOKENIZER_HINT = 'expected {type: char, alphabet: "..."} or {type: hf, pat
  * @throws ConfigError listing every problem as `config error in <where> at <path>: <message>, got <value>`.
  */
 export function parseRunConfig(raw: unknown, where = "config"): RunConfig {
-  raw = withEnvSlots(raw, where);
+  const aliased = withMethodAliases(withEnvSlots(raw, where), where);
+  if (!aliased.from.size) return parseResolved(aliased.raw, where);
+  try {
+    return parseResolved(aliased.raw, where);
+  } catch (e) {
+    if (!(e instanceof ConfigError)) throw e;
+    // Name a method's fields as the config spelled them (guided.relift.teacher, not methods.relift.teacher).
+    throw new ConfigError(e.message.replace(/\bmethods\.([A-Za-z]+)\b/g, (m, k: string) => (aliased.from.has(k) ? `${aliased.from.get(k)}.${k}` : m)));
+  }
+}
+
+/** parseRunConfig after the env slots and method aliases are applied. */
+function parseResolved(raw: unknown, where: string): RunConfig {
   const r = runConfigSchema.safeParse(raw);
   if (!r.success) {
     const lines = r.error.issues.map((i) => {
@@ -357,6 +367,42 @@ function withEnvSlots(raw: unknown, where: string): unknown {
   const pool = (o as { rl?: { verifierPool?: { enabled?: unknown } } }).rl?.verifierPool;
   if (pool?.enabled === true) fail("rl.verifierPool", `does nothing with env: "${o.env.name}" (its episodes are scored by the env, not by verifiers); remove it or set enabled: false`);
   return { ...o, data: { ...o.data, task: envTaskName(o.env.name) } };
+}
+
+/**
+ * The old spellings of `methods:`: `guided: {raft, relift, expert, kd}` and `labelfree: {ttrl,
+ * ear, evol, selfPlay}` move under `methods:` (METHOD_ALIASES). Returns the config and, for each
+ * moved key, the block it was spelled under (so option errors name the field as written). Also
+ * applied to the config a checkpoint saved before `methods:` was the home (src/trainer/resume.ts).
+ * @throws ConfigError (one line) for an unknown key in an alias block, or a method set in both places.
+ */
+export function withMethodAliases(raw: unknown, where: string): { raw: unknown; from: Map<string, string> } {
+  const from = new Map<string, string>();
+  const o = raw as Record<string, unknown> | null;
+  if (!o || typeof o !== "object" || Array.isArray(o)) return { raw, from };
+  const fail = (at: string, why: string) => {
+    throw new ConfigError(`config error in ${where} at ${at}: ${why}`);
+  };
+  const own = o["methods"];
+  // A malformed methods: block is left to the schema's error.
+  if (own !== undefined && (own === null || typeof own !== "object" || Array.isArray(own))) return { raw, from };
+  const methods: Record<string, unknown> = { ...(own as object | undefined) };
+  const out: Record<string, unknown> = { ...o };
+  for (const [alias, keys] of Object.entries(METHOD_ALIASES) as [string, readonly string[]][]) {
+    const block = o[alias];
+    delete out[alias];
+    if (block === undefined || block === null) continue;
+    if (typeof block !== "object" || Array.isArray(block)) fail(alias, `expected an object of methods (${keys.join(", ")}), got ${describe(block)}; it is the old spelling of methods:`);
+    for (const [k, v] of Object.entries(block as Record<string, unknown>)) {
+      if (!keys.includes(k)) fail(`${alias}.${k}`, `unknown field; ${alias}: holds ${keys.join(", ")}${suggest(k, [...keys]) ? ` (did you mean ${suggest(k, [...keys])}?)` : ""}`);
+      if (v === undefined) continue;
+      if (methods[k] !== undefined) fail(`${alias}.${k}`, `method "${k}" is configured twice, here and at methods.${k}; keep one (methods.${k} is the current spelling)`);
+      methods[k] = v;
+      from.set(k, alias);
+    }
+  }
+  if (from.size) out["methods"] = methods;
+  return { raw: out, from };
 }
 
 /**

@@ -9,6 +9,7 @@ import type { RunConfig } from "../config/schema.ts";
 import { getAdvantage } from "../algorithms/index.ts";
 import type { RunContext } from "../pipeline/context.ts";
 import { mergeHooks, type RlStageHooks } from "../pipeline/hooks.ts";
+import { builtinMethodOptions } from "./config.ts";
 import { enabledMethods, listMethods } from "./define.ts";
 import "./ghpo.ts";
 import "./ttrl.ts";
@@ -29,7 +30,8 @@ export { HOOK_STAGES, defineMethod, enabledMethods, getMethod, listMethods, type
  * @throws Error "config error at <field>: <why and the fix>".
  */
 export function validateMethods(cfg: RunConfig): void {
-  const known = new Set(listMethods().map((m) => m.name));
+  // Built-ins are keyed by their options block (expert: LUFFY/CHORD), user methods by name.
+  const known = new Set([...Object.keys(builtinMethodOptions), ...listMethods().filter((m) => m.configPath === `methods.${m.name}`).map((m) => m.name)]);
   for (const name of Object.keys(cfg.methods ?? {})) {
     if (!known.has(name)) throw new Error(`config error at methods.${name}: no method "${name}" is registered; registered: ${[...known].join(", ")} (defineMethod registers one; load it with plugins:)`);
   }
