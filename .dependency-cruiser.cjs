@@ -27,16 +27,7 @@ const LAYERS = [
  * Known upward imports, each with the issue that removes it: neither the import nor the circles it
  * closes are reported. Keep this list short and delete an entry as soon as its import is gone.
  */
-const KNOWN = [
-  {
-    // parseRunConfig validates the enabled methods against the method registry (fail closed at
-    // load; tests and users rely on it), so config/ runs methods' code. Issue 29 item 2 gives
-    // methods one config home and moves this check with it.
-    from: "src/config/schema.ts",
-    to: "src/methods/index.ts",
-    issue: 29,
-  },
-];
+const KNOWN = [];
 
 /**
  * Option schemas of a layer above config/ (zod only) that config/schema.ts composes: config/ may

@@ -11,7 +11,6 @@ import { checkRunMemory } from "./memory.ts";
 import { findInertField } from "./inert.ts";
 import { resolveConfigPaths } from "./paths.ts";
 import { getAdvantage, getPolicyLoss, listAdvantages, mismatchConfigSchema, PRESETS, resolveAlgorithm, type AlgorithmConfig } from "../algorithms/index.ts";
-import { validateMethods } from "../methods/index.ts";
 import { METHOD_ALIASES, methodsConfigSchema, type MethodAliasesInput } from "../methods/config.ts";
 import { dynamicSamplingSchema, rolloutSelectionFields } from "../rollout/config.ts";
 import { applyRolloutDefaults, rolloutEngineSchema } from "../rollout/samplers/config.ts";
@@ -431,12 +430,31 @@ function checkCapabilities(cfg: RunConfig, where: string): void {
   if (getPolicyLoss(loss).wholeBatch && rl.microBatchSize !== undefined && rl.microBatchSize < perUpdate) {
     fail("rl.microBatchSize", `loss "${loss}" needs each optimizer update's ${perUpdate} sequences in one pass (its clip bounds are computed over the whole update); remove rl.microBatchSize, set it to at least ${perUpdate}, or raise rl.miniBatches`);
   }
-  try {
-    validateMethods(cfg);
-  } catch (e) {
-    const msg = (e as Error).message;
-    throw new ConfigError(msg.startsWith("config error at ") ? `config error in ${where} at ${msg.slice("config error at ".length)}` : `config error in ${where}: ${msg}`);
+  const enabling = Object.keys(cfg.methods ?? {}).length ? "methods" : rl.hints ? "rl.hints" : null;
+  if (enabling && !checks.has("methods")) {
+    fail(enabling, 'the method registry is not loaded, so the methods cannot be checked; import "rlvr" (or src/methods/index.ts) before parsing the config');
   }
+  for (const check of checks.values()) {
+    try {
+      check(cfg);
+    } catch (e) {
+      const msg = (e as Error).message;
+      throw new ConfigError(msg.startsWith("config error at ") ? `config error in ${where} at ${msg.slice("config error at ".length)}` : `config error in ${where}: ${msg}`);
+    }
+  }
+}
+
+const checks = new Map<string, (cfg: RunConfig) => void>();
+
+/**
+ * Register a check of a resolved run config that belongs to a layer above config/ (the method
+ * registry registers `validateMethods` as "methods", src/methods/index.ts), so config/ runs it at
+ * load without importing that layer. Runs for configs with an `rl` block, after the algorithm is
+ * resolved; replaces a check of the same name. The check throws Error
+ * "config error at <field>: <why and the fix>", which parseRunConfig reports naming the file.
+ */
+export function registerConfigCheck(name: string, check: (cfg: RunConfig) => void): void {
+  checks.set(name, check);
 }
 
 /** Read and validate a YAML config file. @throws ConfigError naming the file, line (YAML syntax) or field. */

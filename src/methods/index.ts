@@ -5,7 +5,7 @@
  * RAFT filters in the reward stage and trains with the SFT loss in the optimize stage; self-play
  * is the collect stage's source. User methods (defineMethod) default to order 100.
  */
-import type { RunConfig } from "../config/schema.ts";
+import { registerConfigCheck, type RunConfig } from "../config/schema.ts";
 import { getAdvantage } from "../algorithms/index.ts";
 import type { RunContext } from "../pipeline/context.ts";
 import { mergeHooks, type RlStageHooks } from "../pipeline/hooks.ts";
@@ -44,6 +44,9 @@ export function validateMethods(cfg: RunConfig): void {
     m.validate?.(cfg, options);
   }
 }
+
+// Config validation runs the method checks at load (parseRunConfig), without importing methods/.
+registerConfigCheck("methods", validateMethods);
 
 /** The RL-stage hooks of every method a run config enables, merged in method order ({} when none). */
 export function buildMethodHooks(ctx: RunContext, cfg: RunConfig): RlStageHooks {

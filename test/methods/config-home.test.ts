@@ -2,13 +2,17 @@
  * One config home for methods: every built-in method is enabled under `methods:` with the same
  * options, defaults and errors as under its old spelling (`guided:` / `labelfree:`, an alias), a
  * run trains the same either way, one method set in both places is an error naming the field, and
- * the resolved config (a run directory's config.yaml) reads back unchanged.
+ * the resolved config (a run directory's config.yaml) reads back unchanged. config/ does not import
+ * the methods: their checks are registered with it and still run at load (`rlvr train`).
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { stringify } from "yaml";
 import { parse as parseYaml } from "yaml";
 import { parseRunConfig, type RunConfigInput } from "../../src/config/schema.ts";
 import { train } from "../../src/trainer/run.ts";
@@ -90,4 +94,29 @@ test("the resolved config (config.yaml) reads back the same, and a run trains th
   } finally {
     rmSync(root, { recursive: true, force: true });
   }
+});
+
+const repo = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
+const node = (args: string[]) => spawnSync(process.execPath, args, { cwd: repo, encoding: "utf8", env: { ...process.env, RLVR_FROM_SOURCE: "1", RLVR_ENGINE_PROBE: "off", RLVR_THREADS: "1" } });
+
+test("`rlvr train` reports a method's config error at load, one line naming the field", { timeout: 60_000 }, () => {
+  const dir = mkdtempSync(join(tmpdir(), "rlvr-config-home-cli-"));
+  try {
+    const file = join(dir, "bad.yaml");
+    writeFileSync(file, stringify(base(join(dir, "run"), { rl: { steps: 1, groupSize: 1, algorithm: "reinforce_pp" }, methods: { ttrl: {} } })));
+    const r = node([join(repo, "bin", "rlvr.js"), "train", file]);
+    assert.notEqual(r.status, 0);
+    const lines = r.stderr.trim().split("\n");
+    assert.equal(lines.length, 1, r.stderr);
+    assert.match(lines[0]!, /config error in .*bad\.yaml at methods\.ttrl: ttrl compares several responses per prompt; set rl\.groupSize >= 2/);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test("config/ alone (no method registry loaded) refuses a config that enables methods instead of skipping their checks", { timeout: 60_000 }, () => {
+  const script = `import { parseRunConfig } from "./src/config/schema.ts";
+try { parseRunConfig(${JSON.stringify(base("x", { methods: { ttrl: {} } }))}); console.log("parsed"); } catch (e) { console.log(e.message); }`;
+  const r = node(["--import", "tsx", "--input-type=module", "-e", script]);
+  assert.match(r.stdout, /^config error in config at methods: the method registry is not loaded, so the methods cannot be checked; import "rlvr"/, r.stderr);
 });
