@@ -27,22 +27,13 @@ const LAYERS = [
  * Known upward imports, each with the issue that removes it: neither the import nor the circles it
  * closes are reported. Keep this list short and delete an entry as soon as its import is gone.
  */
-const KNOWN = [
-  {
-    // parseRunConfig validates the enabled methods against the method registry (fail closed at
-    // load; tests and users rely on it), so config/ runs methods' code. Issue 29 item 2 gives
-    // methods one config home and moves this check with it.
-    from: "src/config/schema.ts",
-    to: "src/methods/index.ts",
-    issue: 29,
-  },
-];
+const KNOWN = [];
 
 /**
  * Option schemas of a layer above config/ (zod only) that config/schema.ts composes: config/ may
  * import them, and they may import nothing but zod and each other, so config/ runs none of their
- * module's code: methods/<method>-options.ts and methods/config.ts, which composes the `guided` and
- * `labelfree` blocks from them.
+ * module's code: methods/<method>-options.ts and methods/config.ts, which composes the `methods`
+ * block from them.
  */
 const OPTION_SCHEMAS = "^src/methods/(config|[a-z]+-options)\\.ts$";
 

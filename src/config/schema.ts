@@ -11,8 +11,7 @@ import { checkRunMemory } from "./memory.ts";
 import { findInertField } from "./inert.ts";
 import { resolveConfigPaths } from "./paths.ts";
 import { getAdvantage, getPolicyLoss, listAdvantages, mismatchConfigSchema, PRESETS, resolveAlgorithm, type AlgorithmConfig } from "../algorithms/index.ts";
-import { validateMethods } from "../methods/index.ts";
-import { guidedConfigSchema, labelFreeConfigSchema } from "../methods/config.ts";
+import { METHOD_ALIASES, methodsConfigSchema, type MethodAliasesInput } from "../methods/config.ts";
 import { dynamicSamplingSchema, rolloutSelectionFields } from "../rollout/config.ts";
 import { applyRolloutDefaults, rolloutEngineSchema } from "../rollout/samplers/config.ts";
 import { rolloutStrategyFields } from "../rollout/strategy-config.ts";
@@ -178,16 +177,13 @@ export const runConfigSchema = z.strictObject({
   reward: rewardConfigSchema.optional(),
   sft: sftSchema.optional(),
   rl: rlSchema.optional(),
-  /** Guided RL: RAFT, ReLIFT, LUFFY/CHORD expert mixing, KDRL (src/methods/, docs/methods.md). */
-  guided: guidedConfigSchema.optional(),
-  /** Label-free RL: TTRL, ETTRL's EAR, EVOL-RL, self-play (src/methods/, docs/methods.md). */
-  labelfree: labelFreeConfigSchema.optional(),
   /**
-   * Methods registered with defineMethod (src/methods/define.ts) and enabled by name, each with
-   * its options block, e.g. `methods: {my-method: {weight: 0.5}}`. Built-in methods keep their
-   * `guided` and `labelfree` blocks.
+   * The methods a run enables, each by name with its options block (src/methods/, docs/methods.md):
+   * built-ins `raft`, `relift`, `expert` (LUFFY/CHORD), `kd` (KDRL), `ttrl`, `ear`, `evol`,
+   * `selfPlay`, and methods registered with defineMethod, e.g. `methods: {raft: {threshold: 1}}`.
+   * The old `guided:` / `labelfree:` blocks are read as aliases of it (withMethodAliases).
    */
-  methods: z.record(z.string(), z.record(z.string(), z.unknown())).optional(),
+  methods: methodsConfigSchema.optional(),
   /**
    * Modules imported before the config is validated (src/config/plugins.ts): paths relative to the
    * config file, or package names. They register tasks, verifiers, losses, estimators and methods
@@ -205,7 +201,8 @@ export const runConfigSchema = z.strictObject({
   faults: z.strictObject({ maxConsecutiveSkips: posInt.default(5) }).prefault({}),
 });
 
-export type RunConfigInput = z.input<typeof runConfigSchema>;
+/** A run config as written: the schema's input, plus the old `guided:` / `labelfree:` spellings of `methods:`. */
+export type RunConfigInput = z.input<typeof runConfigSchema> & MethodAliasesInput;
 export type RunConfig = z.output<typeof runConfigSchema> & { algorithm?: AlgorithmConfig };
 
 /** A config error that names the file and field. */
@@ -262,7 +259,19 @@ const TOKENIZER_HINT = 'expected {type: char, alphabet: "..."} or {type: hf, pat
  * @throws ConfigError listing every problem as `config error in <where> at <path>: <message>, got <value>`.
  */
 export function parseRunConfig(raw: unknown, where = "config"): RunConfig {
-  raw = withEnvSlots(raw, where);
+  const aliased = withMethodAliases(withEnvSlots(raw, where), where);
+  if (!aliased.from.size) return parseResolved(aliased.raw, where);
+  try {
+    return parseResolved(aliased.raw, where);
+  } catch (e) {
+    if (!(e instanceof ConfigError)) throw e;
+    // Name a method's fields as the config spelled them (guided.relift.teacher, not methods.relift.teacher).
+    throw new ConfigError(e.message.replace(/\bmethods\.([A-Za-z]+)\b/g, (m, k: string) => (aliased.from.has(k) ? `${aliased.from.get(k)}.${k}` : m)));
+  }
+}
+
+/** parseRunConfig after the env slots and method aliases are applied. */
+function parseResolved(raw: unknown, where: string): RunConfig {
   const r = runConfigSchema.safeParse(raw);
   if (!r.success) {
     const lines = r.error.issues.map((i) => {
@@ -360,6 +369,42 @@ function withEnvSlots(raw: unknown, where: string): unknown {
 }
 
 /**
+ * The old spellings of `methods:`: `guided: {raft, relift, expert, kd}` and `labelfree: {ttrl,
+ * ear, evol, selfPlay}` move under `methods:` (METHOD_ALIASES). Returns the config and, for each
+ * moved key, the block it was spelled under (so option errors name the field as written). Also
+ * applied to the config a checkpoint saved before `methods:` was the home (src/trainer/resume.ts).
+ * @throws ConfigError (one line) for an unknown key in an alias block, or a method set in both places.
+ */
+export function withMethodAliases(raw: unknown, where: string): { raw: unknown; from: Map<string, string> } {
+  const from = new Map<string, string>();
+  const o = raw as Record<string, unknown> | null;
+  if (!o || typeof o !== "object" || Array.isArray(o)) return { raw, from };
+  const fail = (at: string, why: string) => {
+    throw new ConfigError(`config error in ${where} at ${at}: ${why}`);
+  };
+  const own = o["methods"];
+  // A malformed methods: block is left to the schema's error.
+  if (own !== undefined && (own === null || typeof own !== "object" || Array.isArray(own))) return { raw, from };
+  const methods: Record<string, unknown> = { ...(own as object | undefined) };
+  const out: Record<string, unknown> = { ...o };
+  for (const [alias, keys] of Object.entries(METHOD_ALIASES) as [string, readonly string[]][]) {
+    const block = o[alias];
+    delete out[alias];
+    if (block === undefined || block === null) continue;
+    if (typeof block !== "object" || Array.isArray(block)) fail(alias, `expected an object of methods (${keys.join(", ")}), got ${describe(block)}; it is the old spelling of methods:`);
+    for (const [k, v] of Object.entries(block as Record<string, unknown>)) {
+      if (!keys.includes(k)) fail(`${alias}.${k}`, `unknown field; ${alias}: holds ${keys.join(", ")}${suggest(k, [...keys]) ? ` (did you mean ${suggest(k, [...keys])}?)` : ""}`);
+      if (v === undefined) continue;
+      if (methods[k] !== undefined) fail(`${alias}.${k}`, `method "${k}" is configured twice, here and at methods.${k}; keep one (methods.${k} is the current spelling)`);
+      methods[k] = v;
+      from.set(k, alias);
+    }
+  }
+  if (from.size) out["methods"] = methods;
+  return { raw: out, from };
+}
+
+/**
  * Combinations checked by asking the registries what each named piece declares (an estimator's
  * `needsGroups`, a loss's `wholeBatch`, a method's `needs`), not by lists of names.
  * @throws ConfigError naming the field and the fix.
@@ -385,12 +430,31 @@ function checkCapabilities(cfg: RunConfig, where: string): void {
   if (getPolicyLoss(loss).wholeBatch && rl.microBatchSize !== undefined && rl.microBatchSize < perUpdate) {
     fail("rl.microBatchSize", `loss "${loss}" needs each optimizer update's ${perUpdate} sequences in one pass (its clip bounds are computed over the whole update); remove rl.microBatchSize, set it to at least ${perUpdate}, or raise rl.miniBatches`);
   }
-  try {
-    validateMethods(cfg);
-  } catch (e) {
-    const msg = (e as Error).message;
-    throw new ConfigError(msg.startsWith("config error at ") ? `config error in ${where} at ${msg.slice("config error at ".length)}` : `config error in ${where}: ${msg}`);
+  const enabling = Object.keys(cfg.methods ?? {}).length ? "methods" : rl.hints ? "rl.hints" : null;
+  if (enabling && !checks.has("methods")) {
+    fail(enabling, 'the method registry is not loaded, so the methods cannot be checked; import "rlvr" (or src/methods/index.ts) before parsing the config');
   }
+  for (const check of checks.values()) {
+    try {
+      check(cfg);
+    } catch (e) {
+      const msg = (e as Error).message;
+      throw new ConfigError(msg.startsWith("config error at ") ? `config error in ${where} at ${msg.slice("config error at ".length)}` : `config error in ${where}: ${msg}`);
+    }
+  }
+}
+
+const checks = new Map<string, (cfg: RunConfig) => void>();
+
+/**
+ * Register a check of a resolved run config that belongs to a layer above config/ (the method
+ * registry registers `validateMethods` as "methods", src/methods/index.ts), so config/ runs it at
+ * load without importing that layer. Runs for configs with an `rl` block, after the algorithm is
+ * resolved; replaces a check of the same name. The check throws Error
+ * "config error at <field>: <why and the fix>", which parseRunConfig reports naming the file.
+ */
+export function registerConfigCheck(name: string, check: (cfg: RunConfig) => void): void {
+  checks.set(name, check);
 }
 
 /** Read and validate a YAML config file. @throws ConfigError naming the file, line (YAML syntax) or field. */

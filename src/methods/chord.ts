@@ -1,25 +1,25 @@
 /**
  * CHORD — on- and off-policy as one objective (arXiv:2508.11408): L = (1 − μ)·L_RL + μ·L_SFT, with
  * μ on a schedule and optional φ = p(1 − p) token weights on the SFT term. Options:
- * `guided.expert` with `mode: chord`. Transforms the optimize stage: scales the policy loss and
+ * `methods.expert` with `mode: chord`. Transforms the optimize stage: scales the policy loss and
  * adds an SFT pass on demonstrations to every update.
  */
 import { makeChordSftLoss, scaleLoss, stepCounts } from "../algorithms/index.ts";
 import type { RunConfig } from "../config/schema.ts";
 import { chunkBySize, packSequences, type Sequence } from "../core/sequence.ts";
-import type { GuidedConfig } from "./config.ts";
+import type { BuiltinMethodOptions } from "./config.ts";
 import { scheduleValue } from "./schedule.ts";
 import { demonstration } from "./sft.ts";
 import { Rng, hash32 } from "../util/rng.ts";
 import { CapturedMetrics } from "./capture.ts";
 import { defineMethod } from "./define.ts";
 
-type ExpertOptions = NonNullable<GuidedConfig["expert"]>;
+type ExpertOptions = BuiltinMethodOptions["expert"];
 
 export const chord = defineMethod<ExpertOptions>({
   name: "chord",
-  configPath: "guided.expert",
-  options: (cfg: RunConfig) => (cfg.guided?.expert?.mode === "chord" ? cfg.guided.expert : undefined),
+  configPath: "methods.expert",
+  options: (cfg: RunConfig) => (cfg.methods?.expert?.mode === "chord" ? cfg.methods.expert : undefined),
   stages: ["optimize", "metrics"],
   order: 45,
   build(ctx, e) {

@@ -57,7 +57,7 @@ export interface MethodNeeds {
 /** A registered method. */
 export interface Method<O = unknown> {
   name: string;
-  /** The config field that enables it, used in messages (e.g. "labelfree.ttrl"). */
+  /** The config field that enables it, used in messages (e.g. "methods.ttrl"). */
   configPath: string;
   /** Its options in `cfg`, or undefined when `cfg` does not enable it. */
   options(cfg: RunConfig): O | undefined;

@@ -1,4 +1,4 @@
-/** Options of ETTRL's EAR, `labelfree.ear` (zod only: config/ composes it; the method is in ./ear.ts). */
+/** Options of ETTRL's EAR, `methods.ear` (zod only: config/ composes it; the method is in ./ear.ts). */
 import { z } from "zod";
 
 /** ETTRL entropy-based advantage reshaping, rlvr's stand-in (the paper's formula was not available): A' = A · clamp((H/H̄_group)^alpha, min, max). */

@@ -1,6 +1,6 @@
 /**
  * ETTRL's entropy-based advantage reshaping (EAR, arXiv:2508.11356): scales each sequence's
- * advantage by its response entropy relative to its group. Options: `labelfree.ear`.
+ * advantage by its response entropy relative to its group. Options: `methods.ear`.
  * Transforms the advantages stage (sequence-level advantages only).
  */
 import type { RunConfig } from "../config/schema.ts";
@@ -63,8 +63,8 @@ export function responseEntropy(logprobs: ArrayLike<number>): number {
 
 export const ear = defineMethod<EarOptions>({
   name: "ear",
-  configPath: "labelfree.ear",
-  options: (cfg: RunConfig) => (cfg.labelfree?.selfPlay?.enabled ? undefined : cfg.labelfree?.ear),
+  configPath: "methods.ear",
+  options: (cfg: RunConfig) => (cfg.methods?.selfPlay?.enabled ? undefined : cfg.methods?.ear),
   needs: { groups: true, sequenceAdvantages: true },
   stages: ["advantages"],
   order: 10,

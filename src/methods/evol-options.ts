@@ -1,4 +1,4 @@
-/** Options of EVOL-RL, `labelfree.evol` (zod only: config/ composes it; the method is in ./evol.ts). */
+/** Options of EVOL-RL, `methods.evol` (zod only: config/ composes it; the method is in ./evol.ts). */
 import { z } from "zod";
 
 /**

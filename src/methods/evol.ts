@@ -1,13 +1,13 @@
 /**
  * EVOL-RL — majority for selection, novelty for variation (arXiv:2509.15194): responses in their
  * group's majority get the higher reward band, each band ordered by the response's novelty
- * (char n-gram dissimilarity to its group). Options: `labelfree.evol`; the majority vote uses
- * `labelfree.ttrl`'s tie rule when TTRL is configured too. Runs after TTRL in the reward stage
+ * (char n-gram dissimilarity to its group). Options: `methods.evol`; the majority vote uses
+ * `methods.ttrl`'s tie rule when TTRL is configured too. Runs after TTRL in the reward stage
  * and replaces its rewards.
  */
 import type { RunConfig } from "../config/schema.ts";
 import { normalizeVoteAnswer } from "../eval/majority.ts";
-import type { LabelFreeConfig } from "./config.ts";
+import type { BuiltinMethodOptions } from "./config.ts";
 import { groupVotes } from "./vote.ts";
 import { defineMethod } from "./define.ts";
 
@@ -121,12 +121,12 @@ export function evolRewards(inMajority: readonly (0 | 1 | null)[], novelty: Arra
   return out;
 }
 
-type EvolOptions = NonNullable<LabelFreeConfig["evol"]>;
+type EvolOptions = BuiltinMethodOptions["evol"];
 
 export const evol = defineMethod<{ evol: EvolOptions; tie: "first" | "none" }>({
   name: "evol",
-  configPath: "labelfree.evol",
-  options: (cfg: RunConfig) => (cfg.labelfree?.evol && !cfg.labelfree.selfPlay?.enabled ? { evol: cfg.labelfree.evol, tie: cfg.labelfree.ttrl?.tie ?? "first" } : undefined),
+  configPath: "methods.evol",
+  options: (cfg: RunConfig) => (cfg.methods?.evol && !cfg.methods.selfPlay?.enabled ? { evol: cfg.methods.evol, tie: cfg.methods.ttrl?.tie ?? "first" } : undefined),
   needs: { groups: true },
   stages: ["reward"],
   order: 20,

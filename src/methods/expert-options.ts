@@ -1,4 +1,4 @@
-/** Options of LUFFY's and CHORD's expert mixing, `guided.expert` (zod only: config/ composes it; the methods are ./luffy.ts and ./chord.ts). */
+/** Options of LUFFY's and CHORD's expert mixing, `methods.expert` (zod only: config/ composes it; the methods are ./luffy.ts and ./chord.ts). */
 import { z } from "zod";
 
 /** A coefficient schedule (CHORD's μ; ./schedule.ts). */

@@ -5,10 +5,11 @@
  * RAFT filters in the reward stage and trains with the SFT loss in the optimize stage; self-play
  * is the collect stage's source. User methods (defineMethod) default to order 100.
  */
-import type { RunConfig } from "../config/schema.ts";
+import { registerConfigCheck, type RunConfig } from "../config/schema.ts";
 import { getAdvantage } from "../algorithms/index.ts";
 import type { RunContext } from "../pipeline/context.ts";
 import { mergeHooks, type RlStageHooks } from "../pipeline/hooks.ts";
+import { builtinMethodOptions } from "./config.ts";
 import { enabledMethods, listMethods } from "./define.ts";
 import "./ghpo.ts";
 import "./ttrl.ts";
@@ -29,7 +30,8 @@ export { HOOK_STAGES, defineMethod, enabledMethods, getMethod, listMethods, type
  * @throws Error "config error at <field>: <why and the fix>".
  */
 export function validateMethods(cfg: RunConfig): void {
-  const known = new Set(listMethods().map((m) => m.name));
+  // Built-ins are keyed by their options block (expert: LUFFY/CHORD), user methods by name.
+  const known = new Set([...Object.keys(builtinMethodOptions), ...listMethods().filter((m) => m.configPath === `methods.${m.name}`).map((m) => m.name)]);
   for (const name of Object.keys(cfg.methods ?? {})) {
     if (!known.has(name)) throw new Error(`config error at methods.${name}: no method "${name}" is registered; registered: ${[...known].join(", ")} (defineMethod registers one; load it with plugins:)`);
   }
@@ -42,6 +44,9 @@ export function validateMethods(cfg: RunConfig): void {
     m.validate?.(cfg, options);
   }
 }
+
+// Config validation runs the method checks at load (parseRunConfig), without importing methods/.
+registerConfigCheck("methods", validateMethods);
 
 /** The RL-stage hooks of every method a run config enables, merged in method order ({} when none). */
 export function buildMethodHooks(ctx: RunContext, cfg: RunConfig): RlStageHooks {

@@ -1,4 +1,4 @@
-/** Options of KDRL, `guided.kd` (zod only: config/ composes it; the method is in ./kdrl.ts). */
+/** Options of KDRL, `methods.kd` (zod only: config/ composes it; the method is in ./kdrl.ts). */
 import { z } from "zod";
 
 /** KDRL: + coef · reverse KL(student ‖ teacher) on the student's samples; the teacher sits in the reference slot. */

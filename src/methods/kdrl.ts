@@ -1,29 +1,29 @@
 /**
  * KDRL — knowledge distillation + RL in one objective (arXiv:2506.02208): the policy loss plus
  * coef · KL(student ‖ teacher) on the student's own samples; the teacher checkpoint sits in the
- * reference-model slot. Options: `guided.kd`. Transforms the reward stage (teacher log-probs of
+ * reference-model slot. Options: `methods.kd`. Transforms the reward stage (teacher log-probs of
  * the sampled tokens) and the optimize stage (adds the KD term).
  */
 import { composeLosses, makeKdLoss } from "../algorithms/index.ts";
 import type { RunConfig } from "../config/schema.ts";
 import { packSequences } from "../core/sequence.ts";
-import type { GuidedConfig } from "./config.ts";
+import type { BuiltinMethodOptions } from "./config.ts";
 import { CapturedMetrics } from "./capture.ts";
 import { defineMethod } from "./define.ts";
 
-type KdOptions = NonNullable<GuidedConfig["kd"]>;
+type KdOptions = BuiltinMethodOptions["kd"];
 
 export const kdrl = defineMethod<KdOptions>({
   name: "kdrl",
-  configPath: "guided.kd",
-  options: (cfg: RunConfig) => cfg.guided?.kd,
+  configPath: "methods.kd",
+  options: (cfg: RunConfig) => cfg.methods?.kd,
   needs: { referenceSlot: true },
   stages: ["reward", "optimize", "metrics"],
   order: 50,
   validate(cfg) {
     const kl = cfg.algorithm?.kl;
-    if (kl && (kl.coef > 0 || kl.adaptive)) throw new Error("config error at rl.algorithm.kl.coef: guided.kd puts the teacher in the reference slot, so the KL-to-reference penalty must be off; set rl.algorithm.kl.coef to 0 (e.g. {preset: grpo, kl: {coef: 0}})");
-    if ((cfg.rl?.referenceResetEvery ?? 0) > 0) throw new Error("config error at rl.referenceResetEvery: guided.kd keeps the teacher in the reference slot; set it to 0");
+    if (kl && (kl.coef > 0 || kl.adaptive)) throw new Error("config error at rl.algorithm.kl.coef: methods.kd puts the teacher in the reference slot, so the KL-to-reference penalty must be off; set rl.algorithm.kl.coef to 0 (e.g. {preset: grpo, kl: {coef: 0}})");
+    if ((cfg.rl?.referenceResetEvery ?? 0) > 0) throw new Error("config error at rl.referenceResetEvery: methods.kd keeps the teacher in the reference slot; set it to 0");
   },
   build(ctx, kd) {
     const captured = new CapturedMetrics(/^kd\//);

@@ -1,13 +1,13 @@
 /**
  * LUFFY — off-policy guidance (Yan et al. 2025, arXiv:2504.14945): expert demonstrations join each
  * group as extra sequences (rewarded by the verifier), and the mixed-policy loss (policy shaping
- * with γ) replaces the policy loss. Options: `guided.expert` with `mode: luffy`.
+ * with γ) replaces the policy loss. Options: `methods.expert` with `mode: luffy`.
  * Transforms the reward stage (extra sequences) and the optimize stage (loss).
  */
 import { makeMixedPolicyLoss } from "../algorithms/index.ts";
 import type { RunConfig } from "../config/schema.ts";
 import type { Sequence } from "../core/sequence.ts";
-import type { GuidedConfig } from "./config.ts";
+import type { BuiltinMethodOptions } from "./config.ts";
 import { CapturedMetrics } from "./capture.ts";
 import { defineMethod } from "./define.ts";
 import type { Example } from "../core/example.ts";
@@ -30,12 +30,12 @@ export function expertSequence(example: Example, encodePrompt: (e: Example) => I
   return { ...d, groupId, mask: new Float32Array(n).fill(1), weights: new Float32Array(n).fill(1), oldLogprobs: new Float32Array(n) };
 }
 
-type ExpertOptions = NonNullable<GuidedConfig["expert"]>;
+type ExpertOptions = BuiltinMethodOptions["expert"];
 
 export const luffy = defineMethod<ExpertOptions>({
   name: "luffy",
-  configPath: "guided.expert",
-  options: (cfg: RunConfig) => (cfg.guided?.expert?.mode === "luffy" ? cfg.guided.expert : undefined),
+  configPath: "methods.expert",
+  options: (cfg: RunConfig) => (cfg.methods?.expert?.mode === "luffy" ? cfg.methods.expert : undefined),
   needs: { groups: true },
   stages: ["reward", "optimize", "metrics"],
   order: 40,

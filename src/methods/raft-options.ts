@@ -1,4 +1,4 @@
-/** Options of RAFT, `guided.raft` (zod only: config/ composes it; the method is in ./raft.ts). */
+/** Options of RAFT, `methods.raft` (zod only: config/ composes it; the method is in ./raft.ts). */
 import { z } from "zod";
 
 /** RAFT: each RL step keeps the best of its rl.groupSize responses per prompt and trains on them with the SFT loss (same samples as GRPO). */

@@ -2,7 +2,7 @@
  * RAFT / rejection-sampling fine-tuning (Dong et al. 2023, "RAFT: Reward rAnked FineTuning for
  * Generative Foundation Model Alignment", arXiv:2304.06767): sample K responses per prompt, rank
  * them by reward, keep the best (or all at or above a threshold), and fine-tune on the kept ones.
- * Options: `guided.raft`.
+ * Options: `methods.raft`.
  *
  * Online RAFT runs through the normal RL step, so curriculum, filters, samplers (vLLM) and
  * tree/agent rollouts apply, and the step logs its real entropy and KL:
@@ -99,8 +99,8 @@ export function makeRaftLoss(alg: AlgorithmConfig, counts: StepCounts, state: St
 
 export const raft = defineMethod<RaftSelect>({
   name: "raft",
-  configPath: "guided.raft",
-  options: (cfg: RunConfig) => cfg.guided?.raft,
+  configPath: "methods.raft",
+  options: (cfg: RunConfig) => cfg.methods?.raft,
   stages: ["reward", "optimize"],
   // After every other reward transform (it selects on the final rewards).
   order: 90,

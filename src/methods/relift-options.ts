@@ -1,4 +1,4 @@
-/** Options of ReLIFT, `guided.relift` (zod only: config/ composes it; the method is in ./relift.ts). */
+/** Options of ReLIFT, `methods.relift` (zod only: config/ composes it; the method is in ./relift.ts). */
 import { z } from "zod";
 
 /** ReLIFT: demonstrations for the hardest questions go to a buffer; SFT steps on it interleave with RL. */
@@ -22,5 +22,5 @@ export const reliftOptionsSchema = z
      */
     teacherEndpoint: z.strictObject({ baseURL: z.string().min(1), model: z.string().min(1), apiKey: z.string().optional() }).optional(),
   })
-  .refine((r) => r.source !== "teacher" || r.teacher !== undefined || r.teacherEndpoint !== undefined, { message: "source: teacher needs guided.relift.teacher (a checkpoint directory) or guided.relift.teacherEndpoint ({baseURL, model})", path: ["teacher"] })
-  .refine((r) => r.teacher === undefined || r.teacherEndpoint === undefined, { message: "set guided.relift.teacher or guided.relift.teacherEndpoint, not both", path: ["teacherEndpoint"] });
+  .refine((r) => r.source !== "teacher" || r.teacher !== undefined || r.teacherEndpoint !== undefined, { message: "source: teacher needs methods.relift.teacher (a checkpoint directory) or methods.relift.teacherEndpoint ({baseURL, model})", path: ["teacher"] })
+  .refine((r) => r.teacher === undefined || r.teacherEndpoint === undefined, { message: "set methods.relift.teacher or methods.relift.teacherEndpoint, not both", path: ["teacherEndpoint"] });

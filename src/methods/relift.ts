@@ -2,13 +2,13 @@
  * ReLIFT — interleave RL with SFT on the hardest questions (Ma et al. 2025, arXiv:2506.07527):
  * groups the policy fails (hardness threshold) put a demonstration — the dataset's solution or a
  * teacher's correct greedy answer (a checkpoint, or any OpenAI-compatible server) — into a buffer; after RL steps, SFT steps on the
- * buffer at their own learning rate. Options: `guided.relift`. Transforms the reward stage (reads
+ * buffer at their own learning rate. Options: `methods.relift`. Transforms the reward stage (reads
  * verdicts) and runs after each step; its buffer is checkpointed.
  */
 import type { RunConfig } from "../config/schema.ts";
 import type { Sequence } from "../core/sequence.ts";
 import type { Engine } from "../core/engine.ts";
-import type { GuidedConfig } from "./config.ts";
+import type { BuiltinMethodOptions } from "./config.ts";
 import { demonstration, supervisedStep } from "./sft.ts";
 import type { Example } from "../core/example.ts";
 import type { RunContext } from "../pipeline/context.ts";
@@ -114,7 +114,7 @@ export function hardestGroups(correct: readonly boolean[], groupSize: number, ha
   return out;
 }
 
-type ReliftOptions = NonNullable<GuidedConfig["relift"]>;
+type ReliftOptions = BuiltinMethodOptions["relift"];
 
 /** The teacher: a checkpoint on the embedded engine, or a model behind an OpenAI-compatible server. */
 async function openTeacher(ctx: RunContext, rc: ReliftOptions): Promise<Pick<Engine, "sample" | "close">> {
@@ -145,8 +145,8 @@ function teacherDemos(ctx: RunContext, rc: ReliftOptions, closers: (() => Promis
 
 export const relift = defineMethod<ReliftOptions>({
   name: "relift",
-  configPath: "guided.relift",
-  options: (cfg: RunConfig) => cfg.guided?.relift,
+  configPath: "methods.relift",
+  options: (cfg: RunConfig) => cfg.methods?.relift,
   needs: { groups: true, synchronous: true },
   stages: ["reward", "after"],
   order: 30,

@@ -1,4 +1,4 @@
-/** Options of self-play, `labelfree.selfPlay` (zod only: config/ composes it; the method is in ./selfplay.ts). */
+/** Options of self-play, `methods.selfPlay` (zod only: config/ composes it; the method is in ./selfplay.ts). */
 import { z } from "zod";
 
 /** Absolute-Zero-style self-play: the model proposes checkable tasks and solves them (the collect stage's source). */

@@ -10,7 +10,7 @@
  * solver's success rate on it (the stand-in METHODS.md gives for AZR's "neither trivial nor
  * impossible"; AZR's own reward is 1 − s for 0 < s < 1, else 0).
  *
- * Options: `labelfree.selfPlay`. Self-play is the collect stage's source (RlStepHooks.source): each
+ * Options: `methods.selfPlay`. Self-play is the collect stage's source (RlStepHooks.source): each
  * generation batch is the proposer's group (group 0, when `trainProposer`) and one solver group per
  * valid task, at most rl.promptsPerStep groups in all (and at most `maxTasks` tasks). Everything
  * after is the normal step: the solver samples through the run's sampler (vLLM, tree and agent
@@ -199,14 +199,14 @@ export function selfPlayHooks(ctx: RunContext, sp: SelfPlayConfig): RlStageHooks
 
 export const selfPlay = defineMethod<SelfPlayConfig>({
   name: "selfplay",
-  configPath: "labelfree.selfPlay",
-  options: (cfg: RunConfig) => (cfg.labelfree?.selfPlay?.enabled ? cfg.labelfree.selfPlay : undefined),
+  configPath: "methods.selfPlay",
+  options: (cfg: RunConfig) => (cfg.methods?.selfPlay?.enabled ? cfg.methods.selfPlay : undefined),
   needs: { groups: true, sequenceAdvantages: true },
   stages: ["init", "collect", "metrics"],
   order: 20,
   validate(cfg, sp) {
-    if (cfg.rl && sp.trainProposer && cfg.rl.promptsPerStep < 2) throw new Error(`config error at rl.promptsPerStep: self-play (labelfree.selfPlay) trains the proposer's group and at least one task group per step; set rl.promptsPerStep >= 2`);
-    if (cfg.env) throw new Error("config error at labelfree.selfPlay: self-play proposes its own tasks, so it cannot be combined with env:; remove one of them");
+    if (cfg.rl && sp.trainProposer && cfg.rl.promptsPerStep < 2) throw new Error(`config error at rl.promptsPerStep: self-play (methods.selfPlay) trains the proposer's group and at least one task group per step; set rl.promptsPerStep >= 2`);
+    if (cfg.env) throw new Error("config error at methods.selfPlay: self-play proposes its own tasks, so it cannot be combined with env:; remove one of them");
   },
   build: (ctx, sp) => selfPlayHooks(ctx, sp),
 });

@@ -1,4 +1,4 @@
-/** Options of TTRL, `labelfree.ttrl` (zod only: config/ composes it; the method is in ./ttrl.ts). */
+/** Options of TTRL, `methods.ttrl` (zod only: config/ composes it; the method is in ./ttrl.ts). */
 import { z } from "zod";
 
 /** TTRL: reward agreement with the group's majority answer instead of the verifier's label. */

@@ -1,27 +1,27 @@
 /**
  * TTRL — test-time RL by majority vote (Zuo et al. 2025, arXiv:2504.16084): each group's majority
  * answer is its pseudo-label; a response's reward is 1 when its answer equals it. Options:
- * `labelfree.ttrl` (tie rule, `minShare` confidence filter, `trainOn` subset of the voters).
+ * `methods.ttrl` (tie rule, `minShare` confidence filter, `trainOn` subset of the voters).
  * Transforms the reward stage; the KL-in-reward penalty is applied after it (reference stage).
  */
 import type { RunConfig } from "../config/schema.ts";
-import type { LabelFreeConfig } from "./config.ts";
+import type { BuiltinMethodOptions } from "./config.ts";
 import { groupVotes } from "./vote.ts";
 import { defineMethod } from "./define.ts";
 
-type TtrlOptions = NonNullable<LabelFreeConfig["ttrl"]>;
+type TtrlOptions = BuiltinMethodOptions["ttrl"];
 
 export const ttrl = defineMethod<TtrlOptions>({
   name: "ttrl",
-  configPath: "labelfree.ttrl",
-  options: (cfg: RunConfig) => (cfg.labelfree?.ttrl?.enabled && !cfg.labelfree.selfPlay?.enabled ? cfg.labelfree.ttrl : undefined),
+  configPath: "methods.ttrl",
+  options: (cfg: RunConfig) => (cfg.methods?.ttrl?.enabled && !cfg.methods.selfPlay?.enabled ? cfg.methods.ttrl : undefined),
   needs: { groups: true },
   stages: ["reward"],
   order: 10,
   validate(cfg, o) {
     const G = cfg.rl?.groupSize ?? 0;
-    if (o.trainOn !== undefined && o.trainOn > G) throw new Error(`config error at labelfree.ttrl.trainOn: ${o.trainOn} exceeds rl.groupSize ${G} (the number of votes); lower it or raise rl.groupSize`);
-    if (cfg.labelfree?.evol && (o.minShare ?? 0) > 0) throw new Error("config error at labelfree.ttrl.minShare: EVOL-RL needs every group's majority as its anchor; set minShare to 0 or drop labelfree.evol");
+    if (o.trainOn !== undefined && o.trainOn > G) throw new Error(`config error at methods.ttrl.trainOn: ${o.trainOn} exceeds rl.groupSize ${G} (the number of votes); lower it or raise rl.groupSize`);
+    if (cfg.methods?.evol && (o.minShare ?? 0) > 0) throw new Error("config error at methods.ttrl.minShare: EVOL-RL needs every group's majority as its anchor; set minShare to 0 or drop methods.evol");
   },
   build: (_ctx, o) => ({
     rewards(s) {

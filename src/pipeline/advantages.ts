@@ -35,7 +35,7 @@ export function advantages<B extends UpdateBatch>(ctx: UpdateContext, alg: Algor
   else if (tokenLevel) ({ adv, tokenAdv } = sequenceTokenAdvantages(name, options, [...batch.seqs, ...extra.seqs], input, klTokens, ctx.tokenizer.padId));
   else adv = computeAdvantages(name, input, options);
   if (hooks.advantages) {
-    if (tokenAdv) throw new Error(`advantage estimator "${name}" is token-level; an advantage hook (e.g. labelfree.ear) reshapes sequence advantages and cannot be combined with it`);
+    if (tokenAdv) throw new Error(`advantage estimator "${name}" is token-level; an advantage hook (e.g. methods.ear) reshapes sequence advantages and cannot be combined with it`);
     adv = hooks.advantages(adv, batch);
   }
   const of = batch.rolloutOf;

@@ -115,7 +115,7 @@ export function mergeHooks(...sets: RlStageHooks[]): RlStageHooks {
     if (hs.length > 1) throw new Error(`config error: two configured methods both ${what}; enable only one of them`);
     if (hs[0]) out[k] = hs[0][k];
   };
-  pick("source", "make the step's generation batches (labelfree.selfPlay)");
+  pick("source", "make the step's generation batches (methods.selfPlay)");
   const ls = sets.filter((h) => h.loss);
   if (ls.length) out.loss = (alg, counts, state, base, step) => ls.reduce((fn, h) => h.loss!(alg, counts, state, fn, step), base);
   const rw = sets.filter((h) => h.rewards);

@@ -9,7 +9,7 @@
  */
 import { existsSync, readFileSync, statSync, truncateSync } from "node:fs";
 import { join } from "node:path";
-import type { RunConfig } from "../config/schema.ts";
+import { withMethodAliases, type RunConfig } from "../config/schema.ts";
 import type { EvalResult } from "../eval/accuracy.ts";
 import type { Example } from "../core/example.ts";
 import { findLatestCheckpoint, type CheckpointEntry } from "./checkpoints.ts";
@@ -146,7 +146,8 @@ export function findResumePoint(runDir: string, cfg: RunConfig): ResumePoint {
     throw new ResumeError(`resume error: cannot read ${join(latest.dir, "trainer.json")}: ${(e as Error).message}`);
   }
   if (state.format !== TRAINER_STATE_FORMAT) throw new ResumeError(`resume error: ${join(latest.dir, "trainer.json")} has format ${state.format}, expected ${TRAINER_STATE_FORMAT}`);
-  const changes = configChanges(state.config, plainConfig(cfg));
+  // A checkpoint written before `methods:` was the methods' home saved them under guided/labelfree.
+  const changes = configChanges(withMethodAliases(state.config, "trainer.json").raw as Record<string, unknown>, plainConfig(cfg));
   const bad = changes.filter((c) => !CHANGEABLE.some((re) => re.test(c.path)));
   if (bad.length) {
     throw new ResumeError(

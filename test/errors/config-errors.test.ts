@@ -8,6 +8,8 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ConfigError, loadRunConfig, parseRunConfig } from "../../src/config/schema.ts";
+// The method registry registers its config checks (registerConfigCheck) when loaded, as "rlvr" does.
+import "../../src/methods/index.ts";
 
 const base = { model: { init: {} }, tokenizer: { type: "char", alphabet: "0123456789+=" }, data: { task: "addition" } };
 

@@ -7,6 +7,8 @@ import assert from "node:assert/strict";
 import { readdirSync } from "node:fs";
 import { join } from "node:path";
 import { loadRunConfig } from "../../src/config/schema.ts";
+// The method registry registers its config checks (registerConfigCheck) when loaded, as "rlvr" does.
+import "../../src/methods/index.ts";
 
 const dir = join(import.meta.dirname, "..", "..", "examples");
 const files = readdirSync(dir).filter((f) => f.endsWith(".yaml"));

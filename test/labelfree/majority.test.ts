@@ -119,7 +119,7 @@ describe("TTRL rewards", () => {
     assert.deepEqual(right.seqs.map((q) => (q.mask ? Array.from(q.mask) : null)), [null, null, [0], [0], null, null, [0], [0]]);
     // minShare 0.75: both majorities hold 2 of 4 votes, so neither group is rewarded, but maj@k
     // still counts their majorities (label accuracy has no labelled group to average).
-    const strict = buildMethodHooks(ctx, { ...cfg, labelfree: { ...cfg.labelfree!, ttrl: { ...cfg.labelfree!.ttrl!, minShare: 0.75 } } });
+    const strict = buildMethodHooks(ctx, { ...cfg, methods: { ...cfg.methods!, ttrl: { ...cfg.methods!.ttrl!, minShare: 0.75 } } });
     const c = (await strict.rewards!(stage(["7", "9"])))!;
     assert.deepEqual([...c.rewards!], [0, 0, 0, 0, 0, 0, 0, 0]);
     assert.equal(c.metrics!["ttrl/low_share_frac"], 1);

@@ -44,7 +44,7 @@ describe("RAFT and self-play through the normal step", { timeout: 240_000 }, () 
   after(() => rmSync(root, { recursive: true, force: true }));
 
   it("RAFT logs real entropy and KL; it keeps the best of each group", async () => {
-    const m = await rlRows(cfg("raft", { guided: { raft: { threshold: 0 } } }));
+    const m = await rlRows(cfg("raft", { methods: { raft: { threshold: 0 } } }));
     assert.equal(m.length, 3);
     for (const r of m) {
       assert.equal(r["raft/kept"], 4, "threshold 0 keeps the best of each of 4 prompts");
@@ -57,7 +57,7 @@ describe("RAFT and self-play through the normal step", { timeout: 240_000 }, () 
   });
 
   it("RAFT with a curriculum (it could not before: it drew prompts by hand)", async () => {
-    const m = await rlRows(cfg("raft-cur", { guided: { raft: { threshold: 0 } } }, { curriculum: { start: 1, max: 3, window: 1, raiseAbove: 0.01, lowerBelow: 0 } }));
+    const m = await rlRows(cfg("raft-cur", { methods: { raft: { threshold: 0 } } }, { curriculum: { start: 1, max: 3, window: 1, raiseAbove: 0.01, lowerBelow: 0 } }));
     assert.equal(m.length, 3);
     for (const r of m) {
       assert.ok(r["curriculum/difficulty"]! >= 1 && r["curriculum/difficulty"]! <= 3, `difficulty ${r["curriculum/difficulty"]}`);
@@ -66,7 +66,7 @@ describe("RAFT and self-play through the normal step", { timeout: 240_000 }, () 
   });
 
   it("self-play logs real entropy and KL, and its own metrics", async () => {
-    const m = await rlRows(cfg("selfplay", { sft: undefined, labelfree: { selfPlay: { kind: "arithmetic", proposals: 8, solverGroup: 4, seedSteps: 2, maxItems: 3 } } }));
+    const m = await rlRows(cfg("selfplay", { sft: undefined, methods: { selfPlay: { kind: "arithmetic", proposals: 8, solverGroup: 4, seedSteps: 2, maxItems: 3 } } }));
     assert.equal(m.length, 3);
     for (const r of m) {
       for (const k of ["selfplay/valid_frac", "selfplay/solve_rate", "selfplay/learnability", "selfplay/tasks"]) assert.equal(typeof r[k], "number", k);
@@ -80,11 +80,11 @@ describe("RAFT and self-play through the normal step", { timeout: 240_000 }, () 
   it("every built-in method logs the step's real entropy and, with a reference model, its KL", async () => {
     // KDRL is absent: its teacher occupies the reference slot (it refuses a KL penalty; kd/kl is its KL).
     const methods: [string, Partial<RunConfigInput>, Record<string, unknown>?][] = [
-      ["ttrl+ear", { labelfree: { ttrl: {}, ear: {} } }],
-      ["evol", { labelfree: { evol: {} } }],
-      ["relift", { guided: { relift: { hardness: 1, batchSize: 2 } } }],
-      ["luffy", { guided: { expert: { mode: "luffy" } } }],
-      ["chord", { guided: { expert: { mode: "chord", batchSize: 4 } } }],
+      ["ttrl+ear", { methods: { ttrl: {}, ear: {} } }],
+      ["evol", { methods: { evol: {} } }],
+      ["relift", { methods: { relift: { hardness: 1, batchSize: 2 } } }],
+      ["luffy", { methods: { expert: { mode: "luffy" } } }],
+      ["chord", { methods: { expert: { mode: "chord", batchSize: 4 } } }],
       ["ghpo", {}, { hints: { fractions: [0.5] } }],
     ];
     for (const [name, over, rl] of methods) {

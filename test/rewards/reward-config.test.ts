@@ -12,6 +12,8 @@ import { rewardConfigSchema, resolveRewardConfig, type RewardConfigInput } from 
 import { getTask } from "../../src/tasks/index.ts";
 import { getVerifier, registerVerifier, defineReward, toVerdict, verifierNames } from "../../src/rewards/registry.ts";
 import { parseRunConfig } from "../../src/config/schema.ts";
+// The method registry registers its config checks (registerConfigCheck) when loaded, as "rlvr" does.
+import "../../src/methods/index.ts";
 import { createVerifierPool, type VerifierPool } from "../../src/rewards/pool/pool.ts";
 import "../../src/tasks/index.ts";
 import type { Example } from "../../src/core/example.ts";
