@@ -19,7 +19,9 @@
  * result.json, passk.json); base pass@k in experiments/runs/real-seeds/base-seed<N>/passk.json.
  * Environment: REAL_STEPS (default 30), REAL_PASSK_PROMPTS (32), REAL_PASSK_SAMPLES (64),
  * REAL_ROLLOUT (vllm: colocated vLLM rollouts, the default — the recipe's fastest CPU path; torch:
- * the trainer samples), REAL_PASSK_ENGINE (vllm by default; torch).
+ * the trainer samples), REAL_PASSK_ENGINE (vllm by default; torch), REAL_PASSK_BASE_SEEDS (the
+ * base's sampling seeds, default --seeds), REAL_PASSK_ARMS (arms whose checkpoints get pass@k,
+ * default all).
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -80,8 +82,10 @@ async function passK(model: string, seed: number, base: boolean): Promise<PassK>
 /** pass@k of the base (3 sampling seeds) and of every finished run's final checkpoint that lacks it. */
 async function passKAll(seeds: number[]): Promise<void> {
   await prepare();
-  const jobs: [string, string, number, boolean][] = seeds.map((s) => [join(KEPT_ROOT, NAME, `base-seed${s}`), MODEL, s, true]);
-  for (const a of order) for (const s of seeds) jobs.push([join(KEPT_ROOT, NAME, `${a}-seed${s}`), join(SCRATCH_ROOT, NAME, `${a}-seed${s}`, "checkpoints", "final"), s, false]);
+  const baseSeeds = process.env.REAL_PASSK_BASE_SEEDS ? process.env.REAL_PASSK_BASE_SEEDS.split(",").map(Number) : seeds;
+  const passArms = process.env.REAL_PASSK_ARMS ? process.env.REAL_PASSK_ARMS.split(",") : order;
+  const jobs: [string, string, number, boolean][] = baseSeeds.map((s) => [join(KEPT_ROOT, NAME, `base-seed${s}`), MODEL, s, true]);
+  for (const a of order.filter((x) => passArms.includes(x))) for (const s of seeds) jobs.push([join(KEPT_ROOT, NAME, `${a}-seed${s}`), join(SCRATCH_ROOT, NAME, `${a}-seed${s}`, "checkpoints", "final"), s, false]);
   for (const [kept, model, seed, base] of jobs) {
     if (existsSync(join(kept, "passk.json")) || !existsSync(join(model, "config.json"))) continue;
     const r = await passK(model, seed, base);
