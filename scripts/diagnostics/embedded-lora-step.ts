@@ -1,0 +1,60 @@
+/**
+ * One LoRA forward-backward + AdamW step of the real-model RL batch shape on the embedded engine:
+ * 4 prompts (word problems in SmolLM2's chat template) × 4 responses × 32 tokens, the batch an RL
+ * step of `bench/compare.ts`'s real row trains on, without sampling (responses are fixed token
+ * ids). Prints the time and the Wasm heap's high-water mark, or the error.
+ *   RLVR_THREADS=2 npx tsx scripts/diagnostics/embedded-lora-step.ts [modelDir] [--rank 16] [--base auto|float32|bfloat16] [--steps 2]
+ */
+import "../../test/engines/helpers/wasm-memory.ts"; // before @jax-js/jax: records the Wasm heap
+import { homedir } from "node:os";
+import { join } from "node:path";
+import { wasmHeapBytes } from "../../test/engines/helpers/wasm-memory.ts";
+import { EmbeddedEngine } from "../../src/engines/embedded/engine.ts";
+import { loraConfigSchema } from "../../src/engines/lora.ts";
+import { packSequences } from "../../src/core/sequence.ts";
+import { loadTokenizer, promptEncoder } from "../../src/tokenizers/index.ts";
+import { generateExamples, wordProblemsTask } from "../../src/tasks/index.ts";
+import { Rng } from "../../src/util/rng.ts";
+import type { TokenLossFn } from "../../src/core/engine.ts";
+
+const args = process.argv.slice(2);
+const opt = (name: string, dflt: string) => {
+  const i = args.indexOf(`--${name}`);
+  return i >= 0 ? args[i + 1]! : dflt;
+};
+const dir = args[0] && !args[0].startsWith("--") ? args[0] : join(homedir(), ".cache/rlvr/models/smollm2-135m-instruct");
+const lora = loraConfigSchema.parse({ rank: Number(opt("rank", "16")), baseDtype: opt("base", "auto") });
+const gib = (b: number) => (b / 2 ** 30).toFixed(2);
+
+const tok = await loadTokenizer(dir);
+const examples = generateExamples(wordProblemsTask, { n: 4, seed: 1, difficulty: 1, split: "train" });
+const prompts = examples.map(promptEncoder(tok, { chat: true }));
+const rng = new Rng(1);
+const seqs = prompts.flatMap((prompt) => Array.from({ length: 4 }, () => ({ prompt, response: Array.from({ length: 32 }, () => Math.floor(rng.next() * 2000) + 100) })));
+const batch = packSequences(seqs, tok.padId);
+console.log(`# batch ${batch.batchSize} × ${batch.seqLen} tokens (prompts ${prompts.map((p) => p.length).join(", ")})`);
+
+const t0 = performance.now();
+const e = await EmbeddedEngine.fromPretrained(dir, { lora });
+console.log(`# load ${((performance.now() - t0) / 1000).toFixed(1)} s; ${e.info().dtype}; heap ${gib(wasmHeapBytes())} GiB`);
+const loss: TokenLossFn = (scores, b) => {
+  const d = new Float32Array(b.lossMask.length);
+  let s = 0;
+  for (let i = 0; i < d.length; i++) if (b.lossMask[i]) {
+    d[i] = -0.01;
+    s -= 0.01 * scores.logprobs[i]!;
+  }
+  return { loss: s, dLogprobs: d, metrics: {} };
+};
+for (let i = 0; i < Number(opt("steps", "2")); i++) {
+  const t = performance.now();
+  try {
+    const r = await e.forwardBackward(batch, loss);
+    const { gradNorm } = await e.optimStep({ lr: 1e-5 });
+    console.log(`step ${i + 1}: ${((performance.now() - t) / 1000).toFixed(1)} s, loss ${r.loss.toFixed(4)}, grad norm ${gradNorm.toExponential(3)}, heap ${gib(wasmHeapBytes())} GiB, rss ${gib(process.memoryUsage().rss)} GiB`);
+  } catch (err) {
+    console.log(`step ${i + 1}: failed after ${((performance.now() - t) / 1000).toFixed(1)} s: ${(err as Error).message}; heap ${gib(wasmHeapBytes())} GiB`);
+    break;
+  }
+}
+await e.close();
