@@ -2,14 +2,16 @@
  * One LoRA forward-backward + AdamW step of the real-model RL batch shape on the embedded engine:
  * 4 prompts (word problems in SmolLM2's chat template) × 4 responses × 32 tokens, the batch an RL
  * step of `bench/compare.ts`'s real row trains on, without sampling (responses are fixed token
- * ids). Prints the time and the Wasm heap's high-water mark, or the error.
- *   RLVR_THREADS=2 npx tsx scripts/diagnostics/embedded-lora-step.ts [modelDir] [--rank 16] [--base auto|float32|bfloat16] [--steps 2]
+ * ids). Prints the time and the Wasm heap's high-water mark, or the error. `--engine torch` runs the
+ * same batch and loss on the torch engine (peft LoRA, CPU) for the ratio.
+ *   RLVR_THREADS=2 npx tsx scripts/diagnostics/embedded-lora-step.ts [modelDir] [--engine embedded|torch] [--rank 16] [--base auto|float32|bfloat16] [--steps 2]
  */
 import "../../test/engines/helpers/wasm-memory.ts"; // before @jax-js/jax: records the Wasm heap
-import { homedir } from "node:os";
+import { homedir, loadavg } from "node:os";
 import { join } from "node:path";
 import { wasmHeapBytes } from "../../test/engines/helpers/wasm-memory.ts";
 import { EmbeddedEngine } from "../../src/engines/embedded/engine.ts";
+import { TorchEngine } from "../../src/engines/torch/engine.ts";
 import { loraConfigSchema } from "../../src/engines/lora.ts";
 import { packSequences } from "../../src/core/sequence.ts";
 import { loadTokenizer, promptEncoder } from "../../src/tokenizers/index.ts";
@@ -24,6 +26,7 @@ const opt = (name: string, dflt: string) => {
 };
 const dir = args[0] && !args[0].startsWith("--") ? args[0] : join(homedir(), ".cache/rlvr/models/smollm2-135m-instruct");
 const lora = loraConfigSchema.parse({ rank: Number(opt("rank", "16")), baseDtype: opt("base", "auto") });
+if (process.env.RLVR_DEBUG_HEAP) (globalThis as { __heap?: () => number }).__heap = wasmHeapBytes;
 const gib = (b: number) => (b / 2 ** 30).toFixed(2);
 
 const tok = await loadTokenizer(dir);
@@ -35,8 +38,10 @@ const batch = packSequences(seqs, tok.padId);
 console.log(`# batch ${batch.batchSize} × ${batch.seqLen} tokens (prompts ${prompts.map((p) => p.length).join(", ")})`);
 
 const t0 = performance.now();
-const e = await EmbeddedEngine.fromPretrained(dir, { lora });
-console.log(`# load ${((performance.now() - t0) / 1000).toFixed(1)} s; ${e.info().dtype}; heap ${gib(wasmHeapBytes())} GiB`);
+const torch = opt("engine", "embedded") === "torch";
+const threads = Number(process.env.RLVR_THREADS ?? 2);
+const e = torch ? await TorchEngine.fromPretrained(dir, { lora, device: "cpu", threads, onStderr: () => {} }) : await EmbeddedEngine.fromPretrained(dir, { lora });
+console.log(`# ${e.info().engine} load ${((performance.now() - t0) / 1000).toFixed(1)} s; ${e.info().dtype}; heap ${gib(wasmHeapBytes())} GiB; load average ${loadavg()[0]!.toFixed(1)}`);
 const loss: TokenLossFn = (scores, b) => {
   const d = new Float32Array(b.lossMask.length);
   let s = 0;
@@ -51,7 +56,7 @@ for (let i = 0; i < Number(opt("steps", "2")); i++) {
   try {
     const r = await e.forwardBackward(batch, loss);
     const { gradNorm } = await e.optimStep({ lr: 1e-5 });
-    console.log(`step ${i + 1}: ${((performance.now() - t) / 1000).toFixed(1)} s, loss ${r.loss.toFixed(4)}, grad norm ${gradNorm.toExponential(3)}, heap ${gib(wasmHeapBytes())} GiB, rss ${gib(process.memoryUsage().rss)} GiB`);
+    console.log(`step ${i + 1}: ${((performance.now() - t) / 1000).toFixed(1)} s, loss ${r.loss.toFixed(4)}, grad norm ${gradNorm.toExponential(3)}, heap ${gib(wasmHeapBytes())} GiB, rss ${gib(process.memoryUsage().rss)} GiB, load ${loadavg()[0]!.toFixed(1)}`);
   } catch (err) {
     console.log(`step ${i + 1}: failed after ${((performance.now() - t) / 1000).toFixed(1)} s: ${(err as Error).message}; heap ${gib(wasmHeapBytes())} GiB`);
     break;

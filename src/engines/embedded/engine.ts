@@ -72,6 +72,10 @@ import { initWeights, loadCheckpoint, saveCheckpoint, loadOptimizerState, params
 type Source = { weights: Tensors; adapters: Tensors | null };
 
 const NEG = -1e9;
+const dbg = (m: string) => {
+  const h = (globalThis as { __heap?: () => number }).__heap;
+  if (h) console.error(`[dbg ${(performance.now() / 1000).toFixed(1)}s] ${m}: heap ${(h() / 2 ** 30).toFixed(2)} GiB`);
+};
 
 /** A jitted forward: (parameters, embedded inputs, fixed inputs) → per-position outputs. */
 type Forward = (p: Params, xs: np.Array[], fixed: np.Array[]) => np.Array[];
@@ -715,8 +719,10 @@ export class EmbeddedEngine implements Engine {
     let kept: { pass: Pass; states: np.Array[][] } | null = null;
     for (const [a, b] of chunks) {
       const pass = this.passInputs(this.weights, sliceRows(batch, a, b));
-      const states = this.layerForward(pass);
+      const states = await this.layerForward(pass);
+      dbg(`forward rows ${a}-${b} of ${chunks.length} chunks`);
       const [lp, ent] = pass.unshift(splitOutputs(pass, ...(await this.headScores(pass, states.at(-1)!))));
+      dbg(`head scores`);
       logprobs.set(lp!, a * T);
       entropy.set(ent!, a * T);
       if (chunks.length === 1) kept = { pass, states };
@@ -733,7 +739,7 @@ export class EmbeddedEngine implements Engine {
       if (kept) ({ pass, states } = kept);
       else {
         pass = this.passInputs(this.weights, sliceRows(batch, a, b));
-        states = this.layerForward(pass);
+        states = await this.layerForward(pass);
       }
       const [cLp, cEnt] = flatOutputs(pass, pass.shift(out.dLogprobs.subarray(a * T, b * T), out.dEntropy?.subarray(a * T, b * T)));
       await this.addGrads(await this.layerBackward(pass, states, cLp, cEnt));
@@ -745,11 +751,16 @@ export class EmbeddedEngine implements Engine {
    * The policy's forward block by block over one pass: the input of every block and the last
    * block's output ([L + 1] states, each shaped like `pass.xs`; states[0] is `pass.xs`).
    */
-  private layerForward(pass: Pass): np.Array[][] {
+  private async layerForward(pass: Pass): Promise<np.Array[][]> {
     const p = this.params(this.policy);
     tree.dispose([p.embed, p.norm, p.lmHead ?? [], p.headLora ?? []]);
     const states = [pass.xs];
-    for (const layer of p.layers) states.push(this.layerFns[pass.kind].forward(layer, tree.ref(states.at(-1)!), tree.ref(pass.fixed)));
+    for (const layer of p.layers) {
+      states.push(this.layerFns[pass.kind].forward(layer, tree.ref(states.at(-1)!), tree.ref(pass.fixed)));
+      // Run each block before queueing the next: a queued call's buffers are allocated when it is
+      // queued, so 30 queued blocks held 30 blocks' activations at once (SmolLM2: heap 3.4 GiB).
+      await blockUntilReady(states.at(-1)!);
+    }
     return states;
   }
 
@@ -825,6 +836,9 @@ export class EmbeddedEngine implements Engine {
       const inp = this.headInputs(x, pass.next, a, b, size);
       const [dx, dAd] = this.headFns.grad(inp.x, headAd ? tree.ref(headAd) : null, tree.ref(head), inp.targets, pad(cLp, a, b), pad(cEnt, a, b));
       dxs.push(b - a < size ? dx.slice([0, b - a]) : dx);
+      // Run this chunk now: pending operations keep their inputs (logits-sized) alive.
+      await blockUntilReady([dxs, grads]);
+      dbg(`head grad chunk ${a}`);
       if (dAd) {
         const [nA, nB] = [adapterTensorName(-1, LORA_HEAD_MODULE, "A"), adapterTensorName(-1, LORA_HEAD_MODULE, "B")];
         grads[nA] = grads[nA] ? grads[nA].add(dAd.a) : dAd.a;
@@ -853,6 +867,7 @@ export class EmbeddedEngine implements Engine {
         grads[adapterTensorName(i, s.module, "B")] = dAd[s.module as LoraModule]!.b;
       }
       cot = dState;
+      dbg(`block ${i} grad`);
       // Run this block's backward now: pending operations keep their inputs (the block's recomputed activations) alive.
       await blockUntilReady([grads, cot]);
     }
