@@ -44,6 +44,7 @@ import {
   block,
   decoder,
   dense,
+  headCotangentSum,
   headLogprobs,
   lmHead,
   prefixBlock,
@@ -277,10 +278,7 @@ export class EmbeddedEngine implements Engine {
       prefix: { forward: jit(prefixLayer), grad: blockGrad(prefixLayer) },
     };
     type Head = Pick<Params, "embed" | "lmHead" | "norm" | "headLora">;
-    const headSum = (hp: Head, x: np.Array, targets: np.Array, cLp: np.Array, cEnt: np.Array) => {
-      const { lp, ent } = headLogprobs(hp, cfg, x, targets);
-      return lp.mul(cLp).sum().add(ent.mul(cEnt).sum());
-    };
+    const headSum = (hp: Head, x: np.Array, targets: np.Array, cLp: np.Array, cEnt: np.Array) => headCotangentSum(hp, cfg, x, targets, cLp, cEnt);
     const headAdapted = jit(grad((x: np.Array, ad: Adapter, hp: Head, t: np.Array, cLp: np.Array, cEnt: np.Array) => headSum({ ...hp, headLora: ad }, x, t, cLp, cEnt), { argnums: [0, 1] }));
     const headPlain = jit(grad((x: np.Array, hp: Head, t: np.Array, cLp: np.Array, cEnt: np.Array) => headSum(hp, x, t, cLp, cEnt)));
     this.headFns = {
@@ -792,7 +790,7 @@ export class EmbeddedEngine implements Engine {
     const lp = new Float32Array(n);
     const ent = new Float32Array(n);
     const { size, chunks } = EmbeddedEngine.headChunks(n);
-    const head = this.headParams();
+    const head = await this.headParams();
     for (const [a, b] of chunks) {
       const inp = this.headInputs(x, pass.next, a, b, size);
       const [l, e] = this.headFns.score(tree.ref(head), inp.x, inp.targets);
@@ -803,11 +801,17 @@ export class EmbeddedEngine implements Engine {
     return [lp, ent];
   }
 
-  /** The head's weights (new references), its LoRA adapter attached when it has one. */
-  private headParams(): Pick<Params, "embed" | "lmHead" | "norm" | "headLora"> {
+  /**
+   * The head's weights, its LoRA adapter attached when it has one; a packed-bfloat16 head matrix
+   * unpacked to float32 here, once, not inside the jitted head: fused into the backward's
+   * [positions, V] × [V, D] product, the unpacking ran that product for minutes a chunk on SmolLM2.
+   */
+  private async headParams(): Promise<Pick<Params, "embed" | "lmHead" | "norm" | "headLora">> {
     const { embed, lmHead, norm, headLora, layers } = this.params(this.policy);
     tree.dispose(layers);
-    return { embed, norm, ...(lmHead ? { lmHead } : {}), ...(headLora ? { headLora } : {}) };
+    const hp = { embed: dense(embed), norm, ...(lmHead ? { lmHead: dense(lmHead) } : {}), ...(headLora ? { headLora } : {}) };
+    await blockUntilReady(hp);
+    return hp;
   }
 
   /**
@@ -823,7 +827,7 @@ export class EmbeddedEngine implements Engine {
     const x = this.flatState(states.pop()!);
     const n = x.shape[0]!;
     const { size, chunks } = EmbeddedEngine.headChunks(n);
-    const head = this.headParams();
+    const head = await this.headParams();
     const headAd = head.headLora;
     delete head.headLora;
     const dxs: np.Array[] = [];

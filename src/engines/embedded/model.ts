@@ -275,6 +275,34 @@ export function headLogprobs(params: Pick<Params, "embed" | "lmHead" | "headLora
 }
 
 /**
+ * A scalar whose gradient (w.r.t. x and the head's weights) is that of Σ cLp·lp + cEnt·ent of
+ * `headLogprobs`, with the log-softmax's and the entropy's derivatives written out: with
+ * p = softmax(z) and H the entropy, dlp/dz = onehot − p·Σonehot and dH/dz = −p ⊙ (log p + H), so
+ * the result is Σ z ⊙ stopGradient(dL/dz) and autodiff only runs back through the head's matmul
+ * and the final norm. (jax-js's autodiff of the log-softmax and entropy over V = 49,152 took
+ * 10–30 s for 16 positions; the matmul's backward 0.3 s.)
+ * @param x [M, D]; targets [M, V] one-hot (all-zero rows: no target); cLp, cEnt [M]. Consumes all.
+ */
+export function headCotangentSum(
+  params: Pick<Params, "embed" | "lmHead" | "headLora" | "norm">,
+  cfg: DecoderConfig,
+  x: np.Array,
+  targets: np.Array,
+  cLp: np.Array,
+  cEnt: np.Array,
+): np.Array {
+  const M = x.shape[0]!;
+  const z = lmHead(params, rmsNorm(x, params.norm, cfg.rmsNormEps), cfg.loraScale); // [M, V]
+  const logp = logSoftmax(lax.stopGradient(z.ref));
+  const p = np.exp(logp.ref);
+  const H = blockedSum(p.ref.mul(logp.ref)).neg().reshape([M, 1]);
+  const hasTarget = targets.ref.sum(-1, { keepdims: true });
+  const dLp = targets.sub(p.ref.mul(hasTarget)).mul(cLp.reshape([M, 1]));
+  const dEnt = p.mul(logp.add(H)).neg().mul(cEnt.reshape([M, 1]));
+  return z.mul(lax.stopGradient(dLp.add(dEnt))).sum();
+}
+
+/**
  * Runs the decoder on already-embedded tokens.
  * @param x0    [B, S, D] token embeddings
  * @param cos   [B, S, 1, d/2], sin: rotary tables at each token's position
