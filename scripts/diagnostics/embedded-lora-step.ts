@@ -26,7 +26,6 @@ const opt = (name: string, dflt: string) => {
 };
 const dir = args[0] && !args[0].startsWith("--") ? args[0] : join(homedir(), ".cache/rlvr/models/smollm2-135m-instruct");
 const lora = loraConfigSchema.parse({ rank: Number(opt("rank", "16")), baseDtype: opt("base", "auto") });
-if (process.env.RLVR_DEBUG_HEAP) (globalThis as { __heap?: () => number }).__heap = wasmHeapBytes;
 const gib = (b: number) => (b / 2 ** 30).toFixed(2);
 
 const tok = await loadTokenizer(dir);

@@ -73,10 +73,6 @@ import { initWeights, loadCheckpoint, saveCheckpoint, loadOptimizerState, params
 type Source = { weights: Tensors; adapters: Tensors | null };
 
 const NEG = -1e9;
-const dbg = (m: string) => {
-  const h = (globalThis as { __heap?: () => number }).__heap;
-  if (h) console.error(`[dbg ${(performance.now() / 1000).toFixed(1)}s] ${m}: heap ${(h() / 2 ** 30).toFixed(2)} GiB`);
-};
 
 /** A jitted forward: (parameters, embedded inputs, fixed inputs) → per-position outputs. */
 type Forward = (p: Params, xs: np.Array[], fixed: np.Array[]) => np.Array[];
@@ -632,7 +628,9 @@ export class EmbeddedEngine implements Engine {
     const T = batch.seqLen;
     const chunks = rowChunks(batch.batchSize, this.passRows("train", T));
     const fits = passBytes(this.config, "train", pow2(batch.batchSize), roundUp(Math.max(T, 1), LEN_BUCKET), this.memoryPlan) <= passBudget(this.config, undefined, this.memoryPlan);
-    if (this.adapters && (this.opts.layerwise ?? (chunks.length > 1 || !fits))) return this.loraForwardBackwardLayers(batch, loss, opts);
+    // (Layer by layer needs an adapter in every block: a head-only adapter trains in one pass.)
+    const blockAdapters = this.lora?.targets.some((t) => t !== LORA_HEAD_MODULE) ?? false;
+    if (this.adapters && blockAdapters && (this.opts.layerwise ?? (chunks.length > 1 || !fits))) return this.loraForwardBackwardLayers(batch, loss, opts);
     // One pass: vjp, no second forward. A/B interleaved (1 thread, loaded 2-core machine, best of
     // 2–3): 0.71× the two-call time at 256 × 4 (3.4M parameters, 256 × 12 tokens), 0.75× at 512 × 4
     // (13.6M, 64 × 12) once attention was token-major (model.ts); before that, the vjp path
@@ -718,9 +716,7 @@ export class EmbeddedEngine implements Engine {
     for (const [a, b] of chunks) {
       const pass = this.passInputs(this.weights, sliceRows(batch, a, b));
       const states = await this.layerForward(pass);
-      dbg(`forward rows ${a}-${b} of ${chunks.length} chunks`);
       const [lp, ent] = pass.unshift(splitOutputs(pass, ...(await this.headScores(pass, states.at(-1)!))));
-      dbg(`head scores`);
       logprobs.set(lp!, a * T);
       entropy.set(ent!, a * T);
       if (chunks.length === 1) kept = { pass, states };
@@ -840,14 +836,13 @@ export class EmbeddedEngine implements Engine {
       const inp = this.headInputs(x, pass.next, a, b, size);
       const [dx, dAd] = this.headFns.grad(inp.x, headAd ? tree.ref(headAd) : null, tree.ref(head), inp.targets, pad(cLp, a, b), pad(cEnt, a, b));
       dxs.push(b - a < size ? dx.slice([0, b - a]) : dx);
-      // Run this chunk now: pending operations keep their inputs (logits-sized) alive.
-      await blockUntilReady([dxs, grads]);
-      dbg(`head grad chunk ${a}`);
       if (dAd) {
         const [nA, nB] = [adapterTensorName(-1, LORA_HEAD_MODULE, "A"), adapterTensorName(-1, LORA_HEAD_MODULE, "B")];
         grads[nA] = grads[nA] ? grads[nA].add(dAd.a) : dAd.a;
         grads[nB] = grads[nB] ? grads[nB].add(dAd.b) : dAd.b;
       }
+      // Run this chunk now: pending operations keep their inputs (logits-sized) alive.
+      await blockUntilReady([dxs, grads]);
     }
     tree.dispose([x, head, headAd ?? []]);
     // dL/d(last state), back in the state's shapes.
@@ -871,7 +866,6 @@ export class EmbeddedEngine implements Engine {
         grads[adapterTensorName(i, s.module, "B")] = dAd[s.module as LoraModule]!.b;
       }
       cot = dState;
-      dbg(`block ${i} grad`);
       // Run this block's backward now: pending operations keep their inputs (the block's recomputed activations) alive.
       await blockUntilReady([grads, cot]);
     }
