@@ -13,11 +13,7 @@ import { wasmHeapBytes } from "../../test/engines/helpers/wasm-memory.ts";
 import { EmbeddedEngine } from "../../src/engines/embedded/engine.ts";
 import { TorchEngine } from "../../src/engines/torch/engine.ts";
 import { loraConfigSchema } from "../../src/engines/lora.ts";
-import { packSequences } from "../../src/core/sequence.ts";
-import { loadTokenizer, promptEncoder } from "../../src/tokenizers/index.ts";
-import { generateExamples, wordProblemsTask } from "../../src/tasks/index.ts";
-import { Rng } from "../../src/util/rng.ts";
-import type { TokenLossFn } from "../../src/core/engine.ts";
+import { rlStepBatch, rlStepLoss } from "../../test/real/helpers/real.ts";
 
 const args = process.argv.slice(2);
 const opt = (name: string, dflt: string) => {
@@ -28,32 +24,18 @@ const dir = args[0] && !args[0].startsWith("--") ? args[0] : join(homedir(), ".c
 const lora = loraConfigSchema.parse({ rank: Number(opt("rank", "16")), baseDtype: opt("base", "auto") });
 const gib = (b: number) => (b / 2 ** 30).toFixed(2);
 
-const tok = await loadTokenizer(dir);
-const examples = generateExamples(wordProblemsTask, { n: 4, seed: 1, difficulty: 1, split: "train" });
-const prompts = examples.map(promptEncoder(tok, { chat: true }));
-const rng = new Rng(1);
-const seqs = prompts.flatMap((prompt) => Array.from({ length: 4 }, () => ({ prompt, response: Array.from({ length: 32 }, () => Math.floor(rng.next() * 2000) + 100) })));
-const batch = packSequences(seqs, tok.padId);
-console.log(`# batch ${batch.batchSize} × ${batch.seqLen} tokens (prompts ${prompts.map((p) => p.length).join(", ")})`);
+const { batch, promptLengths } = await rlStepBatch(dir);
+console.log(`# batch ${batch.batchSize} × ${batch.seqLen} tokens (prompts ${promptLengths.join(", ")})`);
 
 const t0 = performance.now();
 const torch = opt("engine", "embedded") === "torch";
 const threads = Number(process.env.RLVR_THREADS ?? 2);
 const e = torch ? await TorchEngine.fromPretrained(dir, { lora, device: "cpu", threads, onStderr: () => {} }) : await EmbeddedEngine.fromPretrained(dir, { lora });
 console.log(`# ${e.info().engine} load ${((performance.now() - t0) / 1000).toFixed(1)} s; ${e.info().dtype}; heap ${gib(wasmHeapBytes())} GiB; load average ${loadavg()[0]!.toFixed(1)}`);
-const loss: TokenLossFn = (scores, b) => {
-  const d = new Float32Array(b.lossMask.length);
-  let s = 0;
-  for (let i = 0; i < d.length; i++) if (b.lossMask[i]) {
-    d[i] = -0.01;
-    s -= 0.01 * scores.logprobs[i]!;
-  }
-  return { loss: s, dLogprobs: d, metrics: {} };
-};
 for (let i = 0; i < Number(opt("steps", "2")); i++) {
   const t = performance.now();
   try {
-    const r = await e.forwardBackward(batch, loss);
+    const r = await e.forwardBackward(batch, rlStepLoss);
     const { gradNorm } = await e.optimStep({ lr: 1e-5 });
     console.log(`step ${i + 1}: ${((performance.now() - t) / 1000).toFixed(1)} s, loss ${r.loss.toFixed(4)}, grad norm ${gradNorm.toExponential(3)}, heap ${gib(wasmHeapBytes())} GiB, rss ${gib(process.memoryUsage().rss)} GiB, load ${loadavg()[0]!.toFixed(1)}`);
   } catch (err) {
