@@ -4,7 +4,8 @@
  * kept, the head in chunks of positions, the loss called once on the whole batch, each block's
  * backward recomputed from its input): the loss's scores and every adapter gradient equal the
  * one-pass vjp path's within 1e-5 (gradients: relative to their largest entry when it exceeds 1), for the full and the shared-prefix layouts, in one chunk and
- * split into row chunks, with adapters on every block module and on the head.
+ * split into row chunks, with adapters on every block module and on the head; and scoring layer by
+ * layer equals one-pass scoring.
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
@@ -70,6 +71,13 @@ for (const [name, cfg, makeBatch] of cases) {
         const d = maxAbsDiff((await other.getGrad(n))!, g);
         assert.ok(d <= 1e-5 * Math.max(1, scale), `${n}: gradients differ by ${d} (largest entry ${scale})`);
       }
+    }
+    // Scoring layer by layer (after the step: adapters moved) equals the one-pass scoring.
+    for (const eng of [once!, layers!, chunked!]) await eng.optimStep({ lr: 1e-2 });
+    const s0 = await once!.score(batch, { model: "policy", entropy: true });
+    for (const other of [layers!, chunked!]) {
+      const s1 = await other.score(batch, { model: "policy", entropy: true });
+      assert.ok(maxAbsDiff(s1.logprobs, s0.logprobs) < 1e-5 && maxAbsDiff(s1.entropy!, s0.entropy!) < 1e-5, "score");
     }
     for (const eng of [once!, layers!, chunked!]) await eng.close();
   });

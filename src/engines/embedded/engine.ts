@@ -613,8 +613,40 @@ export class EmbeddedEngine implements Engine {
     const ref = this.reference && (this.lora ? { weights: this.weights, adapters: this.reference } : { weights: this.reference, adapters: null });
     const src = opts.model === "reference" ? ref : this.policy;
     if (!src) throw new Error("score({model: 'reference'}) called before setReference()");
-    const { logprobs, entropy } = await this.forwardChunks(src, batch, rowChunks(batch.batchSize, this.passRows("score", batch.seqLen)));
+    const chunks = rowChunks(batch.batchSize, this.passRows("score", batch.seqLen));
+    // LoRA: a batch past one scoring pass scores layer by layer, in the shapes (and the heap's
+    // free blocks) of the training step's forward; a scoring pass of 2 rows beside the training
+    // step's blocks took the RL step past the heap.
+    const { logprobs, entropy } = this.layerwise(chunks.length > 1) ? await this.layerScores(src, batch) : await this.forwardChunks(src, batch, chunks);
     return opts.entropy ? { logprobs, entropy } : { logprobs };
+  }
+
+  /** LoRA with block adapters, and the batch past one pass (or `layerwise` set): train and score layer by layer. */
+  private layerwise(pastOnePass: boolean): boolean {
+    const blockAdapters = this.lora?.targets.some((t) => t !== LORA_HEAD_MODULE) ?? false;
+    return !!this.adapters && blockAdapters && (this.opts.layerwise ?? pastOnePass);
+  }
+
+  /** Row chunks of the layer-by-layer path (memory.ts "layers", at most `maxPassRows`). */
+  private layerChunks(batch: TokenBatch): [number, number][] {
+    const rows = maxRows(this.config, "layers", roundUp(Math.max(batch.seqLen, 1), LEN_BUCKET), undefined, this.memoryPlan);
+    return rowChunks(batch.batchSize, Math.max(1, Math.min(rows, this.opts.maxPassRows ?? Infinity)));
+  }
+
+  /** Log-probs and entropies [B·T] under `src`, block by block (`layerForward`, `headScores`) per row chunk. */
+  private async layerScores(src: Source, batch: TokenBatch): Promise<{ logprobs: Float32Array; entropy: Float32Array }> {
+    const T = batch.seqLen;
+    const logprobs = new Float32Array(batch.batchSize * T);
+    const entropy = new Float32Array(batch.batchSize * T);
+    for (const [a, b] of this.layerChunks(batch)) {
+      const pass = this.passInputs(src.weights, sliceRows(batch, a, b));
+      const states = await this.layerForward(pass, src);
+      const [lp, ent] = pass.unshift(splitOutputs(pass, ...(await this.headScores(pass, states.at(-1)!, src))));
+      tree.dispose([pass.fixed, states]);
+      logprobs.set(lp!, a * T);
+      entropy.set(ent!, a * T);
+    }
+    return { logprobs, entropy };
   }
 
   /**
@@ -628,9 +660,7 @@ export class EmbeddedEngine implements Engine {
     const T = batch.seqLen;
     const chunks = rowChunks(batch.batchSize, this.passRows("train", T));
     const fits = passBytes(this.config, "train", pow2(batch.batchSize), roundUp(Math.max(T, 1), LEN_BUCKET), this.memoryPlan) <= passBudget(this.config, undefined, this.memoryPlan);
-    // (Layer by layer needs an adapter in every block: a head-only adapter trains in one pass.)
-    const blockAdapters = this.lora?.targets.some((t) => t !== LORA_HEAD_MODULE) ?? false;
-    if (this.adapters && blockAdapters && (this.opts.layerwise ?? (chunks.length > 1 || !fits))) return this.loraForwardBackwardLayers(batch, loss, opts);
+    if (this.layerwise(chunks.length > 1 || !fits)) return this.loraForwardBackwardLayers(batch, loss, opts);
     // One pass: vjp, no second forward. A/B interleaved (1 thread, loaded 2-core machine, best of
     // 2–3): 0.71× the two-call time at 256 × 4 (3.4M parameters, 256 × 12 tokens), 0.75× at 512 × 4
     // (13.6M, 64 × 12) once attention was token-major (model.ts); before that, the vjp path
@@ -708,8 +738,7 @@ export class EmbeddedEngine implements Engine {
    */
   private async loraForwardBackwardLayers(batch: TokenBatch, loss: TokenLossFn, opts: { entropy?: boolean }): Promise<LossReport> {
     const T = batch.seqLen;
-    const rows = Math.max(1, Math.min(maxRows(this.config, "layers", roundUp(Math.max(T, 1), LEN_BUCKET), undefined, this.memoryPlan), this.opts.maxPassRows ?? Infinity));
-    const chunks = rowChunks(batch.batchSize, rows);
+    const chunks = this.layerChunks(batch);
     const logprobs = new Float32Array(batch.batchSize * T);
     const entropy = new Float32Array(batch.batchSize * T);
     let kept: { pass: Pass; states: np.Array[][] } | null = null;
@@ -745,8 +774,8 @@ export class EmbeddedEngine implements Engine {
    * The policy's forward block by block over one pass: the input of every block and the last
    * block's output ([L + 1] states, each shaped like `pass.xs`; states[0] is `pass.xs`).
    */
-  private async layerForward(pass: Pass): Promise<np.Array[][]> {
-    const p = this.params(this.policy);
+  private async layerForward(pass: Pass, src: Source = this.policy): Promise<np.Array[][]> {
+    const p = this.params(src);
     tree.dispose([p.embed, p.norm, p.lmHead ?? [], p.headLora ?? []]);
     const states = [pass.xs];
     for (const layer of p.layers) {
@@ -780,13 +809,13 @@ export class EmbeddedEngine implements Engine {
   }
 
   /** The head (final norm, logits, log-softmax) of the last block's output, in chunks of positions: flat lp, ent. Reads `last` without consuming it. */
-  private async headScores(pass: Pass, last: np.Array[]): Promise<[Float32Array, Float32Array]> {
+  private async headScores(pass: Pass, last: np.Array[], src: Source = this.policy): Promise<[Float32Array, Float32Array]> {
     const x = this.flatState(tree.ref(last));
     const n = x.shape[0]!;
     const lp = new Float32Array(n);
     const ent = new Float32Array(n);
     const { size, chunks } = EmbeddedEngine.headChunks(n);
-    const head = await this.headParams();
+    const head = await this.headParams(src);
     for (const [a, b] of chunks) {
       const inp = this.headInputs(x, pass.next, a, b, size);
       const [l, e] = this.headFns.score(tree.ref(head), inp.x, inp.targets);
@@ -802,8 +831,8 @@ export class EmbeddedEngine implements Engine {
    * unpacked to float32 here, once, not inside the jitted head: fused into the backward's
    * [positions, V] × [V, D] product, the unpacking ran that product for minutes a chunk on SmolLM2.
    */
-  private async headParams(): Promise<Pick<Params, "embed" | "lmHead" | "norm" | "headLora">> {
-    const { embed, lmHead, norm, headLora, layers } = this.params(this.policy);
+  private async headParams(src: Source = this.policy): Promise<Pick<Params, "embed" | "lmHead" | "norm" | "headLora">> {
+    const { embed, lmHead, norm, headLora, layers } = this.params(src);
     tree.dispose(layers);
     const hp = { embed: dense(embed), norm, ...(lmHead ? { lmHead: dense(lmHead) } : {}), ...(headLora ? { headLora } : {}) };
     await blockUntilReady(hp);
