@@ -40,14 +40,30 @@ import type {
 } from "../../core/engine.ts";
 import { readHfConfig, type ModelConfig } from "./hf-config.ts";
 import type { Tokenizer } from "../../tokenizers/types.ts";
-import { decoder, dense, lmHead, prefixTokenLogprobs, tokenLogprobs, type DecoderConfig, type KvCache, type Params } from "./model.ts";
+import {
+  block,
+  decoder,
+  dense,
+  headCotangentSum,
+  headLogprobs,
+  lmHead,
+  prefixBlock,
+  prefixTokenLogprobs,
+  tokenLogprobs,
+  type Adapter,
+  type DecoderConfig,
+  type KvCache,
+  type LayerParams,
+  type LoraModule,
+  type Params,
+} from "./model.ts";
 import { passLength, planSharedPrefix, pow2, prefixShift, prefixUnshift, roundUp, type PrefixPlan } from "./prefix.ts";
 import { adamwUpdate, sumOfSquares, type Tensors } from "./optimizer.ts";
 import { sampleToken } from "./sampling.ts";
 import { ensureJax, jaxDevice } from "./runtime.ts";
-import { assertFits, maxRows, type MemoryPlan } from "./memory.ts";
-import { adapterParamCount, adaptersToDisk, attachAdapters, initAdapters, mergeAdapters, readAdapters, storeWeight, writeAdapters } from "./adapters.ts";
-import { checkLoraTargets, checkSameAdapter, LLAMA_LINEAR_MODULES, LORA_HEAD_MODULE, readAdapterInfo, type LoraConfig } from "../lora.ts";
+import { assertFits, maxRows, passBudget, passBytes, HEAD_CHUNK, type MemoryPlan } from "./memory.ts";
+import { adapterParamCount, adapterSpecs, adaptersToDisk, attachAdapters, initAdapters, mergeAdapters, readAdapters, storeWeight, writeAdapters } from "./adapters.ts";
+import { adapterTensorName, checkLoraTargets, checkSameAdapter, LLAMA_LINEAR_MODULES, LORA_HEAD_MODULE, readAdapterInfo, type LoraConfig } from "../lora.ts";
 import { writeSafetensors } from "./safetensors.ts";
 import { join, resolve } from "node:path";
 import { Rng, hash32 } from "../../util/rng.ts";
@@ -63,9 +79,10 @@ type Forward = (p: Params, xs: np.Array[], fixed: np.Array[]) => np.Array[];
 
 /**
  * One training/scoring pass's inputs and layout maps. `full`: xs = [x0 [Bp, Tp, D]], fixed = [cos,
- * sin, bias, targets], outputs [lp, ent] [Bp, Tp]. `prefix` (model.ts prefixTokenLogprobs): xs =
- * [x0p, x0s], fixed = [cos, sin, biasP, biasS, targets] (per stacked position), outputs [lpP,
- * entP, lpS, entS].
+ * sin, bias], outputs [lp, ent] [Bp, Tp]. `prefix` (model.ts prefixTokenLogprobs): xs = [x0p
+ * [U, P, D], x0s [U·n, S, D]], fixed = [cos, sin, biasP, biasS] (per stacked position), outputs
+ * [lpP, entP, lpS, entS]. The targets (one-hot of `next`) are built only where a pass needs them
+ * whole (`withTargets`); the layer-by-layer path builds them per head chunk.
  */
 interface Pass {
   kind: "full" | "prefix";
@@ -73,10 +90,35 @@ interface Pass {
   fixed: np.Array[];
   /** Token ids [rows·len] of each entry of xs (for the embedding gradient's scatter-add). */
   ids: Int32Array[];
+  /** Target token of every output position, flat in the stacked order (xs's positions in turn), −1: none. */
+  next: Int32Array;
+  /** Shape of the targets one-hot without its last axis V ([Bp, Tp] or [N]). */
+  targetShape: number[];
+  /** Shapes of the outputs (lp, ent, …), in order. */
+  outShapes: number[][];
   /** The outputs' data → [logprobs, entropy] in the contract layout [B·T]. */
   unshift(outs: Float32Array[]): Float32Array[];
   /** Cotangents of logprobs and entropy [B·T] → one array per output, in the outputs' layout. */
-  shift(cLp: Float32Array, cEnt: Float32Array | undefined): np.Array[];
+  shift(cLp: Float32Array, cEnt: Float32Array | undefined): Float32Array[];
+}
+
+/** Per-output data of a pass → [lp, ent] flat in the stacked order (`Pass.next`'s). */
+function flatOutputs(pass: Pass, outs: Float32Array[]): [Float32Array, Float32Array] {
+  if (pass.kind === "full") return [outs[0]!, outs[1]!];
+  const cat = (a: Float32Array, b: Float32Array) => {
+    const out = new Float32Array(a.length + b.length);
+    out.set(a);
+    out.set(b, a.length);
+    return out;
+  };
+  return [cat(outs[0]!, outs[2]!), cat(outs[1]!, outs[3]!)];
+}
+
+/** Inverse of `flatOutputs`: flat [lp, ent] → per-output data. */
+function splitOutputs(pass: Pass, lp: Float32Array, ent: Float32Array): Float32Array[] {
+  if (pass.kind === "full") return [lp, ent];
+  const UP = pass.outShapes[0]![0]! * pass.outShapes[0]![1]!;
+  return [lp.subarray(0, UP), ent.subarray(0, UP), lp.subarray(UP), ent.subarray(UP)];
 }
 /** LoRA: the load-time memory check asks that one sequence of this many tokens trains (memory.ts assertFits). */
 const LORA_CHECK_LEN = 16;
@@ -101,6 +143,12 @@ export interface EmbeddedEngineOptions {
   inferenceOnly?: boolean;
   /** Most sequences per training/scoring pass (default: planned from the heap, memory.ts). Tests use it to force splits. */
   maxPassRows?: number;
+  /**
+   * LoRA: train layer by layer (`loraForwardBackwardLayers`: block inputs kept, each block's
+   * backward recomputed from its input, the head in chunks of positions). Default: when the batch
+   * does not fit one pass (memory.ts). true/false force it (tests, A/B measurements).
+   */
+  layerwise?: boolean;
   /**
    * Run the prompt positions a group of rows shares once per group (prefix.ts; default true):
    * training and scoring of GRPO batches, and the prompt step of sampling. false runs every row's
@@ -137,10 +185,21 @@ export class EmbeddedEngine implements Engine {
     {
       score: (p: Params, xs: np.Array[], fixed: np.Array[]) => np.Array[];
       grad: (p: Params, xs: np.Array[], fixed: np.Array[], cots: np.Array[]) => [Params, np.Array[]];
-      /** LoRA: the gradient with respect to the adapters only (base and embeddings frozen). */
-      loraGrad: (adapters: Tensors, p: Params, xs: np.Array[], fixed: np.Array[], cots: np.Array[]) => Tensors;
     }
   >;
+  /** One block of a pass (the layer-by-layer LoRA path): its forward, and the gradient of Σ outputs · cotangents w.r.t. its adapters and its input. */
+  private readonly layerFns: Record<
+    Pass["kind"],
+    {
+      forward: (p: LayerParams, xs: np.Array[], fixed: np.Array[]) => np.Array[];
+      grad: (ad: Partial<Record<LoraModule, Adapter>>, p: LayerParams, xs: np.Array[], fixed: np.Array[], cots: np.Array[]) => [Partial<Record<LoraModule, Adapter>>, np.Array[]];
+    }
+  >;
+  /** The head over a chunk of positions x [M, D] with one-hot targets [M, V]: [lp, ent] [M], and the gradient of Σ cLp·lp + cEnt·ent w.r.t. x (and the head's adapter). */
+  private readonly headFns: {
+    score: (hp: Pick<Params, "embed" | "lmHead" | "norm" | "headLora">, x: np.Array, targets: np.Array) => np.Array[];
+    grad: (x: np.Array, ad: Adapter | null, hp: Pick<Params, "embed" | "lmHead" | "norm">, targets: np.Array, cLp: np.Array, cEnt: np.Array) => [np.Array, Adapter | null];
+  };
   private readonly prefillFn;
   private readonly decodeFn;
   /** Logits [1, T, V] of every position of one sequence (topLogprobs). */
@@ -185,19 +244,45 @@ export class EmbeddedEngine implements Engine {
           { argnums: [0, 1] },
         ),
       );
-    // LoRA: grad of the same sum with respect to the adapters alone (moved into the layers).
-    const withLoraGrad = (f: Forward) =>
+    this.passFns = {
+      full: { score: jit(full), grad: withGrad(full) },
+      prefix: { score: jit(prefix), grad: withGrad(prefix) },
+    };
+    // Layer by layer (LoRA): one block of either layout; the state is shaped like the pass's xs.
+    type Block = (p: LayerParams, xs: np.Array[], fixed: np.Array[]) => np.Array[];
+    const fullBlock: Block = (p, [x], [cos, sin, bias]) => [block(p, cfg, x!, cos!, sin!, bias!)];
+    const prefixLayer: Block = (p, [xp, xs], [cos, sin, biasP, biasS]) => {
+      const [U, P, D] = xp!.shape as [number, number, number];
+      const [R, S] = xs!.shape as [number, number];
+      const x = np.concatenate([xp!.reshape([U * P, D]), xs!.reshape([R * S, D])], 0);
+      const y = prefixBlock(p, cfg, x, { cos: cos!, sin: sin!, biasP: biasP!, biasS: biasS! }, { U, P, R, S });
+      return [y.ref.slice([0, U * P]).reshape([U, P, D]), y.slice([U * P, U * P + R * S]).reshape([R, S, D])];
+    };
+    const blockGrad = (f: Block) =>
       jit(
-        grad((ad: Tensors, p: Params, xs: np.Array[], fixed: np.Array[], cots: np.Array[]) =>
-          f(lora ? attachAdapters(p, config, lora, ad, true) : p, xs, fixed).reduce((acc: np.Array | null, out, i) => {
-            const term = out.mul(cots[i]!).sum();
-            return acc ? acc.add(term) : term;
-          }, null)!,
+        grad(
+          (ad: Partial<Record<LoraModule, Adapter>>, p: LayerParams, xs: np.Array[], fixed: np.Array[], cots: np.Array[]) =>
+            f({ ...p, lora: ad }, xs, fixed).reduce((acc: np.Array | null, out, i) => {
+              const term = out.mul(cots[i]!).sum();
+              return acc ? acc.add(term) : term;
+            }, null)!,
+          { argnums: [0, 2] },
         ),
       );
-    this.passFns = {
-      full: { score: jit(full), grad: withGrad(full), loraGrad: withLoraGrad(full) },
-      prefix: { score: jit(prefix), grad: withGrad(prefix), loraGrad: withLoraGrad(prefix) },
+    this.layerFns = {
+      full: { forward: jit(fullBlock), grad: blockGrad(fullBlock) },
+      prefix: { forward: jit(prefixLayer), grad: blockGrad(prefixLayer) },
+    };
+    type Head = Pick<Params, "embed" | "lmHead" | "norm" | "headLora">;
+    const headSum = (hp: Head, x: np.Array, targets: np.Array, cLp: np.Array, cEnt: np.Array) => headCotangentSum(hp, cfg, x, targets, cLp, cEnt);
+    const headAdapted = jit(grad((x: np.Array, ad: Adapter, hp: Head, t: np.Array, cLp: np.Array, cEnt: np.Array) => headSum({ ...hp, headLora: ad }, x, t, cLp, cEnt), { argnums: [0, 1] }));
+    const headPlain = jit(grad((x: np.Array, hp: Head, t: np.Array, cLp: np.Array, cEnt: np.Array) => headSum(hp, x, t, cLp, cEnt)));
+    this.headFns = {
+      score: jit((hp: Head, x: np.Array, targets: np.Array) => {
+        const { lp, ent } = headLogprobs(hp, cfg, x, targets);
+        return [lp, ent];
+      }),
+      grad: (x, ad, hp, t, cLp, cEnt) => (ad ? (headAdapted(x, ad, hp, t, cLp, cEnt) as unknown as [np.Array, Adapter]) : [headPlain(x, hp, t, cLp, cEnt) as np.Array, null]),
     };
     // Prefill: the prompt step returns the logits of its last position and its keys/values (the prompt cache).
     this.prefillFn = jit((p: Params, x0: np.Array, cos: np.Array, sin: np.Array, bias: np.Array) => {
@@ -416,8 +501,14 @@ export class EmbeddedEngine implements Engine {
     return {
       kind: "full",
       xs: [this.embed(weights, ids, Bp, Tp)],
-      fixed: [cos, sin, EmbeddedEngine.causalBias(0, Tp), EmbeddedEngine.oneHot((r, t) => tok(r, t + 1), Bp, Tp, this.config.vocabSize)],
+      fixed: [cos, sin, EmbeddedEngine.causalBias(0, Tp)],
       ids: [ids],
+      next: Int32Array.from({ length: Bp * Tp }, (_, i) => tok(Math.floor(i / Tp), (i % Tp) + 1)),
+      targetShape: [Bp, Tp],
+      outShapes: [
+        [Bp, Tp],
+        [Bp, Tp],
+      ],
       unshift: ([lp, ent]) => [this.unshift(lp!, batch, Tp), this.unshift(ent!, batch, Tp)],
       shift: (cLp, cEnt) => [this.shift(cLp, batch, Bp, Tp), this.shift(cEnt, batch, Bp, Tp)],
     };
@@ -426,7 +517,6 @@ export class EmbeddedEngine implements Engine {
   /** Each group's shared positions 0..P−1 once, every row's P..P+S−1 (model.ts prefixTokenLogprobs). */
   private prefixPass(weights: Tensors, batch: TokenBatch, tok: (b: number, t: number) => number, plan: PrefixPlan): Pass {
     const { n, shared: P, rest: S } = plan;
-    const V = this.config.vocabSize;
     const U = pow2(batch.batchSize / n);
     // Positions stacked as rows: each group's 0..P−1 (read from its first row), then every row's P..P+S−1.
     const UP = U * P;
@@ -437,20 +527,24 @@ export class EmbeddedEngine implements Engine {
     const { cos, sin } = this.rope(Int32Array.from({ length: N }, (_, i) => posOf(i)), N, 1);
     const idsP = ids.slice(0, UP);
     const idsS = ids.slice(UP);
-    const arr = (a: Float32Array, shape: number[]) => np.array(a).reshape(shape);
     return {
       kind: "prefix",
       xs: [this.embed(weights, idsP, U, P), this.embed(weights, idsS, U * n, S)],
-      fixed: [
-        ...[cos, sin, EmbeddedEngine.causalBias(0, P), EmbeddedEngine.causalBias(P, S)],
-        EmbeddedEngine.oneHot((i) => tok(rowOf(i), posOf(i) + 1), N, 1, V).reshape([N, V]),
-      ],
+      fixed: [cos, sin, EmbeddedEngine.causalBias(0, P), EmbeddedEngine.causalBias(P, S)],
       ids: [idsP, idsS],
+      next: Int32Array.from({ length: N }, (_, i) => tok(rowOf(i), posOf(i) + 1)),
+      targetShape: [N],
+      outShapes: [
+        [U, P],
+        [U, P],
+        [U * n, S],
+        [U * n, S],
+      ],
       unshift: ([lpP, entP, lpS, entS]) => [prefixUnshift(lpP!, lpS!, batch, plan), prefixUnshift(entP!, entS!, batch, plan)],
       shift: (cLp, cEnt) => {
         const l = prefixShift(cLp, batch, plan, U);
         const e = prefixShift(cEnt, batch, plan, U);
-        return [arr(l.pre, [U, P]), arr(e.pre, [U, P]), arr(l.rest, [U * n, S]), arr(e.rest, [U * n, S])];
+        return [l.pre, e.pre, l.rest, e.rest];
       },
     };
   }
@@ -466,8 +560,8 @@ export class EmbeddedEngine implements Engine {
     return out;
   }
 
-  /** Inverse of `unshift` for cotangents: [B*T] → padded [Bp, Tp]. */
-  private shift(c: Float32Array | undefined, batch: TokenBatch, Bp: number, Tp: number): np.Array {
+  /** Inverse of `unshift` for cotangents: [B*T] → padded [Bp, Tp] (flat). */
+  private shift(c: Float32Array | undefined, batch: TokenBatch, Bp: number, Tp: number): Float32Array {
     const out = new Float32Array(Bp * Tp);
     if (c) {
       const { batchSize: B, seqLen: T, lengths } = batch;
@@ -476,7 +570,19 @@ export class EmbeddedEngine implements Engine {
         for (let t = 1; t < len; t++) out[b * Tp + t - 1] = c[b * T + t]!;
       }
     }
-    return np.array(out).reshape([Bp, Tp]);
+    return out;
+  }
+
+  /** The pass's fixed inputs followed by its one-hot targets [...targetShape, V] (the whole-pass functions' last input). */
+  private withTargets(pass: Pass): np.Array[] {
+    const V = this.config.vocabSize;
+    const t = EmbeddedEngine.oneHot((i) => pass.next[i]!, pass.next.length, 1, V);
+    return [...pass.fixed, t.reshape([...pass.targetShape, V])];
+  }
+
+  /** Cotangents [B·T] → one array per output of the pass. */
+  private static cotangents(pass: Pass, cLp: Float32Array, cEnt: Float32Array | undefined): np.Array[] {
+    return pass.shift(cLp, cEnt).map((d, i) => np.array(d).reshape(pass.outShapes[i]!));
   }
 
   // ---------------------------------------------------------------- score / train
@@ -495,7 +601,7 @@ export class EmbeddedEngine implements Engine {
     for (const [a, b] of chunks) {
       const sub = sliceRows(batch, a, b);
       const pass = this.passInputs(src.weights, sub);
-      const outs = this.passFns[pass.kind].score(this.params(src), pass.xs, pass.fixed);
+      const outs = this.passFns[pass.kind].score(this.params(src), pass.xs, this.withTargets(pass));
       const [lp, ent] = pass.unshift((await Promise.all(outs.map((o) => o.data()))) as Float32Array[]);
       logprobs.set(lp!, a * T);
       entropy.set(ent!, a * T);
@@ -507,19 +613,54 @@ export class EmbeddedEngine implements Engine {
     const ref = this.reference && (this.lora ? { weights: this.weights, adapters: this.reference } : { weights: this.reference, adapters: null });
     const src = opts.model === "reference" ? ref : this.policy;
     if (!src) throw new Error("score({model: 'reference'}) called before setReference()");
-    const { logprobs, entropy } = await this.forwardChunks(src, batch, rowChunks(batch.batchSize, this.passRows("score", batch.seqLen)));
+    const chunks = rowChunks(batch.batchSize, this.passRows("score", batch.seqLen));
+    // LoRA: a batch past one scoring pass scores layer by layer, in the shapes (and the heap's
+    // free blocks) of the training step's forward; a scoring pass of 2 rows beside the training
+    // step's blocks took the RL step past the heap.
+    const { logprobs, entropy } = this.layerwise(chunks.length > 1) ? await this.layerScores(src, batch) : await this.forwardChunks(src, batch, chunks);
     return opts.entropy ? { logprobs, entropy } : { logprobs };
+  }
+
+  /** LoRA with block adapters, and the batch past one pass (or `layerwise` set): train and score layer by layer. */
+  private layerwise(pastOnePass: boolean): boolean {
+    const blockAdapters = this.lora?.targets.some((t) => t !== LORA_HEAD_MODULE) ?? false;
+    return !!this.adapters && blockAdapters && (this.opts.layerwise ?? pastOnePass);
+  }
+
+  /** Row chunks of the layer-by-layer path (memory.ts "layers", at most `maxPassRows`). */
+  private layerChunks(batch: TokenBatch): [number, number][] {
+    const rows = maxRows(this.config, "layers", roundUp(Math.max(batch.seqLen, 1), LEN_BUCKET), undefined, this.memoryPlan);
+    return rowChunks(batch.batchSize, Math.max(1, Math.min(rows, this.opts.maxPassRows ?? Infinity)));
+  }
+
+  /** Log-probs and entropies [B·T] under `src`, block by block (`layerForward`, `headScores`) per row chunk. */
+  private async layerScores(src: Source, batch: TokenBatch): Promise<{ logprobs: Float32Array; entropy: Float32Array }> {
+    const T = batch.seqLen;
+    const logprobs = new Float32Array(batch.batchSize * T);
+    const entropy = new Float32Array(batch.batchSize * T);
+    for (const [a, b] of this.layerChunks(batch)) {
+      const pass = this.passInputs(src.weights, sliceRows(batch, a, b));
+      const states = await this.layerForward(pass, src);
+      const [lp, ent] = pass.unshift(splitOutputs(pass, ...(await this.headScores(pass, states.at(-1)!, src))));
+      tree.dispose([pass.fixed, states]);
+      logprobs.set(lp!, a * T);
+      entropy.set(ent!, a * T);
+    }
+    return { logprobs, entropy };
   }
 
   /**
    * Scores `batch`, calls `loss` once on the whole batch's scores, back-propagates its cotangents.
    * A batch larger than one pass may hold (memory.ts) is scored and back-propagated in row chunks;
-   * the gradient equals the unsplit pass's up to float32 summation order.
+   * under LoRA such a batch trains layer by layer (`loraForwardBackwardLayers`). The gradient equals
+   * the unsplit pass's up to float32 summation order.
    */
   async forwardBackward(batch: TokenBatch, loss: TokenLossFn, opts: { entropy?: boolean } = {}): Promise<LossReport> {
     if (this.frozenBase && !this.adapters) throw new Error("forwardBackward: this engine is a base model shared with other engines (shareBase without LoRA); it samples and scores only");
     const T = batch.seqLen;
     const chunks = rowChunks(batch.batchSize, this.passRows("train", T));
+    const fits = passBytes(this.config, "train", pow2(batch.batchSize), roundUp(Math.max(T, 1), LEN_BUCKET), this.memoryPlan) <= passBudget(this.config, undefined, this.memoryPlan);
+    if (this.layerwise(chunks.length > 1 || !fits)) return this.loraForwardBackwardLayers(batch, loss, opts);
     // One pass: vjp, no second forward. A/B interleaved (1 thread, loaded 2-core machine, best of
     // 2–3): 0.71× the two-call time at 256 × 4 (3.4M parameters, 256 × 12 tokens), 0.75× at 512 × 4
     // (13.6M, 64 × 12) once attention was token-major (model.ts); before that, the vjp path
@@ -533,12 +674,8 @@ export class EmbeddedEngine implements Engine {
     for (const [a, b] of chunks) {
       const sub = sliceRows(batch, a, b);
       const pass = this.passInputs(this.weights, sub);
-      const cots = pass.shift(out.dLogprobs.subarray(a * T, b * T), out.dEntropy?.subarray(a * T, b * T));
-      if (this.adapters) {
-        await this.addGrads(this.passFns[pass.kind].loraGrad(tree.ref(this.adapters), paramsFromWeights(this.config, this.weights), pass.xs, pass.fixed, cots));
-        continue;
-      }
-      const [gParams, gXs] = this.passFns[pass.kind].grad(paramsFromWeights(this.config, this.weights), pass.xs, pass.fixed, cots);
+      const cots = EmbeddedEngine.cotangents(pass, out.dLogprobs.subarray(a * T, b * T), out.dEntropy?.subarray(a * T, b * T));
+      const [gParams, gXs] = this.passFns[pass.kind].grad(paramsFromWeights(this.config, this.weights), pass.xs, this.withTargets(pass), cots);
       await this.accumulate(gParams, gXs, pass.ids);
     }
     return { loss: out.loss, metrics: out.metrics, tokens: countTokens(batch) };
@@ -551,7 +688,7 @@ export class EmbeddedEngine implements Engine {
   private async forwardBackwardOnce(batch: TokenBatch, loss: TokenLossFn, opts: { entropy?: boolean }): Promise<LossReport> {
     const pass = this.passInputs(this.weights, batch);
     if (this.adapters) return this.loraForwardBackwardOnce(pass, batch, loss, opts);
-    const fixed = pass.fixed;
+    const fixed = this.withTargets(pass);
     const scoreFn = this.passFns[pass.kind].score;
     const [outs, pullback] = vjp((p: Params, xs: np.Array[]) => scoreFn(p, xs, tree.ref(fixed)), [paramsFromWeights(this.config, this.weights), pass.xs]) as unknown as [
       np.Array[],
@@ -561,7 +698,7 @@ export class EmbeddedEngine implements Engine {
     const [logprobs, entropy] = pass.unshift((await Promise.all(outs.map((o) => o.data()))) as Float32Array[]);
     const out = loss(opts.entropy ? { logprobs: logprobs!, entropy: entropy! } : { logprobs: logprobs! }, batch);
     if (Number.isFinite(out.loss)) {
-      const [gParams, gXs] = pullback(pass.shift(out.dLogprobs, out.dEntropy));
+      const [gParams, gXs] = pullback(EmbeddedEngine.cotangents(pass, out.dLogprobs, out.dEntropy));
       await this.accumulate(gParams, gXs, pass.ids);
     }
     pullback.dispose();
@@ -570,7 +707,8 @@ export class EmbeddedEngine implements Engine {
 
   /** `forwardBackwardOnce` under LoRA: the pullback runs to the adapters only (base and embeddings are constants). */
   private async loraForwardBackwardOnce(pass: Pass, batch: TokenBatch, loss: TokenLossFn, opts: { entropy?: boolean }): Promise<LossReport> {
-    const { fixed, xs } = pass;
+    const { xs } = pass;
+    const fixed = this.withTargets(pass);
     const lora = this.lora!;
     const base = paramsFromWeights(this.config, this.weights);
     const scoreFn = this.passFns[pass.kind].score;
@@ -581,9 +719,187 @@ export class EmbeddedEngine implements Engine {
     tree.dispose([fixed, xs, base]);
     const [logprobs, entropy] = pass.unshift((await Promise.all(outs.map((o) => o.data()))) as Float32Array[]);
     const out = loss(opts.entropy ? { logprobs: logprobs!, entropy: entropy! } : { logprobs: logprobs! }, batch);
-    if (Number.isFinite(out.loss)) await this.addGrads(pullback(pass.shift(out.dLogprobs, out.dEntropy))[0]);
+    if (Number.isFinite(out.loss)) await this.addGrads(pullback(EmbeddedEngine.cotangents(pass, out.dLogprobs, out.dEntropy))[0]);
     pullback.dispose();
     return { loss: out.loss, metrics: out.metrics, tokens: countTokens(batch) };
+  }
+
+  // ------------------------------------------------ LoRA, layer by layer (a batch past one pass)
+
+  /**
+   * LoRA forward-backward of a batch too large for one pass (memory.ts), as the torch worker
+   * trains a batch past its token budget: every row chunk (memory.ts "layers") runs forward block
+   * by block, keeping only each block's input [tokens, D], and its head in chunks of positions
+   * (so neither the [tokens, V] logits nor the base's float32 copies of every layer are ever alive
+   * together); the loss is called ONCE on the whole batch's scores; then each chunk
+   * back-propagates its slice of the cotangents: the head's chunks, then each block from the last,
+   * recomputing that block's forward under `grad` from its kept input. A single chunk keeps its
+   * block inputs from the scoring forward; several recompute theirs (so only one chunk's are alive).
+   */
+  private async loraForwardBackwardLayers(batch: TokenBatch, loss: TokenLossFn, opts: { entropy?: boolean }): Promise<LossReport> {
+    const T = batch.seqLen;
+    const chunks = this.layerChunks(batch);
+    const logprobs = new Float32Array(batch.batchSize * T);
+    const entropy = new Float32Array(batch.batchSize * T);
+    let kept: { pass: Pass; states: np.Array[][] } | null = null;
+    for (const [a, b] of chunks) {
+      const pass = this.passInputs(this.weights, sliceRows(batch, a, b));
+      const states = await this.layerForward(pass);
+      const [lp, ent] = pass.unshift(splitOutputs(pass, ...(await this.headScores(pass, states.at(-1)!))));
+      logprobs.set(lp!, a * T);
+      entropy.set(ent!, a * T);
+      if (chunks.length === 1) kept = { pass, states };
+      else tree.dispose([pass.xs, pass.fixed, states.slice(1)]);
+    }
+    const out = loss(opts.entropy ? { logprobs, entropy } : { logprobs }, batch);
+    if (!Number.isFinite(out.loss)) {
+      if (kept) tree.dispose([kept.pass.fixed, kept.states]);
+      return { loss: out.loss, metrics: out.metrics, tokens: countTokens(batch) };
+    }
+    for (const [a, b] of chunks) {
+      let pass: Pass;
+      let states: np.Array[][];
+      if (kept) ({ pass, states } = kept);
+      else {
+        pass = this.passInputs(this.weights, sliceRows(batch, a, b));
+        states = await this.layerForward(pass);
+      }
+      const [cLp, cEnt] = flatOutputs(pass, pass.shift(out.dLogprobs.subarray(a * T, b * T), out.dEntropy?.subarray(a * T, b * T)));
+      await this.addGrads(await this.layerBackward(pass, states, cLp, cEnt));
+    }
+    return { loss: out.loss, metrics: out.metrics, tokens: countTokens(batch) };
+  }
+
+  /**
+   * The policy's forward block by block over one pass: the input of every block and the last
+   * block's output ([L + 1] states, each shaped like `pass.xs`; states[0] is `pass.xs`).
+   */
+  private async layerForward(pass: Pass, src: Source = this.policy): Promise<np.Array[][]> {
+    const p = this.params(src);
+    tree.dispose([p.embed, p.norm, p.lmHead ?? [], p.headLora ?? []]);
+    const states = [pass.xs];
+    for (const layer of p.layers) {
+      states.push(this.layerFns[pass.kind].forward(layer, tree.ref(states.at(-1)!), tree.ref(pass.fixed)));
+      // Run each block before queueing the next: a queued call's buffers are allocated when it is
+      // queued, so 30 queued blocks held 30 blocks' activations at once (SmolLM2: heap 3.4 GiB).
+      await blockUntilReady(states.at(-1)!);
+    }
+    return states;
+  }
+
+  /** Positions of the head's chunks: at most HEAD_CHUNK, a power of two (fewer compiled shapes). */
+  private static headChunks(n: number): { size: number; chunks: [number, number][] } {
+    const size = Math.min(HEAD_CHUNK, pow2(n));
+    return { size, chunks: rowChunks(n, size) };
+  }
+
+  /** The last block's output (one pass's state) as [positions, D] in the stacked order. Consumes it. */
+  private flatState(state: np.Array[]): np.Array {
+    const D = this.config.hiddenSize;
+    const flat = state.map((x) => x.reshape([-1, D]));
+    return flat.length === 1 ? flat[0]! : np.concatenate(flat, 0);
+  }
+
+  /** Rows [a, b) of x [n, D] (x not consumed), zero-padded to `size` rows; the targets one-hot [size, V] of `next` there. */
+  private headInputs(x: np.Array, next: Int32Array, a: number, b: number, size: number): { x: np.Array; targets: np.Array } {
+    let xc = x.ref.slice([a, b]);
+    if (b - a < size) xc = np.pad(xc, [[0, size - (b - a)], [0, 0]]);
+    const targets = EmbeddedEngine.oneHot((i) => (a + i < b ? next[a + i]! : -1), size, 1, this.config.vocabSize).reshape([size, this.config.vocabSize]);
+    return { x: xc, targets };
+  }
+
+  /** The head (final norm, logits, log-softmax) of the last block's output, in chunks of positions: flat lp, ent. Reads `last` without consuming it. */
+  private async headScores(pass: Pass, last: np.Array[], src: Source = this.policy): Promise<[Float32Array, Float32Array]> {
+    const x = this.flatState(tree.ref(last));
+    const n = x.shape[0]!;
+    const lp = new Float32Array(n);
+    const ent = new Float32Array(n);
+    const { size, chunks } = EmbeddedEngine.headChunks(n);
+    const head = await this.headParams(src);
+    for (const [a, b] of chunks) {
+      const inp = this.headInputs(x, pass.next, a, b, size);
+      const [l, e] = this.headFns.score(tree.ref(head), inp.x, inp.targets);
+      lp.set(((await l!.data()) as Float32Array).subarray(0, b - a), a);
+      ent.set(((await e!.data()) as Float32Array).subarray(0, b - a), a);
+    }
+    tree.dispose([x, head]);
+    return [lp, ent];
+  }
+
+  /**
+   * The head's weights, its LoRA adapter attached when it has one; a packed-bfloat16 head matrix
+   * unpacked to float32 here, once, not inside the jitted head: fused into the backward's
+   * [positions, V] × [V, D] product, the unpacking ran that product for minutes a chunk on SmolLM2.
+   */
+  private async headParams(src: Source = this.policy): Promise<Pick<Params, "embed" | "lmHead" | "norm" | "headLora">> {
+    const { embed, lmHead, norm, headLora, layers } = this.params(src);
+    tree.dispose(layers);
+    const hp = { embed: dense(embed), norm, ...(lmHead ? { lmHead: dense(lmHead) } : {}), ...(headLora ? { headLora } : {}) };
+    await blockUntilReady(hp);
+    return hp;
+  }
+
+  /**
+   * Back-propagates flat cotangents of lp and ent (stacked order) through one pass whose block
+   * states `layerForward` returned: the head in chunks, then every block from the last. Consumes
+   * the states and the pass's fixed inputs.
+   * @returns the adapters' gradients by name
+   */
+  private async layerBackward(pass: Pass, states: np.Array[][], cLp: Float32Array, cEnt: Float32Array): Promise<Tensors> {
+    const lora = this.lora!;
+    const adapters = this.adapters!;
+    const grads: Tensors = {};
+    const x = this.flatState(states.pop()!);
+    const n = x.shape[0]!;
+    const { size, chunks } = EmbeddedEngine.headChunks(n);
+    const head = await this.headParams();
+    const headAd = head.headLora;
+    delete head.headLora;
+    const dxs: np.Array[] = [];
+    const pad = (c: Float32Array, a: number, b: number) => {
+      const out = new Float32Array(size);
+      out.set(c.subarray(a, b));
+      return np.array(out);
+    };
+    for (const [a, b] of chunks) {
+      const inp = this.headInputs(x, pass.next, a, b, size);
+      const [dx, dAd] = this.headFns.grad(inp.x, headAd ? tree.ref(headAd) : null, tree.ref(head), inp.targets, pad(cLp, a, b), pad(cEnt, a, b));
+      dxs.push(b - a < size ? dx.slice([0, b - a]) : dx);
+      if (dAd) {
+        const [nA, nB] = [adapterTensorName(-1, LORA_HEAD_MODULE, "A"), adapterTensorName(-1, LORA_HEAD_MODULE, "B")];
+        grads[nA] = grads[nA] ? grads[nA].add(dAd.a) : dAd.a;
+        grads[nB] = grads[nB] ? grads[nB].add(dAd.b) : dAd.b;
+      }
+      // Run this chunk now: pending operations keep their inputs (logits-sized) alive.
+      await blockUntilReady([dxs, grads]);
+    }
+    tree.dispose([x, head, headAd ?? []]);
+    // dL/d(last state), back in the state's shapes.
+    const dFlat = dxs.length === 1 ? dxs[0]! : np.concatenate(dxs, 0);
+    let at = 0;
+    let cot = states[0]!.map((s, i, all) => {
+      const len = s.shape.slice(0, -1).reduce((m, d) => m * d, 1);
+      const part = i === all.length - 1 ? dFlat.slice([at, at + len]) : dFlat.ref.slice([at, at + len]);
+      at += len;
+      return part.reshape(s.shape);
+    });
+    const base = paramsFromWeights(this.config, this.weights);
+    tree.dispose([base.embed, base.norm, base.lmHead ?? []]);
+    const specs = adapterSpecs(this.config, lora);
+    for (let i = this.config.numLayers - 1; i >= 0; i--) {
+      const mine = specs.filter((s) => s.layer === i && s.which === "A");
+      const ad = Object.fromEntries(mine.map((s) => [s.module, { a: adapters[s.name]!.ref, b: adapters[adapterTensorName(i, s.module, "B")]!.ref }])) as Partial<Record<LoraModule, Adapter>>;
+      const [dAd, dState] = this.layerFns[pass.kind].grad(ad, base.layers[i]!, states[i]!, tree.ref(pass.fixed), cot);
+      for (const s of mine) {
+        grads[s.name] = dAd[s.module as LoraModule]!.a;
+        grads[adapterTensorName(i, s.module, "B")] = dAd[s.module as LoraModule]!.b;
+      }
+      cot = dState;
+      // Run this block's backward now: pending operations keep their inputs (the block's recomputed activations) alive.
+      await blockUntilReady([grads, cot]);
+    }
+    tree.dispose([cot, pass.fixed]);
+    return grads;
   }
 
   /**

@@ -33,8 +33,11 @@ export interface MemoryPlan {
   trainable: number;
 }
 
-/** What a pass computes. */
-export type PassKind = "train" | "score" | "sample";
+/** What a pass computes ("layers": LoRA training block by block, engine.ts `loraForwardBackwardLayers`). */
+export type PassKind = "train" | "score" | "sample" | "layers";
+
+/** Positions per chunk of the head in the layer-by-layer LoRA path (engine.ts): logits [HEAD_CHUNK, V]. */
+export const HEAD_CHUNK = 256;
 
 /** Number of parameters of `cfg` (embeddings, blocks, final norm, untied head). */
 export function countParams(cfg: ModelConfig): number {
@@ -75,6 +78,17 @@ export function passBytes(cfg: ModelConfig, kind: PassKind, rows: number, seqLen
   const act = rows * seqLen * perToken;
   const P = countParams(cfg) * 4;
   if (kind === "train") return act + (plan ? 4 * P + 3 * plan.trainable * 4 : 3 * P);
+  if (kind === "layers") {
+    // Every block's input kept (L + 1 states), one block's forward-backward (its share of the
+    // activations above, beside four float32 copies of its weights), and the head over HEAD_CHUNK
+    // positions (logits, log-softmax, exp and their gradients: 8 copies) beside three float32
+    // copies of the head matrix.
+    const tokens = rows * seqLen;
+    const state = tokens * 4 * (L + 1) * D;
+    const oneBlock = tokens * 4 * (40 * D + 20 * F + 8 * H * seqLen) + (4 * 4 * (countParams(cfg) - cfg.vocabSize * D)) / L;
+    const head = HEAD_CHUNK * V * 4 * 8 + 3 * V * D * 4;
+    return state + oneBlock + head + 3 * (plan?.trainable ?? 0) * 4;
+  }
   if (kind === "score") return Math.ceil(act / 3) + P;
   // Sampling runs forward only (no gradient), so a layer's intermediates die before the next
   // layer's: one layer's worth, logits of the last position only, and the KV caches (measured on

@@ -251,6 +251,57 @@ function mlp(p: LayerParams, cfg: DecoderConfig, h: np.Array): np.Array {
   return linear(gate.mul(up), p.wDown, p.lora?.down_proj, cfg.loraScale);
 }
 
+/** The second half of a block: x + mlp(RMSNorm(x)). Consumes x. */
+function mlpResidual(p: LayerParams, cfg: DecoderConfig, x: np.Array): np.Array {
+  return x.ref.add(mlp(p, cfg, rmsNorm(x, p.mlpNorm, cfg.rmsNormEps)));
+}
+
+/**
+ * One block without a cache (training layer by layer, engine.ts): x + attention, then + MLP.
+ * @param x [B, S, D] the block's input; cos/sin [B or 1, S, 1, d/2]; bias [B or 1, 1, S, Tk]. Consumes all.
+ * @returns [B, S, D] the next block's input
+ */
+export function block(p: LayerParams, cfg: DecoderConfig, x: np.Array, cos: np.Array, sin: np.Array, bias: np.Array): np.Array {
+  const a = attention(p, cfg, rmsNorm(x.ref, p.attnNorm, cfg.rmsNormEps), cos, sin, bias, null);
+  return mlpResidual(p, cfg, x.add(a.out));
+}
+
+/**
+ * Per-token log-probs and entropies from the last block's output: final RMSNorm, head, targets.
+ * @param x [.., D]; targets [.., V] one-hot (all-zero rows give lp 0). Consumes all.
+ */
+export function headLogprobs(params: Pick<Params, "embed" | "lmHead" | "headLora" | "norm">, cfg: DecoderConfig, x: np.Array, targets: np.Array): { lp: np.Array; ent: np.Array } {
+  return targetLogprobs(lmHead(params, rmsNorm(x, params.norm, cfg.rmsNormEps), cfg.loraScale), targets);
+}
+
+/**
+ * A scalar whose gradient (w.r.t. x and the head's weights) is that of Σ cLp·lp + cEnt·ent of
+ * `headLogprobs`, with the log-softmax's and the entropy's derivatives written out: with
+ * p = softmax(z) and H the entropy, dlp/dz = onehot − p·Σonehot and dH/dz = −p ⊙ (log p + H), so
+ * the result is Σ z ⊙ stopGradient(dL/dz) and autodiff only runs back through the head's matmul
+ * and the final norm. (jax-js's autodiff of the log-softmax and entropy over V = 49,152 took
+ * 10–30 s for 16 positions; the matmul's backward 0.3 s.)
+ * @param x [M, D]; targets [M, V] one-hot (all-zero rows: no target); cLp, cEnt [M]. Consumes all.
+ */
+export function headCotangentSum(
+  params: Pick<Params, "embed" | "lmHead" | "headLora" | "norm">,
+  cfg: DecoderConfig,
+  x: np.Array,
+  targets: np.Array,
+  cLp: np.Array,
+  cEnt: np.Array,
+): np.Array {
+  const M = x.shape[0]!;
+  const z = lmHead(params, rmsNorm(x, params.norm, cfg.rmsNormEps), cfg.loraScale); // [M, V]
+  const logp = logSoftmax(lax.stopGradient(z.ref));
+  const p = np.exp(logp.ref);
+  const H = blockedSum(p.ref.mul(logp.ref)).neg().reshape([M, 1]);
+  const hasTarget = targets.ref.sum(-1, { keepdims: true });
+  const dLp = targets.sub(p.ref.mul(hasTarget)).mul(cLp.reshape([M, 1]));
+  const dEnt = p.mul(logp.add(H)).neg().mul(cEnt.reshape([M, 1]));
+  return z.mul(lax.stopGradient(dLp.add(dEnt))).sum();
+}
+
 /**
  * Runs the decoder on already-embedded tokens.
  * @param x0    [B, S, D] token embeddings
@@ -286,8 +337,7 @@ export function decoder(
       newK.push(a.k);
       newV.push(a.v);
     }
-    x = x.add(a.out);
-    x = x.ref.add(mlp(p, cfg, rmsNorm(x, p.mlpNorm, cfg.rmsNormEps)));
+    x = mlpResidual(p, cfg, x.add(a.out));
   }
   if (L === 0) {
     cos.dispose();
@@ -409,36 +459,61 @@ export interface PrefixInputs {
 export function prefixTokenLogprobs(params: Params, cfg: DecoderConfig, inp: PrefixInputs): { lpP: np.Array; entP: np.Array; lpS: np.Array; entS: np.Array } {
   const [U, P, D] = inp.x0p.shape as [number, number, number];
   const [R, S] = inp.x0s.shape as [number, number];
+  const lay: PrefixLayout = { U, P, R, S };
+  // Every position-wise op (norms, projections, MLP, head) runs once on all N positions, stacked
+  // as rows (the groups' shared positions, then every row's own): fewer, larger kernels. Only
+  // attention sees the two parts apart.
+  let x = np.concatenate([inp.x0p.reshape([U * P, D]), inp.x0s.reshape([R * S, D])], 0); // [N, D]
+  const { cos, sin, biasP, biasS } = inp;
+  for (const p of params.layers) x = prefixBlock(p, cfg, x, { cos: cos.ref, sin: sin.ref, biasP: biasP.ref, biasS: biasS.ref }, lay);
+  tree.dispose([cos, sin, biasP, biasS]);
+  const { lp, ent } = headLogprobs(params, cfg, x, inp.targets); // [N]
+  const UP = U * P;
+  const N = UP + R * S;
+  const pre = (a: np.Array) => a.ref.slice([0, UP]).reshape([U, P]);
+  const rest = (a: np.Array) => a.slice([UP, N]).reshape([R, S]);
+  return { lpP: pre(lp), entP: pre(ent), lpS: rest(lp), entS: rest(ent) };
+}
+
+/** Sizes of the shared-prefix layout: U groups of R / U rows, P shared positions, S own positions a row. */
+export interface PrefixLayout {
+  U: number;
+  P: number;
+  R: number;
+  S: number;
+}
+
+/**
+ * One block of the shared-prefix forward (`prefixTokenLogprobs`; engine.ts also runs it layer by layer).
+ * @param x [N, D] the N = U·P + R·S stacked positions (each group's shared ones, then every row's own)
+ * @param f the rotary tables and masks of `PrefixInputs`
+ * @returns [N, D]. Consumes all.
+ */
+export function prefixBlock(
+  p: LayerParams,
+  cfg: DecoderConfig,
+  x: np.Array,
+  f: Pick<PrefixInputs, "cos" | "sin" | "biasP" | "biasS">,
+  lay: PrefixLayout,
+): np.Array {
+  const { U, P, R, S } = lay;
   const n = R / U;
   const K = cfg.numKvHeads;
   const d = cfg.headDim;
   const UP = U * P;
   const N = UP + R * S;
-  // Every position-wise op (norms, projections, MLP, head) runs once on all N positions, stacked
-  // as rows (the groups' shared positions, then every row's own): fewer, larger kernels. Only
-  // attention sees the two parts apart.
-  const rows = (a: np.Array, b: np.Array, width: number[]) => np.concatenate([a.reshape([UP, ...width]), b.reshape([N - UP, ...width])], 0);
-  const { cos, sin } = inp;
-  let x = rows(inp.x0p, inp.x0s, [D]); // [N, D]
+  const D = x.shape[1]!;
   const split = (a: np.Array, heads: number) => [a.ref.slice([0, UP], [], [], []).reshape([U, P, heads, d]), a.slice([UP, N], [], [], []).reshape([R, S, heads, d])] as const;
   // [U, P, K, d] → [U·n, P, K, d]: each group's shared keys/values seen by its n rows.
   const expand = (a: np.Array) => np.broadcastTo(a.reshape([U, 1, P, K, d]), [U, n, P, K, d]).reshape([R, P, K, d]);
-  for (const p of params.layers) {
-    const { q, k, v } = projectQkv(p, cfg, rmsNorm(x.ref, p.attnNorm, cfg.rmsNormEps).reshape([N, 1, D]), cos.ref, sin.ref);
-    const [qp, qs] = split(q, cfg.numHeads);
-    const [kp, ks] = split(k, K);
-    const [vp, vs] = split(v, K);
-    const kS = np.concatenate([expand(kp.ref), ks], 1);
-    const vS = np.concatenate([expand(vp.ref), vs], 1);
-    const ao = p.lora?.o_proj;
-    const outP = attend(cfg, p.wo.ref, ao && { a: ao.a.ref, b: ao.b.ref }, qp, kp, vp, inp.biasP.ref); // [U, P, D]
-    const outS = attend(cfg, p.wo, ao, qs, kS, vS, inp.biasS.ref); // [R, S, D]
-    x = x.add(rows(outP, outS, [D]));
-    x = x.ref.add(mlp(p, cfg, rmsNorm(x, p.mlpNorm, cfg.rmsNormEps)));
-  }
-  tree.dispose([cos, sin, inp.biasP, inp.biasS]);
-  const { lp, ent } = targetLogprobs(lmHead(params, rmsNorm(x, params.norm, cfg.rmsNormEps), cfg.loraScale), inp.targets); // [N]
-  const pre = (a: np.Array) => a.ref.slice([0, UP]).reshape([U, P]);
-  const rest = (a: np.Array) => a.slice([UP, N]).reshape([R, S]);
-  return { lpP: pre(lp), entP: pre(ent), lpS: rest(lp), entS: rest(ent) };
+  const { q, k, v } = projectQkv(p, cfg, rmsNorm(x.ref, p.attnNorm, cfg.rmsNormEps).reshape([N, 1, D]), f.cos, f.sin);
+  const [qp, qs] = split(q, cfg.numHeads);
+  const [kp, ks] = split(k, K);
+  const [vp, vs] = split(v, K);
+  const kS = np.concatenate([expand(kp.ref), ks], 1);
+  const vS = np.concatenate([expand(vp.ref), vs], 1);
+  const ao = p.lora?.o_proj;
+  const outP = attend(cfg, p.wo.ref, ao && { a: ao.a.ref, b: ao.b.ref }, qp, kp, vp, f.biasP); // [U, P, D]
+  const outS = attend(cfg, p.wo, ao, qs, kS, vS, f.biasS); // [R, S, D]
+  return mlpResidual(p, cfg, x.add(np.concatenate([outP.reshape([UP, D]), outS.reshape([R * S, D])], 0)));
 }

@@ -73,6 +73,34 @@ export function randomBatch(rng: Rng, V: number, lengths: number[], opts: { prom
   return { batchSize: B, seqLen: T, tokens, lengths: Int32Array.from(lengths), lossMask };
 }
 
+/**
+ * U groups of n rows: each group's rows share a random prompt of `promptLen` tokens, then carry
+ * their own response (1..maxResp tokens; in every other group the samples agree on their first
+ * response token); lossMask on the responses; rows right-padded to the longest.
+ */
+export function groupBatch(rng: Rng, V: number, U: number, n: number, promptLen: number, maxResp: number): TokenBatch {
+  const rows: number[][] = [];
+  for (let u = 0; u < U; u++) {
+    const prompt = Array.from({ length: promptLen }, () => rng.int(0, V - 1));
+    const first = rng.int(0, V - 1);
+    for (let j = 0; j < n; j++) {
+      const resp = Array.from({ length: rng.int(1, maxResp) }, () => rng.int(0, V - 1));
+      if (u % 2 === 0) resp[0] = first;
+      rows.push([...prompt, ...resp]);
+    }
+  }
+  const T = Math.max(...rows.map((r) => r.length));
+  const tokens = new Int32Array(rows.length * T);
+  const lossMask = new Float32Array(rows.length * T);
+  rows.forEach((r, b) =>
+    r.forEach((id, t) => {
+      tokens[b * T + t] = id;
+      if (t >= promptLen) lossMask[b * T + t] = 1;
+    }),
+  );
+  return { batchSize: rows.length, seqLen: T, tokens, lengths: Int32Array.from(rows, (r) => r.length), lossMask };
+}
+
 /** Rows [from, to) of a batch (same padded length), for micro-batching checks. */
 export function sliceBatch(batch: TokenBatch, from: number, to: number): TokenBatch {
   const T = batch.seqLen;

@@ -14,6 +14,11 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { MODEL_CATALOG, defaultModelDir, importedFrom, rlvrCacheDir } from "../../../src/engines/torch/model-import.ts";
 import { resolvePython } from "../../../src/engines/torch/worker.ts";
+import { packSequences } from "../../../src/core/sequence.ts";
+import type { TokenBatch, TokenLossFn } from "../../../src/core/engine.ts";
+import { loadTokenizer, promptEncoder } from "../../../src/tokenizers/index.ts";
+import { generateExamples, wordProblemsTask } from "../../../src/tasks/index.ts";
+import { Rng } from "../../../src/util/rng.ts";
 
 export const REAL_MODEL = "smollm2-135m-instruct";
 const SETUP = `run \`rlvr setup model ${REAL_MODEL}\` first (or set $RLVR_REAL_MODEL to an imported directory)`;
@@ -55,3 +60,29 @@ export const PROBE_STRINGS = [
   "naïve café — 東京 🙂 ١٢٣ ²3",
   "<|im_start|>user\nWhat is 2+2?<|im_end|>\n<|im_start|>assistant\n",
 ];
+
+/**
+ * The training batch of one RL step of the real-model recipe at bench size: 4 word problems
+ * (difficulty 1, seed 1) in the model's chat template × 4 responses × 32 fixed token ids
+ * (100..2099, seeded), right-padded: 16 × 105 tokens for SmolLM2. With `rlStepLoss` (−0.01 · Σ lp
+ * over the responses) it times and checks one LoRA step on either engine.
+ */
+export async function rlStepBatch(dir: string): Promise<{ batch: TokenBatch; promptLengths: number[] }> {
+  const tok = await loadTokenizer(dir);
+  const prompts = generateExamples(wordProblemsTask, { n: 4, seed: 1, difficulty: 1, split: "train" }).map(promptEncoder(tok, { chat: true }));
+  const rng = new Rng(1);
+  const seqs = prompts.flatMap((prompt) => Array.from({ length: 4 }, () => ({ prompt, response: Array.from({ length: 32 }, () => Math.floor(rng.next() * 2000) + 100) })));
+  return { batch: packSequences(seqs, tok.padId), promptLengths: prompts.map((p) => p.length) };
+}
+
+/** −0.01 · Σ log-probs of the scored tokens (the gradient of a policy-gradient step with advantage 0.01). */
+export const rlStepLoss: TokenLossFn = (scores, b) => {
+  const d = new Float32Array(b.lossMask.length);
+  let s = 0;
+  for (let i = 0; i < d.length; i++)
+    if (b.lossMask[i]) {
+      d[i] = -0.01;
+      s -= 0.01 * scores.logprobs[i]!;
+    }
+  return { loss: s, dLogprobs: d, metrics: {} };
+};
