@@ -101,8 +101,8 @@ class Sampling:
         torch.manual_seed(int(h.get("seed", 0)))
         if self.device.type == "cuda":
             torch.cuda.manual_seed_all(int(h.get("seed", 0)))
-        with self._autocast(), self._adapter_merged():
-            kw = self._generate_kwargs()
+        kw = self._generate_kwargs()  # non-empty only across ranks (FSDP2): no shortcuts there
+        with self._autocast(), self._adapter_merged(not kw):
             if n > 1 and kv == "dynamic" and P > 1 and self.opts.shared_prompts and not kw:
                 kw = self._shared_prefill(ids, mask, n)
             seqs = self.model.generate(
@@ -128,14 +128,13 @@ class Sampling:
             lp_out[r, :L] = lps_np[r, :L]
         return {"tokens": tokens_out, "logprobs": lp_out, "lengths": lengths, "stop": stopped}
 
-
     @contextlib.contextmanager
-    def _adapter_merged(self) -> Iterator[None]:
+    def _adapter_merged(self, allowed: bool) -> Iterator[None]:
         """Under LoRA (one process): the adapter folded into the base weights while generate() runs
         — one matmul per projection and token instead of three — and the base weights restored bit
         for bit afterwards (peft's unmerge alone would leave a rounding residue that accumulates
         over steps). Costs a copy of the adapted weights while sampling."""
-        if not getattr(self, "lora", False) or not hasattr(self.model, "merge_adapter") or self._generate_kwargs():
+        if not (allowed and getattr(self, "lora", False) and hasattr(self.model, "merge_adapter")):
             yield
             return
         from peft.tuners.lora import LoraLayer

@@ -6,8 +6,8 @@ Two savings over `model(ids).logits` followed by a log-softmax, both exact up to
   `chunk_tokens` positions at a time, each chunk under activation checkpointing when a graph is
   kept and the logits would be large (over CHECKPOINT_LOGITS elements in all), so the
   [tokens x vocab] logits never exist whole (for a 49k vocabulary they are 0.2 MB a token, and a
-  softmax keeps several copies for backward); below that the head's forward is not run twice. Liger-Kernel's fused linear
-  cross-entropy and TRL's `selective_log_softmax` make the same observation.
+  softmax keeps several copies for backward); below that the head's forward is not run twice.
+  Liger-Kernel's fused linear cross-entropy and TRL's `selective_log_softmax` make the same observation.
 - **Shared prompts**: a GRPO batch holds n samples of each prompt in consecutive rows. The
   positions a run of rows has in common are run once for the run (one KV cache, then selected
   per row); each row runs only its own positions against that cache. Autograd sums the rows'
@@ -73,14 +73,13 @@ def head_scores(head: Any, h: torch.Tensor, targets: torch.Tensor, entropy: bool
     hf = h.reshape(-1, h.shape[-1])
     tf = targets.reshape(-1)
     n = tf.shape[0]
-    grad = torch.is_grad_enabled() and hf.requires_grad
     vocab = int(head.weight.shape[0]) if hasattr(head, "weight") else 1 << 20
-    grad = grad and n * vocab > CHECKPOINT_LOGITS
+    checkpointed = torch.is_grad_enabled() and hf.requires_grad and n * vocab > CHECKPOINT_LOGITS
     lps: List[torch.Tensor] = []
     ents: List[torch.Tensor] = []
     for i in range(0, n, max(1, chunk_tokens)):
         args = (head, hf[i : i + chunk_tokens], tf[i : i + chunk_tokens], entropy)
-        lp, ent = ckpt.checkpoint(_head_chunk, *args, use_reentrant=False) if grad else _head_chunk(*args)
+        lp, ent = ckpt.checkpoint(_head_chunk, *args, use_reentrant=False) if checkpointed else _head_chunk(*args)
         lps.append(lp)
         ents.append(ent)
     if not lps:
