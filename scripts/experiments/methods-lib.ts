@@ -36,7 +36,7 @@ export interface RunResult {
  */
 export async function evalCheckpoint(dir: string | null, cfgIn: RunConfigInput): Promise<{ greedy: number; t1: number; maj: number; pass: number }> {
   // dir null: the run's initial model (model.init with the run's seed gives the same weights).
-  const cfg = parseRunConfig({ ...cfgIn, ...(dir ? { model: { path: dir } } : {}), sft: undefined, rl: undefined, guided: undefined, labelfree: undefined }, "eval");
+  const cfg = parseRunConfig({ ...cfgIn, ...(dir ? { model: { path: dir } } : {}), sft: undefined, rl: undefined, methods: undefined, guided: undefined, labelfree: undefined }, "eval");
   const ctx = await buildContext(cfg);
   try {
     const mx = cfgIn.eval?.maxNewTokens ?? cfgIn.rl?.maxNewTokens ?? 16;
@@ -55,7 +55,7 @@ export async function evalCheckpoint(dir: string | null, cfgIn: RunConfigInput):
 export async function baseModel(name: string, cfgIn: RunConfigInput): Promise<string> {
   const dir = join("scratch", "experiments", name, `base-seed${cfgIn.seed}`);
   rmSync(dir, { recursive: true, force: true });
-  const cfg = parseRunConfig({ ...cfgIn, out: dir, rl: undefined, guided: undefined, labelfree: undefined }, `${name}/base`);
+  const cfg = parseRunConfig({ ...cfgIn, out: dir, rl: undefined, methods: undefined, guided: undefined, labelfree: undefined }, `${name}/base`);
   const s = await train(cfg, { quiet: true });
   return s.checkpoint;
 }

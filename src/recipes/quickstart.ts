@@ -11,6 +11,8 @@ export interface QuickstartOptions {
   model?: string;
   /** Engine of the real-model recipe. */
   engine?: "torch" | "embedded";
+  /** The real-model recipe trains LoRA adapters (always on the embedded engine). */
+  lora?: boolean;
   digits: number;
   sftSteps: number;
   rlSteps: number;

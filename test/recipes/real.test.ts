@@ -14,6 +14,7 @@ import { CharTokenizer } from "../../src/tokenizers/index.ts";
 import { realRecipeConfig } from "../../src/recipes/real.ts";
 
 const YAML = resolve(import.meta.dirname, "../../examples/real/smollm2-grpo.yaml");
+const LORA_YAML = resolve(import.meta.dirname, "../../examples/real/smollm2-grpo-lora.yaml");
 
 test("examples/real/smollm2-grpo.yaml is the recipe's config (same model, data, rl and eval blocks)", () => {
   const fromYaml = loadRunConfig(YAML);
@@ -21,6 +22,20 @@ test("examples/real/smollm2-grpo.yaml is the recipe's config (same model, data, 
   assert.deepEqual(ours, fromYaml);
   assert.equal(fromYaml.model.path, defaultModelDir("smollm2-135m-instruct"), "a catalogue name resolves to the setup directory");
   assert.equal(fromYaml.data.chat, true);
+});
+
+test("examples/real/smollm2-grpo-lora.yaml is the recipe with --lora; the embedded engine always trains LoRA", () => {
+  const fromYaml = loadRunConfig(LORA_YAML);
+  const o = { out: fromYaml.out, modelPath: fromYaml.model.path!, steps: fromYaml.rl!.steps, seed: fromYaml.seed };
+  const ours = parseRunConfig(realRecipeConfig({ ...o, lora: true }, fromYaml.data.train!, fromYaml.data.test!), "recipe");
+  assert.deepEqual(ours, fromYaml);
+  assert.equal(fromYaml.model.lora?.rank, 16);
+  assert.equal(fromYaml.rl!.lr, 1e-3);
+  const embedded = parseRunConfig(realRecipeConfig({ ...o, engine: "embedded" }, fromYaml.data.train!, fromYaml.data.test!), "recipe");
+  assert.deepEqual(embedded, { ...fromYaml, model: { ...fromYaml.model, engine: "embedded" } });
+  const full = parseRunConfig(realRecipeConfig(o, fromYaml.data.train!, fromYaml.data.test!), "recipe");
+  assert.equal(full.model.lora, undefined, "the torch engine fine-tunes every weight unless asked for LoRA");
+  assert.equal(full.rl!.lr, 1e-5);
 });
 
 test("model.path: a catalogue name that is not set up fails in one line with the setup command", async () => {

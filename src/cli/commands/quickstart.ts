@@ -95,6 +95,7 @@ export function register(program: Command): void {
     .option("--seed <s>", "seed", (v) => parseInt(v, 10), 1)
     .option("--model <name|dir>", "train a pretrained chat model instead: smollm2-135m-instruct (set up on first use) or a Hugging Face directory (GRPO on word problems; --rl-steps defaults to 30)")
     .option("--engine <name>", "with --model: torch (default) or embedded")
+    .option("--lora", "with --model: train rank-16 LoRA adapters instead of every weight (always on the embedded engine)")
     .action(async (o: QuickstartOptions, cmd: Command) => {
       if (o.model) await runRealQuickstart(o, cmd.getOptionValueSource("rlSteps") === "cli" ? o.rlSteps : 30);
       else await runQuickstart(o);
@@ -106,7 +107,7 @@ async function runRealQuickstart(o: QuickstartOptions, steps: number): Promise<v
   const out = o.out === "runs/quickstart" ? "runs/quickstart-real" : o.out;
   if (o.engine !== undefined && o.engine !== "torch" && o.engine !== "embedded") throw new Error(`rlvr quickstart: --engine must be torch or embedded, got "${o.engine}"`);
   const hooks = progressHooks();
-  const r = await runRealRecipe(o.model!, { out, steps, seed: o.seed, engine: o.engine }, hooks);
+  const r = await runRealRecipe(o.model!, { out, steps, seed: o.seed, engine: o.engine, lora: o.lora || undefined }, hooks);
   hooks.stop();
   const pct = (x: number) => `${(x * 100).toFixed(1)}%`;
   const gain = (a: number, b: number) => `${b >= a ? "+" : ""}${((b - a) * 100).toFixed(1)} points`;
