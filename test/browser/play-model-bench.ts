@@ -2,10 +2,10 @@
  * Seconds per GRPO step of `rlvr play --model` in headless Chromium (Wasm) at the page's default
  * size (MODEL_PLAY: 2 prompts × 4 samples × 48 tokens, LoRA rank 8, bf16 base), with 2 steps and
  * 2 held-out prompts; prints the page's status lines and its timings (docs/engines.md "In a browser").
- *   node --import tsx scripts/diagnostics/play-model-bench.ts [model dir or name]
+ *   node --import tsx test/browser/play-model-bench.ts [model dir or name]
  */
 import { MODEL_PLAY } from "../../src/browser/session.ts";
-import { PageHarness } from "../../test/browser/page.ts";
+import { PageHarness } from "./page.ts";
 
 const model = process.argv[2] ?? "smollm2-135m-instruct";
 const h = new PageHarness({ model });
