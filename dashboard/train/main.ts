@@ -47,7 +47,7 @@ interface PlayState {
   /** Log-probabilities the trained policy gives each token of `text` after its prompt (for checking a download). */
   probe: (prompt: string, answer: string) => Promise<{ tokens: number[]; logprobs: number[] }>;
   /** `rlvr play --model`: the served model's name and shape once loaded, else null (the quickstart). */
-  model: { label: string; vocabSize: number; numLayers: number; hiddenSize: number; numParams: number; mbytes: number } | null;
+  model: { label: string; vocabSize: number; numLayers: number; hiddenSize: number; trainableParams: number; mbytes: number } | null;
   /** Seconds to fetch the model's files and to build the session; wall seconds of each GRPO step. */
   loadSeconds: { fetch: number; build: number } | null;
   stepSeconds: number[];
@@ -297,7 +297,7 @@ async function openSession(backend: JaxBackend): Promise<PlaySession> {
   const s = await PlaySession.openModel(files, m.label, settings, backend, ev);
   const e = s.ctx.engine as EmbeddedEngine;
   play.loadSeconds = { fetch: (t1 - t0) / 1000, build: (performance.now() - t1) / 1000 };
-  play.model = { label: m.label, vocabSize: e.config.vocabSize, numLayers: e.config.numLayers, hiddenSize: e.config.hiddenSize, numParams: e.info().numParams, mbytes: m.files.reduce((n, f) => n + f.bytes, 0) / 1e6 };
+  play.model = { label: m.label, vocabSize: e.config.vocabSize, numLayers: e.config.numLayers, hiddenSize: e.config.hiddenSize, trainableParams: e.info().numParams, mbytes: m.files.reduce((n, f) => n + f.bytes, 0) / 1e6 };
   play.weights = { loaded: await weightSums(s) };
   return s;
 }

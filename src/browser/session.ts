@@ -247,7 +247,7 @@ export class PlaySession {
     useJaxBackend(backend);
     ev.stage?.("setup", o.detail);
     const ctx = await buildContext(cfg, o.modelFiles ? { modelFiles: o.modelFiles } : {});
-    ev.stage?.("setup", `${ctx.engine.info().numParams.toLocaleString("en")} parameters on ${jaxDevice()}`);
+    ev.stage?.("setup", `${ctx.engine.info().numParams.toLocaleString("en")} ${cfg.model.lora ? "trainable (LoRA) " : ""}parameters on ${jaxDevice()}`);
     return new PlaySession(cfg, ctx, ev);
   }
 

@@ -49,7 +49,7 @@ interface ModelRun {
   error: string | null;
   device: string;
   backend: string;
-  model: { label: string; vocabSize: number; numLayers: number; hiddenSize: number; numParams: number; mbytes: number } | null;
+  model: { label: string; vocabSize: number; numLayers: number; hiddenSize: number; trainableParams: number; mbytes: number } | null;
   loadSeconds: { fetch: number; build: number } | null;
   stepSeconds: number[];
   weights: Record<string, Record<string, [number, number, number]>>;
@@ -112,6 +112,8 @@ test("rlvr play --model: the page trains SmolLM2-135M-Instruct's LoRA with GRPO 
 
   // The model loaded from the served bytes is SmolLM2-135M.
   assert.deepEqual([run.model?.label, run.model?.vocabSize, run.model?.numLayers, run.model?.hiddenSize], [NAME, 49152, 30, 576]);
+  // Only the adapters train: rank 8 × (in + out) of the 7 block modules × 30 layers.
+  assert.equal(run.model?.trainableParams, 8 * (2 * 1152 + 2 * 768 + 3 * 2112) * 30);
 
   // The page's held-out rows and prompt ids are Node's for the same config.
   const cfg = modelPlayConfig(RUN, DIR);

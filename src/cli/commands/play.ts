@@ -55,7 +55,7 @@ export async function startPlay(o: { port?: number; log?: (msg: string) => void;
 export function register(program: Command): void {
   program
     .command("play")
-    .description("serve a page that trains the quickstart's model in your browser (WebGPU or Wasm) and downloads the checkpoint")
+    .description("serve a page that trains the quickstart's model (or, with --model, a pretrained model's LoRA) in your browser (WebGPU or Wasm)")
     .option("--port <port>", "port on 127.0.0.1 (default: a free one)", (v) => parseInt(v, 10))
     .option("--model <dir or name>", "train this Hugging Face model (a directory, or a catalogue name such as smollm2-135m-instruct) under LoRA on word problems, instead of the quickstart's tiny model")
     .action(async (o: { port?: number; model?: string }) => {
