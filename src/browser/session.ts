@@ -126,12 +126,13 @@ export const MODEL_PLAY: ModelPlaySettings = {
  */
 export function modelPlayConfig(s: ModelPlaySettings, model: string): RunConfig {
   const r = realRecipeConfig({ out: "(browser)", modelPath: model, engine: "embedded", steps: s.rlSteps, seed: s.seed }, "", "");
+  const alg = r.rl!.algorithm;
   return parseRunConfig(
     {
       ...r,
       model: { ...r.model, lora: { rank: s.loraRank, alpha: 2 * s.loraRank, baseDtype: "bfloat16" } },
       data: { task: "word-problems", difficulty: s.difficulty, trainSize: s.trainSize, testSize: s.evalPrompts, chat: true },
-      rl: { ...r.rl!, promptsPerStep: s.promptsPerStep, groupSize: s.groupSize, maxNewTokens: s.maxNewTokens, lr: s.lr, warmupSteps: 0, algorithm: { ...r.rl!.algorithm, entropy: { coef: s.entropyCoef } } },
+      rl: { ...r.rl!, promptsPerStep: s.promptsPerStep, groupSize: s.groupSize, maxNewTokens: s.maxNewTokens, lr: s.lr, warmupSteps: 0, algorithm: { ...(typeof alg === "string" ? { preset: alg } : alg), entropy: { coef: s.entropyCoef } } },
       eval: { every: 0, temperature: 0, samples: 1, greedy: false, maxNewTokens: s.maxNewTokens },
     },
     "browser",
