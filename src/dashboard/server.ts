@@ -7,8 +7,9 @@
  *   GET /api/runs                           → { runs: [{id, name, dir}], poll }
  *   GET /api/runs/:id/jsonl/:file?from=N     → { records, offset, reset, bad, more } (file: metrics, samples, eval)
  *   GET /api/runs/:id/text/:file             → text of config.yaml or report.md ("" when absent)
+ * With `mount` (rlvr play --model): GET <prefix>index.json → { label, files: [{name, bytes}] }, GET <prefix><file> → its bytes.
  */
-import { closeSync, existsSync, fstatSync, openSync, readdirSync, readSync, readFileSync, statSync } from "node:fs";
+import { closeSync, createReadStream, existsSync, fstatSync, openSync, readdirSync, readSync, readFileSync, statSync } from "node:fs";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { basename, dirname, extname, join, resolve, sep } from "node:path";
@@ -132,10 +133,40 @@ function send(res: ServerResponse, status: number, body: string | Buffer, type =
   res.end(body);
 }
 
-function handle(req: IncomingMessage, res: ServerResponse, runs: RunEntry[], staticDir: string, poll: number): void {
+/** Files of one directory served read-only under a URL prefix (`rlvr play --model`: the model's files). */
+export interface MountedFiles {
+  /** URL path prefix, e.g. "/model/". */
+  prefix: string;
+  dir: string;
+  /** The file names served (others under the prefix are 404). */
+  files: readonly string[];
+  /** What the files are (e.g. the model's catalogue name), listed with them at `prefix + "index.json"`. */
+  label: string;
+}
+
+/** Serve `prefix + name` for a mounted file (streamed, with its length); @returns false when `path` is not under the prefix. */
+function serveMounted(path: string, res: ServerResponse, m: MountedFiles): boolean {
+  if (!path.startsWith(m.prefix)) return false;
+  const name = path.slice(m.prefix.length);
+  if (name === "index.json") {
+    send(res, 200, JSON.stringify({ label: m.label, files: m.files.map((f) => ({ name: f, bytes: statSync(join(m.dir, f)).size })) }));
+    return true;
+  }
+  if (!m.files.includes(name)) {
+    send(res, 404, JSON.stringify({ error: `no file "${name}" (served: ${m.files.join(", ")})` }));
+    return true;
+  }
+  const file = join(m.dir, name);
+  res.writeHead(200, { "content-type": MIME[extname(file)] ?? "application/octet-stream", "content-length": statSync(file).size, "cache-control": "no-store", "x-content-type-options": "nosniff" });
+  createReadStream(file).pipe(res);
+  return true;
+}
+
+function handle(req: IncomingMessage, res: ServerResponse, runs: RunEntry[], staticDir: string, poll: number, mount?: MountedFiles): void {
   const url = new URL(req.url ?? "/", "http://localhost");
   const path = decodeURIComponent(url.pathname);
   if (req.method !== "GET" && req.method !== "HEAD") return send(res, 405, JSON.stringify({ error: "read-only" }));
+  if (mount && serveMounted(path, res, mount)) return;
   if (path === "/api/runs") return send(res, 200, JSON.stringify({ runs, poll }));
   const m = /^\/api\/runs\/(\d+)\/(jsonl|text)\/([a-z]+)$/.exec(path);
   if (m) {
@@ -172,13 +203,14 @@ export interface DashboardServer {
  * @param o.port 0 (default) picks a free port
  * @param o.poll page polling interval, ms (default 2000)
  * @param o.headers sent with every response (the training page's cross-origin isolation, src/cli/commands/play.ts)
+ * @param o.mount a directory's listed files served read-only under a prefix (`rlvr play --model`)
  */
-export async function startDashboardServer(runs: RunEntry[], staticDir: string, o: { port?: number; poll?: number; headers?: Record<string, string> } = {}): Promise<DashboardServer> {
+export async function startDashboardServer(runs: RunEntry[], staticDir: string, o: { port?: number; poll?: number; headers?: Record<string, string>; mount?: MountedFiles } = {}): Promise<DashboardServer> {
   const poll = o.poll ?? 2000;
   const server = createServer((req, res) => {
     for (const [k, v] of Object.entries(o.headers ?? {})) res.setHeader(k, v);
     try {
-      handle(req, res, runs, staticDir, poll);
+      handle(req, res, runs, staticDir, poll, o.mount);
     } catch (e) {
       send(res, 500, JSON.stringify({ error: (e as Error).message }));
     }

@@ -10,6 +10,7 @@ import type { Tokenizer } from "../tokenizers/types.ts";
 import type { Engine } from "../core/engine.ts";
 import { EmbeddedEngine } from "./embedded/engine.ts";
 import type { ModelConfig } from "./embedded/hf-config.ts";
+import type { ModelFiles } from "./embedded/checkpoint.ts";
 import { TorchEngine } from "./torch/engine.ts";
 import { parseModelInit, type ModelInit, type ModelInitInput } from "./init.ts";
 
@@ -35,6 +36,11 @@ export interface EngineKindOptions {
   torchStderr?: (line: string) => void;
   /** Embedded engine: sampling and scoring only — skip the check that training state fits the Wasm heap (`rlvr eval`). */
   inferenceOnly?: boolean;
+  /**
+   * The model directory's files in memory instead of reading `model.path` (a browser tab, which has
+   * no file system; EmbeddedEngine.fromFiles): embedded engine only. `model.path` then only names the model.
+   */
+  files?: ModelFiles;
 }
 
 /**
@@ -46,6 +52,10 @@ export interface EngineKindOptions {
 export async function openEngineOfKind(model: ModelSpec, o: EngineKindOptions): Promise<Engine> {
   const seed = o.seed ?? 0;
   const torchOpts = { python: model.python, device: model.device ?? "auto", dtype: model.dtype ?? "auto", gradientCheckpointing: model.gradientCheckpointing ?? false, tokenBudget: model.tokenBudget ?? 16384, sharedPrompts: model.sharedPrompts ?? true, seed, tokenizer: o.tokenizer, distributed: model.distributed, onStderr: o.torchStderr, lora: model.lora, timeouts: { call: model.callTimeoutS, load: model.loadTimeoutS } };
+  if (o.files) {
+    if (model.engine === "torch") throw new Error(`config error at model.engine: a model given as files in memory (a browser tab) opens on the embedded engine only, not "${model.engine}"`);
+    return EmbeddedEngine.fromFiles(o.files, { where: model.path, tokenizer: o.tokenizer, seed, inferenceOnly: o.inferenceOnly, lora: model.lora, sharedPrefix: model.sharedPrompts ?? true });
+  }
   if (model.path) {
     if (!existsSync(model.path)) throw new Error(missingModel(model.path));
     if (model.engine === "torch") return TorchEngine.fromPretrained(model.path, torchOpts);

@@ -28,6 +28,7 @@ export interface OpenEngineOptions extends EngineKindOptions {
  *         inconsistent shape (heads not dividing hidden).
  */
 export async function openEngine(model: ModelSpec, o: OpenEngineOptions): Promise<Engine> {
+  if (o.files) return openEngineOfKind(model, o); // files in memory: the embedded engine, or its error
   if (model.engine === "auto") return openAuto(model, o);
   if (model.engine === "tinker") {
     const open = remoteOpeners.get("tinker");

@@ -25,6 +25,9 @@ export interface HfTokenizerFiles {
   where?: string;
 }
 
+/** The files of a Hugging Face tokenizer directory that `HfTokenizer.load` / `fromFiles` read. */
+export const HF_TOKENIZER_FILES = ["tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "chat_template.jinja", "chat_template.json"] as const;
+
 /** tokenizer_config values are a string, an AddedToken-like {content}, or null. */
 function tokenString(v: unknown): string | null {
   if (typeof v === "string") return v;
@@ -63,11 +66,11 @@ export class HfTokenizer implements Tokenizer {
   constructor(files: HfTokenizerFiles) {
     this.files = files;
     const where = files.where ?? "<memory>";
-    const cfgFile = join(where, "tokenizer_config.json");
+    const cfgFile = `${where}/tokenizer_config.json`;
     try {
       this.tk = new HfJsTokenizer(files.tokenizerJson, files.tokenizerConfig);
     } catch (e) {
-      throw new Error(`tokenizer error in ${join(where, "tokenizer.json")}: @huggingface/tokenizers cannot load it (${(e as Error).message})`);
+      throw new Error(`tokenizer error in ${where}/tokenizer.json: @huggingface/tokenizers cannot load it (${(e as Error).message})`);
     }
     const vocabMap = this.tk.get_vocab(true);
     let maxId = -1;
@@ -128,28 +131,40 @@ export class HfTokenizer implements Tokenizer {
    * @throws naming the file when tokenizer.json is missing or a file is not valid JSON.
    */
   static async load(dir: string): Promise<HfTokenizer> {
-    const readJson = async (name: string, required: boolean): Promise<Record<string, unknown> | undefined> => {
-      const file = join(dir, name);
-      if (!existsSync(file)) {
-        if (required) throw new Error(`tokenizer error: ${file} not found; a Hugging Face tokenizer directory needs tokenizer.json`);
+    const files: Record<string, Uint8Array> = {};
+    for (const name of HF_TOKENIZER_FILES) if (existsSync(join(dir, name))) files[name] = await readFile(join(dir, name));
+    return HfTokenizer.fromFiles(files, dir);
+  }
+
+  /**
+   * `load` from a directory's files held in memory, file name → bytes (a browser tab fetches them):
+   * the same files (HF_TOKENIZER_FILES) read the same way; others are ignored.
+   * @param where names the source in errors (a directory or URL)
+   * @throws naming the file when tokenizer.json is missing or a file is not valid JSON.
+   */
+  static fromFiles(files: Readonly<Record<string, Uint8Array>>, where = "<memory>"): HfTokenizer {
+    const text = (name: string): string | undefined => (files[name] ? new TextDecoder().decode(files[name]) : undefined);
+    const readJson = (name: string, required: boolean): Record<string, unknown> | undefined => {
+      const t = text(name);
+      if (t === undefined) {
+        if (required) throw new Error(`tokenizer error: ${where}/${name} not found; a Hugging Face tokenizer directory needs tokenizer.json`);
         return undefined;
       }
       try {
-        return JSON.parse(await readFile(file, "utf8"));
+        return JSON.parse(t);
       } catch (e) {
-        throw new Error(`tokenizer error in ${file}: not valid JSON (${(e as Error).message})`);
+        throw new Error(`tokenizer error in ${where}/${name}: not valid JSON (${(e as Error).message})`);
       }
     };
-    const tokenizerJson = (await readJson("tokenizer.json", true))!;
-    const tokenizerConfig = (await readJson("tokenizer_config.json", false)) ?? {};
-    const specialTokensMap = await readJson("special_tokens_map.json", false);
-    let chatTemplateFile: string | null = null;
-    if (existsSync(join(dir, "chat_template.jinja"))) chatTemplateFile = await readFile(join(dir, "chat_template.jinja"), "utf8");
-    else {
-      const ct = await readJson("chat_template.json", false);
-      if (ct) chatTemplateFile = pickChatTemplate(ct.chat_template, join(dir, "chat_template.json"));
+    const tokenizerJson = readJson("tokenizer.json", true)!;
+    const tokenizerConfig = readJson("tokenizer_config.json", false) ?? {};
+    const specialTokensMap = readJson("special_tokens_map.json", false);
+    let chatTemplateFile = text("chat_template.jinja") ?? null;
+    if (chatTemplateFile === null) {
+      const ct = readJson("chat_template.json", false);
+      if (ct) chatTemplateFile = pickChatTemplate(ct.chat_template, `${where}/chat_template.json`);
     }
-    return new HfTokenizer({ tokenizerJson, tokenizerConfig, specialTokensMap, chatTemplateFile, where: dir });
+    return new HfTokenizer({ tokenizerJson, tokenizerConfig, specialTokensMap, chatTemplateFile, where });
   }
 
   /**

@@ -7,7 +7,8 @@ import type { Engine } from "../core/engine.ts";
 import { openEngine } from "../engines/open.ts";
 import { adviseEngine, probeShapeOf, type ProbeShape } from "../engines/probe.ts";
 import type { Tokenizer } from "../tokenizers/types.ts";
-import { CharTokenizer, loadTokenizer, promptEncoder, type PromptFormat } from "../tokenizers/index.ts";
+import { CharTokenizer, HfTokenizer, loadTokenizer, promptEncoder, type PromptFormat } from "../tokenizers/index.ts";
+import type { ModelFiles } from "../engines/embedded/checkpoint.ts";
 import type { Verdict } from "../tasks/types.ts";
 import type { Example } from "../core/example.ts";
 import { getTask, generateExamples, hasTask, loadDataset } from "../tasks/index.ts";
@@ -50,9 +51,14 @@ export async function buildReward(cfg: RunConfig): Promise<{ reward: CompiledRew
   return { reward: compiled, closePool: async () => void (await pool?.close()) };
 }
 
-/** Build the tokenizer named by the config (or the checkpoint's own). */
-export async function buildTokenizer(cfg: RunConfig): Promise<Tokenizer> {
+/**
+ * Build the tokenizer named by the config (or the checkpoint's own).
+ * @param files the model directory's files in memory (buildContext's `modelFiles`): the tokenizer
+ *   comes from them unless tokenizer.path names another directory
+ */
+export async function buildTokenizer(cfg: RunConfig, files?: ModelFiles): Promise<Tokenizer> {
   if (cfg.tokenizer?.type === "char") return new CharTokenizer({ alphabet: cfg.tokenizer.alphabet });
+  if (files && cfg.tokenizer?.type !== "hf") return HfTokenizer.fromFiles(files, cfg.model.path);
   const dir = tokenizerDirOf(cfg);
   if (!dir) throw new Error("config error at tokenizer: a randomly initialised model needs tokenizer: {type: char, alphabet: ...} or {type: hf, path: ...}");
   return loadTokenizer(dir);
@@ -69,9 +75,12 @@ export function promptFormatOf(cfg: Pick<RunConfig, "data">): PromptFormat {
   return { template: cfg.data.template, chat: cfg.data.chat, ...(cfg.data.system !== undefined ? { system: cfg.data.system } : {}) };
 }
 
-/** Build the engine: load a checkpoint (model.path) or initialise a model (model.init); engine: auto probes with `probeShape`. */
-export async function buildEngine(cfg: RunConfig, tokenizer: Tokenizer, probeShape?: ProbeShape): Promise<Engine> {
-  return openEngine(cfg.model, { tokenizer, seed: cfg.seed, probeShape });
+/**
+ * Build the engine: load a checkpoint (model.path, or `files` in memory) or initialise a model
+ * (model.init); engine: auto probes with `probeShape`.
+ */
+export async function buildEngine(cfg: RunConfig, tokenizer: Tokenizer, probeShape?: ProbeShape, files?: ModelFiles): Promise<Engine> {
+  return openEngine(cfg.model, { tokenizer, seed: cfg.seed, probeShape, ...(files ? { files } : {}) });
 }
 
 /**
@@ -143,9 +152,12 @@ async function checkRunPlan(cfg: RunConfig, tokenizer: Tokenizer, train: Example
 /**
  * @param o.engineAdvice when set and the run is on the embedded engine, called with the line
  *   saying how much faster the torch engine measured (src/engines/probe.ts), if it is set up.
+ * @param o.modelFiles the model directory's files in memory, file name → bytes (a browser tab,
+ *   src/browser/session.ts): the tokenizer and the embedded engine load from them instead of
+ *   model.path, which then only names the model (model.engine must be embedded).
  */
-export async function buildContext(cfg: RunConfig, o: { engineAdvice?: (line: string) => void } = {}): Promise<RunContext> {
-  const tokenizer = await buildTokenizer(cfg);
+export async function buildContext(cfg: RunConfig, o: { engineAdvice?: (line: string) => void; modelFiles?: ModelFiles } = {}): Promise<RunContext> {
+  const tokenizer = await buildTokenizer(cfg, o.modelFiles);
   // The reward before the data (rows are checked against its verifiers' schemas as they load; the
   // pool starts on first use), the data before the engine (engine: auto probes with its prompts).
   const { reward, closePool } = await buildReward(cfg);
@@ -155,7 +167,7 @@ export async function buildContext(cfg: RunConfig, o: { engineAdvice?: (line: st
   await checkRunPlan(cfg, tokenizer, train, encodePrompt);
   const probeShape = cfg.model.engine === "auto" || o.engineAdvice ? probeShapeOf(cfg.rl, train.slice(0, 64).map(encodePrompt)) : undefined;
   if (o.engineAdvice && cfg.model.engine === "embedded") await adviseEngine(cfg.model, { tokenizer, seed: cfg.seed, shape: probeShape }, o.engineAdvice);
-  const engine = await buildEngine(withColocatedPython(cfg), tokenizer, probeShape);
+  const engine = await buildEngine(withColocatedPython(cfg), tokenizer, probeShape, o.modelFiles);
   const sampler = (await createSampler(cfg.rollout, engine, cfg.seed).catch(async (e) => {
     await engine.close();
     throw e;

@@ -40,8 +40,11 @@ export class PageHarness {
   private server: DashboardServer | null = null;
   private browser: Browser | null = null;
 
+  /** @param play startPlay's options (e.g. `model`: the page trains that model) */
+  constructor(private readonly play: Parameters<typeof startPlay>[0] = {}) {}
+
   async url(): Promise<string> {
-    this.server ??= await startPlay();
+    this.server ??= await startPlay(this.play);
     return this.server.url;
   }
 
@@ -61,7 +64,7 @@ export class PageHarness {
   }
 
   /** Open the page with `s` in its URL and autostart; wait until the run ends; return window.rlvrPlay. */
-  async train(page: Page, backend: string, s: PlaySettings, timeout: number): Promise<PageRun> {
+  async train(page: Page, backend: string, s: PlaySettings | Record<string, number>, timeout: number): Promise<PageRun> {
     const query = new URLSearchParams({ backend, autostart: "1", ...Object.fromEntries(Object.entries(s).map(([k, v]) => [k, String(v)])) });
     await page.goto(`${await this.url()}?${query}`);
     await page.waitForFunction(() => ["done", "error"].includes((window as unknown as { rlvrPlay?: { state: string } }).rlvrPlay?.state ?? ""), null, { timeout, polling: 250 });

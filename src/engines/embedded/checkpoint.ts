@@ -10,8 +10,8 @@ import "./node-workers.ts"; // must precede @jax-js/jax: enables its worker thre
 import { mkdir, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { numpy as np } from "@jax-js/jax";
-import { hfConfigText, hfParamNames, readHfConfig, writeHfConfig, type ModelConfig } from "./hf-config.ts";
-import { readSafetensors, serializeSafetensors, writeSafetensors, type TensorToWrite } from "./safetensors.ts";
+import { hfConfigText, hfParamNames, parseHfConfig, readHfConfig, writeHfConfig, type ModelConfig } from "./hf-config.ts";
+import { parseSafetensors, readSafetensors, serializeSafetensors, writeSafetensors, type LoadedTensor, type TensorToWrite } from "./safetensors.ts";
 import { dense, type Params, type LayerParams } from "./model.ts";
 import { storeWeight } from "./adapters.ts";
 import type { Tensors } from "./optimizer.ts";
@@ -134,7 +134,52 @@ async function toDisk(t: Tensors, prefix = ""): Promise<Record<string, TensorToW
 export async function loadCheckpoint(dir: string, opts: { bf16?: boolean } = {}): Promise<{ config: ModelConfig; weights: Tensors }> {
   const config = await readHfConfig(dir);
   const file = join(dir, "model.safetensors");
-  const tensors = await readSafetensors(file);
+  return { config, weights: weightsOf(config, await readSafetensors(file), file, !!opts.bf16) };
+}
+
+/**
+ * A model directory's files held in memory, file name → bytes (`config.json`,
+ * `model.safetensors`, and for a tokenizer `tokenizer.json`, `tokenizer_config.json`,
+ * `chat_template.jinja`, …): what a browser tab fetches instead of reading a directory.
+ */
+export type ModelFiles = Readonly<Record<string, Uint8Array>>;
+
+/** A file of `files` or an error naming it (`where` names the source). */
+function needFile(files: ModelFiles, name: string, where: string): Uint8Array {
+  const b = files[name];
+  if (!b) throw new Error(`checkpoint error: ${where}/${name} is missing; a checkpoint needs config.json and model.safetensors`);
+  return b;
+}
+
+/**
+ * `readHfConfig` from files in memory: `files["config.json"]` (UTF-8 JSON) through `parseHfConfig`.
+ * @throws naming `where`/config.json when it is missing, not JSON, or invalid.
+ */
+export function hfConfigFromFiles(files: ModelFiles, where = "<memory>"): ModelConfig {
+  const bytes = needFile(files, "config.json", where);
+  let json: unknown;
+  try {
+    json = JSON.parse(new TextDecoder().decode(bytes));
+  } catch (e) {
+    throw new Error(`model config error in ${where}/config.json: not valid JSON (${(e as Error).message})`);
+  }
+  return parseHfConfig(json, `${where}/config.json`);
+}
+
+/**
+ * `loadCheckpoint` from files in memory: `files["config.json"]` and `files["model.safetensors"]`,
+ * checked the same way. `where` names the source in errors.
+ * @throws naming `where`/file and field or tensor when a file is missing, not JSON, or mis-shaped.
+ */
+export function checkpointFromFiles(files: ModelFiles, opts: { bf16?: boolean; where?: string } = {}): { config: ModelConfig; weights: Tensors } {
+  const where = opts.where ?? "<memory>";
+  const config = hfConfigFromFiles(files, where);
+  const file = `${where}/model.safetensors`;
+  return { config, weights: weightsOf(config, parseSafetensors(needFile(files, "model.safetensors", where), file).tensors, file, !!opts.bf16) };
+}
+
+/** The engine's weights of `config` from decoded safetensors tensors (consumed: each is deleted once stored). */
+function weightsOf(config: ModelConfig, tensors: Map<string, LoadedTensor>, file: string, bf16: boolean): Tensors {
   const weights: Tensors = {};
   for (const { name, shape } of hfParamNames(config)) {
     const t = tensors.get(name);
@@ -142,10 +187,10 @@ export async function loadCheckpoint(dir: string, opts: { bf16?: boolean } = {})
     if (t.shape.join(",") !== shape.join(","))
       throw new Error(`checkpoint error in ${file}: tensor ${name} has shape [${t.shape}], config.json implies [${shape}]`);
     const data = transposed(name, shape) ? transpose2d(t.data, shape[0]!, shape[1]!) : t.data;
-    weights[name] = storeWeight(data, internalShape(name, shape), !!opts.bf16);
+    weights[name] = storeWeight(data, internalShape(name, shape), bf16);
     tensors.delete(name);
   }
-  return { config, weights };
+  return weights;
 }
 
 /** Reads `dir/optimizer.safetensors` when present: AdamW moments and step count. */

@@ -67,7 +67,7 @@ import { adapterTensorName, checkLoraTargets, checkSameAdapter, LLAMA_LINEAR_MOD
 import { writeSafetensors } from "./safetensors.ts";
 import { join, resolve } from "node:path";
 import { Rng, hash32 } from "../../util/rng.ts";
-import { initWeights, loadCheckpoint, saveCheckpoint, loadOptimizerState, paramsFromWeights, weightsFromParams } from "./checkpoint.ts";
+import { checkpointFromFiles, hfConfigFromFiles, initWeights, loadCheckpoint, saveCheckpoint, loadOptimizerState, paramsFromWeights, weightsFromParams, type ModelFiles } from "./checkpoint.ts";
 
 /** A model to run: the (base) weights, and the LoRA adapters attached to them (null: none). */
 type Source = { weights: Tensors; adapters: Tensors | null };
@@ -333,6 +333,29 @@ export class EmbeddedEngine implements Engine {
       engine.adapters = adapter ? await readAdapters(dir, config, lora) : initAdapters(config, lora, opts.seed ?? 0);
     }
     if (!lora || adapter) engine.adam = await loadOptimizerState(dir);
+    return engine;
+  }
+
+  /**
+   * `fromPretrained` from a model directory's files held in memory (a browser tab fetches them;
+   * it has no file system): `files["config.json"]` and `files["model.safetensors"]`, bytes as on
+   * disk. With `opts.lora` the base is frozen (bfloat16 under `baseDtype`, as `fromPretrained`) and
+   * fresh adapters train; a peft adapter directory and optimizer.safetensors are not read from files.
+   * @param where names the source in errors and is the default `modelId` (e.g. the model's URL)
+   * @throws Error naming the file and field when a file is missing or invalid, or the model cannot fit (planBase)
+   */
+  static async fromFiles(files: ModelFiles, opts: EmbeddedEngineOptions & { where?: string } = {}): Promise<EmbeddedEngine> {
+    await ensureJax();
+    const { where = "<memory>", ...rest } = opts;
+    if (files["adapter_config.json"]) throw new Error(`checkpoint error: ${where} is a LoRA adapter (adapter_config.json); EmbeddedEngine.fromFiles loads a full checkpoint (config.json + model.safetensors)`);
+    const o = { modelId: where, ...rest };
+    const bf16 = EmbeddedEngine.planBase(hfConfigFromFiles(files, where), o);
+    const { config, weights } = checkpointFromFiles(files, { bf16, where });
+    const engine = new EmbeddedEngine(config, weights, o);
+    if (o.lora) {
+      engine.frozenBase = true;
+      engine.adapters = initAdapters(config, o.lora, o.seed ?? 0);
+    }
     return engine;
   }
 
