@@ -21,7 +21,7 @@
  */
 import { parseRunConfig, type RunConfig } from "../config/schema.ts";
 import { quickstartConfig } from "../recipes/quickstart.ts";
-import { realRecipeConfig } from "../recipes/real.ts";
+import { REAL_LORA, realRecipeConfig } from "../recipes/real.ts";
 import type { ModelFiles } from "../engines/embedded/checkpoint.ts";
 import { buildContext } from "../trainer/context.ts";
 import type { RunContext } from "../pipeline/context.ts";
@@ -100,8 +100,9 @@ export interface ModelPlaySettings {
 }
 
 /**
- * A tab's size of the real-model recipe: 2 prompts × 4 samples × 48 tokens a step, rank-8 LoRA
- * (10× the recipe's full-model rate, as LoRA wants), 8 held-out prompts decoded greedily.
+ * A tab's size of the real-model recipe: 2 prompts × 4 samples × 48 tokens a step, rank-8 LoRA at
+ * the recipe's LoRA rate (REAL_LORA.lr, 1e-3: 100× its full fine-tune's, as LoRA wants), 8 held-out
+ * prompts decoded greedily.
  */
 export const MODEL_PLAY: ModelPlaySettings = {
   seed: 1,
@@ -111,7 +112,7 @@ export const MODEL_PLAY: ModelPlaySettings = {
   maxNewTokens: 48,
   evalPrompts: 8,
   loraRank: 8,
-  lr: 1e-4,
+  lr: REAL_LORA.lr,
   entropyCoef: 0,
   difficulty: 1,
   trainSize: 1000,
