@@ -141,7 +141,7 @@ export interface EmbeddedEngineOptions {
   modelId?: string;
   /** Skip the load-time check that the training state fits jax-js's heap (inference-only use). */
   inferenceOnly?: boolean;
-  /** Most sequences per training/scoring pass (default: planned from the heap, memory.ts). Tests use it to force splits. */
+  /** Most sequences per training/scoring pass and per sampling prefill (default: planned from the heap, memory.ts). Tests use it to force splits. */
   maxPassRows?: number;
   /**
    * LoRA: train layer by layer (`loraForwardBackwardLayers`: block inputs kept, each block's
@@ -1068,6 +1068,31 @@ export class EmbeddedEngine implements Engine {
     return results;
   }
 
+  /**
+   * Sampling's prompt step: the `Up` distinct left-padded prompts (ids/positions [Up·P], pad [Up])
+   * through every layer, in row chunks planned against the heap (memory.ts "prefill": one jitted
+   * prefill holds every layer's activations until it returns — 0.22 GiB per 96-token row on
+   * SmolLM2-135M, so 16 chat prompts at once exceeded the 4 GiB Wasm heap).
+   * @returns the logits of each prompt's last position [Up, V] and its KV cache (per layer [Up, P, KV, hd])
+   */
+  private async prefill(prompt: { ids: Int32Array; positions: Int32Array; pad: Int32Array }, Up: number, P: number): Promise<{ logits: np.Array; cache: KvCache }> {
+    const c = Math.min(Up, this.opts.maxPassRows ?? Infinity, maxRows(this.config, "prefill", P, undefined, this.memoryPlan));
+    const parts: { logits: np.Array; cache: KvCache }[] = [];
+    for (let a = 0; a < Up; a += c) {
+      const bias = new Float32Array(c * P * P).fill(NEG);
+      for (let b = 0; b < c; b++) for (let s = 0; s < P; s++) for (let j = prompt.pad[a + b]!; j <= s; j++) bias[(b * P + s) * P + j] = 0;
+      const { cos, sin } = this.rope(prompt.positions.subarray(a * P, (a + c) * P), c, P);
+      const x0 = this.embed(this.weights, prompt.ids.subarray(a * P, (a + c) * P), c, P);
+      const part = this.prefillFn(this.params(this.policy), x0, cos, sin, np.array(bias).reshape([c, 1, P, P])) as { logits: np.Array; cache: KvCache };
+      if (c < Up) await blockUntilReady(part); // queued calls would hold every chunk's activations at once
+      parts.push(part);
+    }
+    if (parts.length === 1) return parts[0]!;
+    const cat = (xs: np.Array[]) => np.concatenate(xs, 0);
+    const layer = (kv: "k" | "v") => parts[0]!.cache[kv].map((_, l) => cat(parts.map((q) => q.cache[kv][l]!)));
+    return { logits: cat(parts.map((q) => q.logits)), cache: { k: layer("k"), v: layer("v") } };
+  }
+
   private async sampleRows(rows: { promptIndex: number; prompt: Int32Array; rng: Rng }[], req: SampleRequest): Promise<SampleResult[]> {
     const cfg = this.config;
     const V = cfg.vocabSize;
@@ -1119,25 +1144,13 @@ export class EmbeddedEngine implements Engine {
     // Step 0 (prefill) runs the P prompt positions of the Up distinct prompts into the prompt cache;
     // step s ≥ 1 decodes one position of every row into generated slot s − 1, attending over the
     // P prompt slots and the Tg generated slots (key slot P + s − 1 in the mask).
-    let S = P;
-    let stepIds = prompt.ids;
-    let stepPos = prompt.positions;
+    let stepIds = new Int32Array(Bp);
+    let stepPos = new Int32Array(Bp);
     // (No call after the last token: its logits would go unused.)
     for (let step = 0; step < req.maxNewTokens; step++) {
-      const first = step === 0;
-      const base = first ? 0 : P + step - 1; // slot of the first query in this step
-      const Tk = first ? P : P + Tg;
-      const n = first ? Up : Bp;
-      const rowPad = first ? prompt.pad : pad;
-      const bias = new Float32Array(n * S * Tk).fill(NEG);
-      for (let b = 0; b < n; b++)
-        for (let s = 0; s < S; s++) for (let j = rowPad[b]!; j <= base + s; j++) bias[(b * S + s) * Tk + j] = 0;
-      const { cos, sin } = this.rope(stepPos, n, S);
-      const x0 = this.embed(this.weights, stepIds, n, S);
-      const biasArr = np.array(bias).reshape([n, 1, S, Tk]);
       let res: { logits: np.Array; cache: KvCache };
-      if (first || !promptCache || !cache) {
-        res = this.prefillFn(this.params(this.policy), x0, cos, sin, biasArr) as { logits: np.Array; cache: KvCache };
+      if (step === 0 || !promptCache || !cache) {
+        res = await this.prefill(prompt, Up, P);
         promptCache = res.cache;
         if (Up !== Bp || uniq.length !== R) {
           // Every row takes its prompt's cache rows.
@@ -1149,6 +1162,14 @@ export class EmbeddedEngine implements Engine {
         const zeros = () => np.zeros([Bp, Tg, cfg.numKvHeads, cfg.headDim]);
         res.cache = { k: promptCache.k.map(zeros), v: promptCache.v.map(zeros) };
       } else {
+        // One position of every row: query slot P + step − 1 attends over its prompt and the generated slots so far.
+        const base = P + step - 1;
+        const Tk = P + Tg;
+        const bias = new Float32Array(Bp * Tk).fill(NEG);
+        for (let b = 0; b < Bp; b++) for (let j = pad[b]!; j <= base; j++) bias[b * Tk + j] = 0;
+        const { cos, sin } = this.rope(stepPos, Bp, 1);
+        const x0 = this.embed(this.weights, stepIds, Bp, 1);
+        const biasArr = np.array(bias).reshape([Bp, 1, 1, Tk]);
         const write = new Float32Array(Tg);
         write[step - 1] = 1;
         res = this.decodeFn(this.params(this.policy), x0, cos, sin, biasArr, tree.ref(promptCache), cache, np.array(write).reshape([1, Tg, 1, 1])) as {
@@ -1176,7 +1197,6 @@ export class EmbeddedEngine implements Engine {
         nextPos[b] = P + step - pad[b]!;
       }
       if (alive === 0) break;
-      S = 1;
       stepIds = nextIds;
       stepPos = nextPos;
     }
