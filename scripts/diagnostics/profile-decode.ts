@@ -1,7 +1,7 @@
 /**
  * Diagnostic: where the time of embedded-engine sampling on a real checkpoint goes.
  *
- *   RLVR_THREADS=1 npx tsx scripts/diagnostics/profile-decode.ts [dir] [--reps 2] [--top 20] [--dump 0] [--against path/to/engine.ts]
+ *   RLVR_THREADS=1 npx tsx scripts/diagnostics/profile-decode.ts [dir] [--reps 2] [--top 20] [--dump 0] [--against path/to/engine.ts] [--inline]
  *
  * Opens `dir` (default ~/.cache/rlvr/models/smollm2-135m-instruct) inference-only, samples
  * 4 prompts × 4 samples × 32 new tokens (T = 1) `--reps` times after a warm-up, and prints tokens/s,
@@ -10,6 +10,8 @@
  * `--against` loads a second EmbeddedEngine module (e.g. the engine of an earlier commit, extracted
  * with `git archive <commit> src | tar -x -C .old`) and alternates the two in this process, rep by
  * rep, so both see the same load: the A/B of a decode change (tokens and log-probs compared too).
+ * `--inline` wraps each sample call in `withInlineKernels` (jax-js patch: kernels on the calling
+ * thread); RLVR_JAX_PATCH=off runs the plain jax-js 0.1.25 paths (docs/jax-js-patch.md).
  */
 import { parseArgs } from "node:util";
 import { join, resolve } from "node:path";
@@ -18,9 +20,9 @@ import { readdirSync } from "node:fs";
 import { createRequire } from "node:module";
 import { pathToFileURL } from "node:url";
 import { EmbeddedEngine } from "../../src/engines/embedded/engine.ts";
-import { jaxThreads } from "../../src/engines/embedded/runtime.ts";
+import { jaxThreads, wasmDispatch, withInlineKernels } from "../../src/engines/embedded/runtime.ts";
 
-const { values, positionals } = parseArgs({ allowPositionals: true, options: { reps: { type: "string", default: "2" }, top: { type: "string", default: "20" }, dump: { type: "string", default: "0" }, against: { type: "string" } } });
+const { values, positionals } = parseArgs({ allowPositionals: true, options: { reps: { type: "string", default: "2" }, top: { type: "string", default: "20" }, dump: { type: "string", default: "0" }, against: { type: "string" }, inline: { type: "boolean", default: false } } });
 const dir = positionals[0] ?? join(homedir(), ".cache/rlvr/models/smollm2-135m-instruct");
 const engine = await EmbeddedEngine.fromPretrained(dir, { inferenceOnly: true });
 const Other = values.against ? ((await import(pathToFileURL(resolve(values.against)).href)) as { EmbeddedEngine: typeof EmbeddedEngine }).EmbeddedEngine : null;
@@ -57,6 +59,7 @@ if (jaxThreads().threads === 1) {
   };
 }
 const reps = Number(values.reps);
+console.log(`threads ${jaxThreads().threads}, jax-js patch ${JSON.stringify(wasmDispatch())}${values.inline ? ", sampling inline" : ""}`);
 const variants = other ? ([["this", engine], ["against", other]] as const) : ([["this", engine]] as const);
 const best = new Map<string, number>();
 let first: Map<string, { tokens: number[][]; logprobs: Float32Array[] }> = new Map();
@@ -64,7 +67,7 @@ for (let rep = 0; rep <= reps; rep++) {
   for (const [name, e] of variants) {
     recording = rep === reps && name === "this";
     const t = performance.now();
-    const out = await e.sample(req);
+    const out = values.inline ? await withInlineKernels(() => e.sample(req)) : await e.sample(req);
     const s = (performance.now() - t) / 1000;
     const toks = out.reduce((a, r) => a + r.tokens.length, 0);
     if (rep > 0) best.set(name, Math.max(best.get(name) ?? 0, toks / s));
