@@ -60,7 +60,7 @@ import {
 import { passLength, planSharedPrefix, pow2, prefixShift, prefixUnshift, roundUp, type PrefixPlan } from "./prefix.ts";
 import { adamwUpdate, sumOfSquares, type Tensors } from "./optimizer.ts";
 import { sampleToken } from "./sampling.ts";
-import { ensureJax, jaxDevice } from "./runtime.ts";
+import { ensureJax, jaxDevice, withInlineKernels } from "./runtime.ts";
 import { assertFits, maxRows, passBudget, passBytes, HEAD_CHUNK, type MemoryPlan } from "./memory.ts";
 import { adapterParamCount, adapterSpecs, adaptersToDisk, attachAdapters, initAdapters, mergeAdapters, readAdapters, storeWeight, writeAdapters } from "./adapters.ts";
 import { adapterTensorName, checkLoraTargets, checkSameAdapter, LLAMA_LINEAR_MODULES, LORA_HEAD_MODULE, readAdapterInfo, type LoraConfig } from "../lora.ts";
@@ -1113,6 +1113,7 @@ export class EmbeddedEngine implements Engine {
       const x0 = this.embed(this.weights, stepIds, n, S);
       const biasArr = np.array(bias).reshape([n, 1, S, Tk]);
       let res: { logits: np.Array; cache: KvCache };
+      let logits: Float32Array;
       if (first || !promptCache || !cache) {
         res = this.prefillFn(this.params(this.policy), x0, cos, sin, biasArr) as { logits: np.Array; cache: KvCache };
         promptCache = res.cache;
@@ -1125,16 +1126,19 @@ export class EmbeddedEngine implements Engine {
         }
         const zeros = () => np.zeros([Bp, Tg, cfg.numKvHeads, cfg.headDim]);
         res.cache = { k: promptCache.k.map(zeros), v: promptCache.v.map(zeros) };
+        logits = (await res.logits.data()) as Float32Array;
       } else {
         const write = new Float32Array(Tg);
         write[step - 1] = 1;
-        res = this.decodeFn(this.params(this.policy), x0, cos, sin, biasArr, tree.ref(promptCache), cache, np.array(write).reshape([1, Tg, 1, 1])) as {
-          logits: np.Array;
-          cache: KvCache;
-        };
+        const [pc, c] = [promptCache, cache];
+        // A decode step's kernels are small (one row per sequence): they run on this thread, not
+        // through jax-js's worker pool (docs/jax-js-patch.md; same results, faster: docs/benchmarks.md).
+        [res, logits] = await withInlineKernels(async () => {
+          const r = this.decodeFn(this.params(this.policy), x0, cos, sin, biasArr, tree.ref(pc), c, np.array(write).reshape([1, Tg, 1, 1])) as { logits: np.Array; cache: KvCache };
+          return [r, (await r.logits.data()) as Float32Array] as const;
+        });
       }
       cache = res.cache;
-      const logits = (await res.logits.data()) as Float32Array;
       const nextIds = new Int32Array(Bp);
       const nextPos = new Int32Array(Bp);
       let alive = 0;

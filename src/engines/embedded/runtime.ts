@@ -95,10 +95,24 @@ export function jaxPatchRequested(env: string | undefined): boolean {
 
 let patchEnabled = false;
 
+/** Rows up to which the patch's one-row-tile, column-split matmuls apply (its default). */
+const SMALL_ROW_TILE = 32;
+
 /** Applies RLVR_JAX_PATCH once, before the first kernel is compiled. */
 function applyJaxPatchSwitch(): void {
-  patchEnabled = setWasmDispatch !== undefined && jaxPatchRequested(process.env.RLVR_JAX_PATCH);
-  if (setWasmDispatch && !patchEnabled) setWasmDispatch({ inline: false, smallRowTile: 0 });
+  useJaxPatch(jaxPatchRequested(globalThis.process?.env?.RLVR_JAX_PATCH));
+}
+
+/**
+ * Turns the patch's paths on or off at run time (RLVR_JAX_PATCH sets the start), for A/B runs in
+ * one process; the tiling applies to kernels prepared afterwards. A no-op without the patch.
+ */
+export function useJaxPatch(on: boolean): WasmDispatch {
+  if (setWasmDispatch) {
+    patchEnabled = on;
+    setWasmDispatch(on ? { smallRowTile: SMALL_ROW_TILE } : { inline: false, smallRowTile: 0 });
+  }
+  return wasmDispatch();
 }
 
 /** The patch's state in this process (`patched: false` on a jax-js without it: nothing changes then). */
