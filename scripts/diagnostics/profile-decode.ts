@@ -1,7 +1,7 @@
 /**
  * Diagnostic: where the time of embedded-engine sampling on a real checkpoint goes.
  *
- *   RLVR_THREADS=1 npx tsx scripts/diagnostics/profile-decode.ts [dir] [--reps 2] [--top 20] [--dump 0] [--against path/to/engine.ts]
+ *   RLVR_THREADS=1 npx tsx scripts/diagnostics/profile-decode.ts [dir] [--reps 2] [--top 20] [--dump 0] [--against path/to/engine.ts] [--inline] [--ab]
  *
  * Opens `dir` (default ~/.cache/rlvr/models/smollm2-135m-instruct) inference-only, samples
  * 4 prompts × 4 samples × 32 new tokens (T = 1) `--reps` times after a warm-up, and prints tokens/s,
@@ -10,6 +10,11 @@
  * `--against` loads a second EmbeddedEngine module (e.g. the engine of an earlier commit, extracted
  * with `git archive <commit> src | tar -x -C .old`) and alternates the two in this process, rep by
  * rep, so both see the same load: the A/B of a decode change (tokens and log-probs compared too).
+ * `--inline` wraps each sample call in `withInlineKernels` (jax-js patch: kernels on the calling
+ * thread); RLVR_JAX_PATCH=off runs the plain jax-js 0.1.25 paths (docs/jax-js-patch.md).
+ * `--ab` alternates, rep by rep in this process, the engine with the patch's paths ("this") and
+ * with the plain jax-js 0.1.25 paths ("plain", runtime.ts `useJaxPatch(false)`): the honest A/B
+ * of the patch on a loaded machine (each variant compiles its own kernels in its warm-up).
  */
 import { parseArgs } from "node:util";
 import { join, resolve } from "node:path";
@@ -18,9 +23,9 @@ import { readdirSync } from "node:fs";
 import { createRequire } from "node:module";
 import { pathToFileURL } from "node:url";
 import { EmbeddedEngine } from "../../src/engines/embedded/engine.ts";
-import { jaxThreads } from "../../src/engines/embedded/runtime.ts";
+import { jaxThreads, useJaxPatch, wasmDispatch, withInlineKernels } from "../../src/engines/embedded/runtime.ts";
 
-const { values, positionals } = parseArgs({ allowPositionals: true, options: { reps: { type: "string", default: "2" }, top: { type: "string", default: "20" }, dump: { type: "string", default: "0" }, against: { type: "string" } } });
+const { values, positionals } = parseArgs({ allowPositionals: true, options: { reps: { type: "string", default: "2" }, top: { type: "string", default: "20" }, dump: { type: "string", default: "0" }, against: { type: "string" }, inline: { type: "boolean", default: false }, ab: { type: "boolean", default: false } } });
 const dir = positionals[0] ?? join(homedir(), ".cache/rlvr/models/smollm2-135m-instruct");
 const engine = await EmbeddedEngine.fromPretrained(dir, { inferenceOnly: true });
 const Other = values.against ? ((await import(pathToFileURL(resolve(values.against)).href)) as { EmbeddedEngine: typeof EmbeddedEngine }).EmbeddedEngine : null;
@@ -57,14 +62,16 @@ if (jaxThreads().threads === 1) {
   };
 }
 const reps = Number(values.reps);
-const variants = other ? ([["this", engine], ["against", other]] as const) : ([["this", engine]] as const);
+console.log(`threads ${jaxThreads().threads}, jax-js patch ${JSON.stringify(wasmDispatch())}${values.inline ? ", sampling inline" : ""}`);
+const variants: [string, EmbeddedEngine, boolean?][] = other ? [["this", engine], ["against", other]] : values.ab ? [["this", engine, true], ["plain", engine, false]] : [["this", engine]];
 const best = new Map<string, number>();
 let first: Map<string, { tokens: number[][]; logprobs: Float32Array[] }> = new Map();
 for (let rep = 0; rep <= reps; rep++) {
-  for (const [name, e] of variants) {
+  for (const [name, e, patch] of variants) {
+    if (patch !== undefined) useJaxPatch(patch);
     recording = rep === reps && name === "this";
     const t = performance.now();
-    const out = await e.sample(req);
+    const out = values.inline ? await withInlineKernels(() => e.sample(req)) : await e.sample(req);
     const s = (performance.now() - t) / 1000;
     const toks = out.reduce((a, r) => a + r.tokens.length, 0);
     if (rep > 0) best.set(name, Math.max(best.get(name) ?? 0, toks / s));
@@ -72,14 +79,14 @@ for (let rep = 0; rep <= reps; rep++) {
     console.log(`${name} ${rep === 0 ? "warm-up" : `rep ${rep}`}: ${s.toFixed(2)} s, ${(toks / s).toFixed(1)} tokens/s, load ${loadavg()[0]!.toFixed(1)}`);
   }
 }
-console.log(`best tokens/s: ${[...best].map(([k, v]) => `${k} ${v.toFixed(1)}`).join(", ")}${other ? `; ratio this/against ${(best.get("this")! / best.get("against")!).toFixed(2)}` : ""}`);
-if (other) {
+console.log(`best tokens/s: ${[...best].map(([k, v]) => `${k} ${v.toFixed(1)}`).join(", ")}${variants.slice(1).map(([k]) => `; ratio this/${k} ${(best.get("this")! / best.get(k)!).toFixed(2)}`).join("")}`);
+for (const [k] of variants.slice(1)) {
   const a = first.get("this")!;
-  const b = first.get("against")!;
+  const b = first.get(k)!;
   const same = a.tokens.every((t, i) => t.join() === b.tokens[i]!.join());
   let worst = 0;
   a.logprobs.forEach((lp, i) => lp.forEach((x, j) => (worst = Math.max(worst, Math.abs(x - (b.logprobs[i]![j] ?? NaN))))));
-  console.log(`same tokens: ${same}; max |Δ log-prob| ${worst.toExponential(2)}`);
+  console.log(`${k}: same tokens: ${same}; max |Δ log-prob| ${worst.toExponential(2)}`);
 }
 const rows = [...agg.values()].sort((a, b) => b.ms - a.ms);
 if (rows.length) {

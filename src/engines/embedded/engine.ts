@@ -60,7 +60,7 @@ import {
 import { passLength, planSharedPrefix, pow2, prefixShift, prefixUnshift, roundUp, type PrefixPlan } from "./prefix.ts";
 import { adamwUpdate, sumOfSquares, type Tensors } from "./optimizer.ts";
 import { sampleToken } from "./sampling.ts";
-import { ensureJax, jaxDevice } from "./runtime.ts";
+import { ensureJax, jaxDevice, withInlineKernels } from "./runtime.ts";
 import { assertFits, maxRows, passBudget, passBytes, HEAD_CHUNK, type MemoryPlan } from "./memory.ts";
 import { adapterParamCount, adapterSpecs, adaptersToDisk, attachAdapters, initAdapters, mergeAdapters, readAdapters, storeWeight, writeAdapters } from "./adapters.ts";
 import { adapterTensorName, checkLoraTargets, checkSameAdapter, LLAMA_LINEAR_MODULES, LORA_HEAD_MODULE, readAdapterInfo, type LoraConfig } from "../lora.ts";
@@ -1149,6 +1149,7 @@ export class EmbeddedEngine implements Engine {
     // (No call after the last token: its logits would go unused.)
     for (let step = 0; step < req.maxNewTokens; step++) {
       let res: { logits: np.Array; cache: KvCache };
+      let logits: Float32Array;
       if (step === 0 || !promptCache || !cache) {
         res = await this.prefill(prompt, Up, P);
         promptCache = res.cache;
@@ -1161,6 +1162,7 @@ export class EmbeddedEngine implements Engine {
         }
         const zeros = () => np.zeros([Bp, Tg, cfg.numKvHeads, cfg.headDim]);
         res.cache = { k: promptCache.k.map(zeros), v: promptCache.v.map(zeros) };
+        logits = (await res.logits.data()) as Float32Array;
       } else {
         // One position of every row: query slot P + step − 1 attends over its prompt and the generated slots so far.
         const base = P + step - 1;
@@ -1172,13 +1174,15 @@ export class EmbeddedEngine implements Engine {
         const biasArr = np.array(bias).reshape([Bp, 1, 1, Tk]);
         const write = new Float32Array(Tg);
         write[step - 1] = 1;
-        res = this.decodeFn(this.params(this.policy), x0, cos, sin, biasArr, tree.ref(promptCache), cache, np.array(write).reshape([1, Tg, 1, 1])) as {
-          logits: np.Array;
-          cache: KvCache;
-        };
+        const [pc, c] = [promptCache, cache];
+        // A decode step's kernels are small (one row per sequence): they run on this thread, not
+        // through jax-js's worker pool (docs/jax-js-patch.md; same results, faster: docs/benchmarks.md).
+        [res, logits] = await withInlineKernels(async () => {
+          const r = this.decodeFn(this.params(this.policy), x0, cos, sin, biasArr, tree.ref(pc), c, np.array(write).reshape([1, Tg, 1, 1])) as { logits: np.Array; cache: KvCache };
+          return [r, (await r.logits.data()) as Float32Array] as const;
+        });
       }
       cache = res.cache;
-      const logits = (await res.logits.data()) as Float32Array;
       const nextIds = new Int32Array(Bp);
       const nextPos = new Int32Array(Bp);
       let alive = 0;

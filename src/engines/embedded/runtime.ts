@@ -10,6 +10,7 @@
  */
 import "./node-workers.ts"; // must precede @jax-js/jax: enables its worker threads on Node
 import { settleJaxThreads, jaxThreads } from "./node-workers.ts";
+import * as jax from "@jax-js/jax";
 import { init, defaultDevice } from "@jax-js/jax";
 
 /** The jax-js backends the embedded engine runs on: "webgpu" only in browsers that offer it. */
@@ -37,6 +38,7 @@ export function ensureJax(): Promise<void> {
   if (!ready) {
     ready = (async () => {
       settleJaxThreads();
+      applyJaxPatchSwitch();
       const devices = await init(backend);
       if (!devices.includes(backend)) throw new Error(`jax-js: the ${backend} backend failed to initialise${backend === "webgpu" ? " (this browser offers no WebGPU adapter; use wasm)" : ""}`);
       defaultDevice(backend);
@@ -64,3 +66,75 @@ function wasmThreads(): number {
 }
 
 export { jaxThreads };
+
+/**
+ * The settings of rlvr's jax-js patch (patches/@jax-js+jax+0.1.25.patch, docs/jax-js-patch.md),
+ * which adds `setWasmDispatch` to jax-js: `inline` runs kernels on the calling thread instead of
+ * the worker pool; `smallRowTile` (rows) gives matmuls with at most that many output rows one row
+ * tile split by columns across workers, so each weight is streamed once per call.
+ */
+export interface WasmDispatch {
+  /** Whether the installed jax-js carries the patch (`npm install` applies it; a package consumer's copy may not). */
+  patched: boolean;
+  /** Whether the patch's paths are on: patched and not switched off by `RLVR_JAX_PATCH=off`. */
+  enabled: boolean;
+  inline: boolean;
+  smallRowTile: number;
+}
+
+type SetWasmDispatch = (s?: { inline?: boolean; smallRowTile?: number }) => { inline: boolean; smallRowTile: number };
+/** The patch's setter, or undefined on an unpatched jax-js (read through the namespace: the export may be absent). */
+const setWasmDispatch = (jax as unknown as { setWasmDispatch?: SetWasmDispatch }).setWasmDispatch;
+
+/** Parses RLVR_JAX_PATCH: unset, "" or "on" = use the patch's paths; "off" = the plain 0.1.25 paths (for A/B runs). */
+export function jaxPatchRequested(env: string | undefined): boolean {
+  if (env === undefined || env.trim() === "" || env === "on") return true;
+  if (env === "off") return false;
+  throw new Error(`RLVR_JAX_PATCH must be "on" or "off", got ${JSON.stringify(env)}`);
+}
+
+let patchEnabled = false;
+
+/** Rows up to which the patch's one-row-tile, column-split matmuls apply (its default). */
+const SMALL_ROW_TILE = 32;
+
+/** Applies RLVR_JAX_PATCH once, before the first kernel is compiled. */
+function applyJaxPatchSwitch(): void {
+  useJaxPatch(jaxPatchRequested(globalThis.process?.env?.RLVR_JAX_PATCH));
+}
+
+/**
+ * Turns the patch's paths on or off at run time (RLVR_JAX_PATCH sets the start), for A/B runs in
+ * one process; the tiling applies to kernels prepared afterwards. A no-op without the patch.
+ */
+export function useJaxPatch(on: boolean): WasmDispatch {
+  if (setWasmDispatch) {
+    patchEnabled = on;
+    setWasmDispatch(on ? { smallRowTile: SMALL_ROW_TILE } : { inline: false, smallRowTile: 0 });
+  }
+  return wasmDispatch();
+}
+
+/** The patch's state in this process (`patched: false` on a jax-js without it: nothing changes then). */
+export function wasmDispatch(): WasmDispatch {
+  const s = setWasmDispatch?.() ?? { inline: false, smallRowTile: 0 };
+  return { patched: setWasmDispatch !== undefined, enabled: patchEnabled, ...s };
+}
+
+let inlineDepth = 0;
+
+/**
+ * Runs `fn` with jax-js's kernels on the calling thread (no worker round trip per kernel), then
+ * restores the worker pool; nests. A no-op without the patch, with RLVR_JAX_PATCH=off, on
+ * WebGPU or with one thread. Kernels of other work that overlaps `fn` run inline too (correct,
+ * only slower). Numerics: the same kernels, so results are bit-identical either way.
+ */
+export async function withInlineKernels<T>(fn: () => Promise<T>): Promise<T> {
+  if (!patchEnabled || !setWasmDispatch || backend !== "wasm" || jaxThreads().threads <= 1) return fn();
+  if (inlineDepth++ === 0) setWasmDispatch({ inline: true });
+  try {
+    return await fn();
+  } finally {
+    if (--inlineDepth === 0) setWasmDispatch({ inline: false });
+  }
+}
