@@ -7,7 +7,8 @@
  * traces its jitted functions with `globalThis.__rlvrVariant = ""`, engine B with `--b`; then
  * alternates forwardBackward (SFT loss) on the same batch, best of `--reps` each, and prints the
  * kernel launches of one call, and the max |Δ| of the log-probs and of every gradient between the
- * two. The committed engine reads no variant: an experiment wires one in temporarily (e.g.
+ * two. The variant is set again before every call, so code may read it at trace or at call time.
+ * The committed engine reads no variant: an experiment wires one in temporarily (e.g.
  * `if (variant("swiglu")) …` in model.ts, read at trace time), measures, and is kept or removed
  * (docs/benchmarks.md, "What changed in the embedded engine"). `--shape sft`: 256 distinct
  * quickstart sequences (bench compare's train column); `rl`: 128 prompts × 4 responses (groups).
@@ -97,6 +98,7 @@ const best = new Map<string, number>();
 const loads: number[] = [];
 for (let r = 0; r < Number(values.reps); r++)
   for (const [name, e] of r % 2 ? [...engines].reverse() : engines) {
+    g.__rlvrVariant = name === "A" ? "" : name; // read at call time too (engine.ts experiments)
     e.zeroGrad();
     const t = performance.now();
     launches = 0;

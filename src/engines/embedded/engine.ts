@@ -689,8 +689,8 @@ export class EmbeddedEngine implements Engine {
     // (13.6M, 64 × 12) once attention was token-major (model.ts); before that, the vjp path
     // measured 1.31× the two-call time at 3.4M and was kept to models up to 1M parameters.
     if (chunks.length === 1) return this.forwardBackwardOnce(batch, loss, opts);
-    // Several chunks: the last one's forward keeps its residuals (0.90× at 512 × 4, 256 × 11
-    // tokens in two chunks, 2 threads, interleaved best of 3; docs/benchmarks.md).
+    // Several chunks: the last one's forward keeps its residuals (0.92× at 512 × 4, 256 × 11
+    // tokens in two chunks, 2 threads, interleaved best of 4; docs/benchmarks.md).
     return this.forwardBackwardChunks(batch, loss, opts, chunks);
   }
 
