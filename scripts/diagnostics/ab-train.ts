@@ -1,7 +1,7 @@
 /**
  * Diagnostic: A/B of the embedded engine's training step, two variants in one process.
  *
- *   RLVR_THREADS=2 npx tsx scripts/diagnostics/ab-train.ts [--hidden 512] [--layers 4] [--reps 3] [--shape sft|rl] [--b VARIANT]
+ *   RLVR_THREADS=2 npx tsx scripts/diagnostics/ab-train.ts [--hidden 512] [--layers 4] [--reps 3] [--shape sft|rl] [--b VARIANT] [--b-rows N]
  *
  * Builds two engines with the same weights (quickstart model config at hidden × layers); engine A
  * traces its jitted functions with `globalThis.__rlvrVariant = ""`, engine B with `--b`; then
@@ -12,7 +12,10 @@
  * `if (variant("swiglu")) …` in model.ts, read at trace time), measures, and is kept or removed
  * (docs/benchmarks.md, "What changed in the embedded engine"). `--shape sft`: 256 distinct
  * quickstart sequences (bench compare's train column); `rl`: 128 prompts × 4 responses (groups).
+ * `--b-rows N`: engine B runs passes of N rows instead of memory.ts's plan (e.g. one pass where
+ * the planner splits the batch); the last line is the Wasm heap's size (both engines).
  */
+import { wasmHeapBytes } from "../../test/engines/helpers/wasm-memory.ts"; // first: records jax-js's Wasm heap
 import { parseArgs } from "node:util";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -33,6 +36,7 @@ const { values } = parseArgs({
     reps: { type: "string", default: "3" },
     shape: { type: "string", default: "sft" },
     b: { type: "string", default: "" },
+    "b-rows": { type: "string", default: "" },
   },
 });
 const g = globalThis as { __rlvrVariant?: string };
@@ -76,6 +80,8 @@ const engines: [string, EmbeddedEngine][] = [];
 for (const v of ["", values.b]) {
   g.__rlvrVariant = v;
   const e = await EmbeddedEngine.create(mc, { seed: 1 });
+  // --b-rows N: engine B plans passes of N rows instead of memory.ts's (e.g. one pass where it splits).
+  if (v && values["b-rows"]) (e as unknown as { passRows: () => number }).passRows = () => Number(values["b-rows"]);
   await e.forwardBackward(batch, loss); // warm-up: traces under this variant
   engines.push([v || "A", e]);
 }
@@ -111,5 +117,6 @@ for (let r = 0; r < Number(values.reps); r++)
   }
 const [a, b] = engines.map(([n]) => best.get(n)!);
 console.log(`${values.shape} ${hidden}x${values.layers} B=${batch.batchSize} T=${batch.seqLen}: A ${a!.toFixed(3)} s, ${values.b} ${b!.toFixed(3)} s (${(b! / a!).toFixed(2)}×), load ${Math.min(...loads).toFixed(1)}–${Math.max(...loads).toFixed(1)}`);
+console.log(`Wasm heap ${(wasmHeapBytes() / 2 ** 30).toFixed(2)} GiB`);
 for (const [, e] of engines) await e.close();
 rmSync(dir, { recursive: true, force: true });
