@@ -191,6 +191,29 @@ for (const [name, cfg] of [["llama", tinyLlama()], ["qwen2 (tied, biases)", tiny
   });
 }
 
+test("a non-finite loss on a batch split into chunks accumulates nothing, and the next step is unaffected", async () => {
+  const cfg = tinyLlama();
+  const weights = randomHfWeights(hfParamNames(cfg), new Rng(5), 0.25);
+  const make = async () => {
+    const e = await EmbeddedEngine.create(cfg, { seed: 1, maxPassRows: 2 });
+    for (const [n, d] of weights) e.setWeight(n, Float32Array.from(d));
+    return e;
+  };
+  const batch = randomBatch(new Rng(6), cfg.vocabSize, [9, 5, 12, 3, 8], { promptLen: 2 }); // chunks 2, 2, 1: the last keeps its forward
+  const finite: TokenLossFn = (_s, b) => ({ loss: 1, dLogprobs: Float32Array.from(b.lossMask, (m) => 0.1 * m), metrics: {} });
+  const nan: TokenLossFn = (s, b) => ({ ...finite(s, b), loss: NaN });
+  const after = await make();
+  const r = await after.forwardBackward(batch, nan);
+  assert.ok(Number.isNaN(r.loss));
+  for (const n of after.weightNames()) assert.equal(await after.getGrad(n), null, `${n}: no gradient after a NaN loss`);
+  await after.forwardBackward(batch, finite);
+  const fresh = await make();
+  await fresh.forwardBackward(batch, finite);
+  for (const n of fresh.weightNames()) assert.deepEqual(await after.getGrad(n), await fresh.getGrad(n), n);
+  await after.close();
+  await fresh.close();
+});
+
 test("a batch split into many chunks does not hold every chunk's gradients at once", async () => {
   const cfg = tinyLlama({ vocabSize: 16, hiddenSize: 256, intermediateSize: 768, numLayers: 2, numHeads: 4, numKvHeads: 4, headDim: 64 });
   const P = countParams(cfg) * 4; // bytes of one parameter-sized set of arrays (7 MB)

@@ -689,19 +689,9 @@ export class EmbeddedEngine implements Engine {
     // (13.6M, 64 × 12) once attention was token-major (model.ts); before that, the vjp path
     // measured 1.31× the two-call time at 3.4M and was kept to models up to 1M parameters.
     if (chunks.length === 1) return this.forwardBackwardOnce(batch, loss, opts);
-    // Several chunks: score each chunk (no residuals kept), call the loss on the
-    // whole batch, then back-propagate each chunk's cotangents with a jitted forward+backward.
-    const { logprobs, entropy } = await this.forwardChunks(this.policy, batch, chunks);
-    const out = loss(opts.entropy ? { logprobs, entropy } : { logprobs }, batch);
-    if (!Number.isFinite(out.loss)) return { loss: out.loss, metrics: out.metrics, tokens: countTokens(batch) };
-    for (const [a, b] of chunks) {
-      const sub = sliceRows(batch, a, b);
-      const pass = this.passInputs(this.weights, sub);
-      const cots = EmbeddedEngine.cotangents(pass, out.dLogprobs.subarray(a * T, b * T), out.dEntropy?.subarray(a * T, b * T));
-      const [gParams, gXs] = this.passFns[pass.kind].grad(paramsFromWeights(this.config, this.weights), pass.xs, this.withTargets(pass), cots);
-      await this.accumulate(gParams, gXs, pass.ids);
-    }
-    return { loss: out.loss, metrics: out.metrics, tokens: countTokens(batch) };
+    // Several chunks: the last one's forward keeps its residuals (0.92× at 512 × 4, 256 × 11
+    // tokens in two chunks, 2 threads, interleaved best of 4; docs/benchmarks.md).
+    return this.forwardBackwardChunks(batch, loss, opts, chunks);
   }
 
   /**
@@ -711,6 +701,23 @@ export class EmbeddedEngine implements Engine {
   private async forwardBackwardOnce(batch: TokenBatch, loss: TokenLossFn, opts: { entropy?: boolean }): Promise<LossReport> {
     const pass = this.passInputs(this.weights, batch);
     if (this.adapters) return this.loraForwardBackwardOnce(pass, batch, loss, opts);
+    const { outs, pullback } = await this.forwardVjp(pass);
+    const [logprobs, entropy] = outs;
+    const out = loss(opts.entropy ? { logprobs: logprobs!, entropy: entropy! } : { logprobs: logprobs! }, batch);
+    if (Number.isFinite(out.loss)) {
+      const [gParams, gXs] = pullback(EmbeddedEngine.cotangents(pass, out.dLogprobs, out.dEntropy));
+      await this.accumulate(gParams, gXs, pass.ids);
+    }
+    pullback.dispose();
+    return { loss: out.loss, metrics: out.metrics, tokens: countTokens(batch) };
+  }
+
+  /**
+   * One pass's forward under `vjp` (the jitted scoring function; jax-js jits the forward with its
+   * residuals and the pullback): log-probs and entropies [rows·T] in the contract layout, and the
+   * pullback, which holds the residuals until disposed. Consumes `pass.xs`.
+   */
+  private async forwardVjp(pass: Pass): Promise<{ outs: Float32Array[]; pullback: OwnedFunction<(c: np.Array[]) => [Params, np.Array[]]> }> {
     const fixed = this.withTargets(pass);
     const scoreFn = this.passFns[pass.kind].score;
     const [outs, pullback] = vjp((p: Params, xs: np.Array[]) => scoreFn(p, xs, tree.ref(fixed)), [paramsFromWeights(this.config, this.weights), pass.xs]) as unknown as [
@@ -718,13 +725,39 @@ export class EmbeddedEngine implements Engine {
       OwnedFunction<(c: np.Array[]) => [Params, np.Array[]]>,
     ];
     tree.dispose(fixed);
-    const [logprobs, entropy] = pass.unshift((await Promise.all(outs.map((o) => o.data()))) as Float32Array[]);
-    const out = loss(opts.entropy ? { logprobs: logprobs!, entropy: entropy! } : { logprobs: logprobs! }, batch);
-    if (Number.isFinite(out.loss)) {
-      const [gParams, gXs] = pullback(EmbeddedEngine.cotangents(pass, out.dLogprobs, out.dEntropy));
+    return { outs: pass.unshift((await Promise.all(outs.map((o) => o.data()))) as Float32Array[]), pullback };
+  }
+
+  /**
+   * A batch split into row chunks (full weights): every chunk but the last is scored without
+   * residuals, the last runs under `vjp` and keeps them; the loss is called once on the whole
+   * batch; the last chunk back-propagates through its pullback (no second forward) and frees its
+   * residuals, then each other chunk runs a jitted forward+backward. At most one chunk's residuals
+   * are alive at a time, as with one pass.
+   */
+  private async forwardBackwardChunks(batch: TokenBatch, loss: TokenLossFn, opts: { entropy?: boolean }, chunks: [number, number][]): Promise<LossReport> {
+    const T = batch.seqLen;
+    const [la, lb] = chunks.at(-1)!;
+    const rest = chunks.slice(0, -1);
+    const { logprobs, entropy } = await this.forwardChunks(this.policy, batch, rest);
+    const lastPass = this.passInputs(this.weights, sliceRows(batch, la, lb));
+    const kept = await this.forwardVjp(lastPass);
+    logprobs.set(kept.outs[0]!, la * T);
+    entropy.set(kept.outs[1]!, la * T);
+    const out = loss(opts.entropy ? { logprobs, entropy } : { logprobs }, batch);
+    if (!Number.isFinite(out.loss)) {
+      kept.pullback.dispose();
+      return { loss: out.loss, metrics: out.metrics, tokens: countTokens(batch) };
+    }
+    const [gLast, gXsLast] = kept.pullback(EmbeddedEngine.cotangents(lastPass, out.dLogprobs.subarray(la * T, lb * T), out.dEntropy?.subarray(la * T, lb * T)));
+    kept.pullback.dispose();
+    await this.accumulate(gLast, gXsLast, lastPass.ids);
+    for (const [a, b] of rest) {
+      const pass = this.passInputs(this.weights, sliceRows(batch, a, b));
+      const cots = EmbeddedEngine.cotangents(pass, out.dLogprobs.subarray(a * T, b * T), out.dEntropy?.subarray(a * T, b * T));
+      const [gParams, gXs] = this.passFns[pass.kind].grad(paramsFromWeights(this.config, this.weights), pass.xs, this.withTargets(pass), cots);
       await this.accumulate(gParams, gXs, pass.ids);
     }
-    pullback.dispose();
     return { loss: out.loss, metrics: out.metrics, tokens: countTokens(batch) };
   }
 
