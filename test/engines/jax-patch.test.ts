@@ -49,3 +49,11 @@ test("RLVR_JAX_PATCH: unset/on/off, anything else is an error", () => {
   assert.equal(jaxPatchRequested("off"), false);
   assert.throws(() => jaxPatchRequested("no"), /RLVR_JAX_PATCH must be "on" or "off"/);
 });
+
+test("arrays whose size changes every call reuse the freed heap (merge + split before the 4 GiB limit)", () => {
+  const on = runProbe("jax-alloc-probe.ts", { RLVR_THREADS: "1" });
+  assert.equal(on.error, null, `the patched allocator failed: ${String(on.error)}`);
+  assert.equal(on.rounds, 24);
+  assert.equal(on.check, 2 * 25, "the last round's values (24 + 1, twice) read back");
+  assert.ok((on.heapGiB as number) < 4, `heap ${on.heapGiB} GiB`);
+});
