@@ -8,17 +8,8 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { spawnSync } from "node:child_process";
-import { join } from "node:path";
 import { jaxPatchRequested } from "../../src/engines/embedded/runtime.ts";
-
-const helpers = join(import.meta.dirname, "helpers");
-
-function runProbe(script: string, env: Record<string, string>, args: string[] = []): Record<string, unknown> {
-  const r = spawnSync(process.execPath, ["--import", "tsx", join(helpers, script), ...args], { env: { ...process.env, ...env }, encoding: "utf8", maxBuffer: 64 * 2 ** 20 });
-  assert.equal(r.status, 0, `${script} failed:\n${r.stderr}`);
-  return JSON.parse(r.stdout.trim().split("\n").at(-1)!) as Record<string, unknown>;
-}
+import { runProbe } from "./helpers/run-probe.ts";
 
 type MatmulResult = { shape: string; smallRowTile: boolean; inline: boolean; both: boolean; maxErr: number };
 
@@ -48,12 +39,4 @@ test("RLVR_JAX_PATCH: unset/on/off, anything else is an error", () => {
   assert.equal(jaxPatchRequested("on"), true);
   assert.equal(jaxPatchRequested("off"), false);
   assert.throws(() => jaxPatchRequested("no"), /RLVR_JAX_PATCH must be "on" or "off"/);
-});
-
-test("arrays whose size changes every call reuse the freed heap (merge + split before the 4 GiB limit)", () => {
-  const on = runProbe("jax-alloc-probe.ts", { RLVR_THREADS: "1" });
-  assert.equal(on.error, null, `the patched allocator failed: ${String(on.error)}`);
-  assert.equal(on.rounds, 24);
-  assert.equal(on.check, 2 * 25, "the last round's values (24 + 1, twice) read back");
-  assert.ok((on.heapGiB as number) < 4, `heap ${on.heapGiB} GiB`);
 });
