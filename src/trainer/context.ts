@@ -8,7 +8,7 @@ import { openEngine } from "../engines/open.ts";
 import { adviseEngine, probeShapeOf, type ProbeShape } from "../engines/probe.ts";
 import type { Tokenizer } from "../tokenizers/types.ts";
 import { CharTokenizer, HfTokenizer, loadTokenizer, promptEncoder, type PromptFormat } from "../tokenizers/index.ts";
-import type { ModelFiles } from "../engines/embedded/checkpoint.ts";
+import type { ModelFiles } from "../engines/embedded/hf-config.ts";
 import type { Verdict } from "../tasks/types.ts";
 import type { Example } from "../core/example.ts";
 import { getTask, generateExamples, hasTask, loadDataset } from "../tasks/index.ts";

@@ -10,7 +10,7 @@ import "./node-workers.ts"; // must precede @jax-js/jax: enables its worker thre
 import { mkdir, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { numpy as np } from "@jax-js/jax";
-import { hfConfigText, hfParamNames, parseHfConfig, readHfConfig, writeHfConfig, type ModelConfig } from "./hf-config.ts";
+import { hfConfigFromFiles, hfConfigText, hfParamNames, needFile, parseHfConfig, readHfConfig, writeHfConfig, type ModelConfig, type ModelFiles } from "./hf-config.ts";
 import { parseSafetensors, readSafetensors, serializeSafetensors, writeSafetensors, type LoadedTensor, type TensorToWrite } from "./safetensors.ts";
 import { dense, type Params, type LayerParams } from "./model.ts";
 import { storeWeight } from "./adapters.ts";
@@ -135,35 +135,6 @@ export async function loadCheckpoint(dir: string, opts: { bf16?: boolean } = {})
   const config = await readHfConfig(dir);
   const file = join(dir, "model.safetensors");
   return { config, weights: weightsOf(config, await readSafetensors(file), file, !!opts.bf16) };
-}
-
-/**
- * A model directory's files held in memory, file name → bytes (`config.json`,
- * `model.safetensors`, and for a tokenizer `tokenizer.json`, `tokenizer_config.json`,
- * `chat_template.jinja`, …): what a browser tab fetches instead of reading a directory.
- */
-export type ModelFiles = Readonly<Record<string, Uint8Array>>;
-
-/** A file of `files` or an error naming it (`where` names the source). */
-function needFile(files: ModelFiles, name: string, where: string): Uint8Array {
-  const b = files[name];
-  if (!b) throw new Error(`checkpoint error: ${where}/${name} is missing; a checkpoint needs config.json and model.safetensors`);
-  return b;
-}
-
-/**
- * `readHfConfig` from files in memory: `files["config.json"]` (UTF-8 JSON) through `parseHfConfig`.
- * @throws naming `where`/config.json when it is missing, not JSON, or invalid.
- */
-export function hfConfigFromFiles(files: ModelFiles, where = "<memory>"): ModelConfig {
-  const bytes = needFile(files, "config.json", where);
-  let json: unknown;
-  try {
-    json = JSON.parse(new TextDecoder().decode(bytes));
-  } catch (e) {
-    throw new Error(`model config error in ${where}/config.json: not valid JSON (${(e as Error).message})`);
-  }
-  return parseHfConfig(json, `${where}/config.json`);
 }
 
 /**

@@ -67,7 +67,8 @@ import { adapterTensorName, checkLoraTargets, checkSameAdapter, LLAMA_LINEAR_MOD
 import { writeSafetensors } from "./safetensors.ts";
 import { join, resolve } from "node:path";
 import { Rng, hash32 } from "../../util/rng.ts";
-import { checkpointFromFiles, hfConfigFromFiles, initWeights, loadCheckpoint, saveCheckpoint, loadOptimizerState, paramsFromWeights, weightsFromParams, type ModelFiles } from "./checkpoint.ts";
+import { checkpointFromFiles, initWeights, loadCheckpoint, saveCheckpoint, loadOptimizerState, paramsFromWeights, weightsFromParams } from "./checkpoint.ts";
+import { hfConfigFromFiles, type ModelFiles } from "./hf-config.ts";
 
 /** A model to run: the (base) weights, and the LoRA adapters attached to them (null: none). */
 type Source = { weights: Tensors; adapters: Tensors | null };

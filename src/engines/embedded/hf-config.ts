@@ -336,3 +336,32 @@ export async function writeHfConfig(dir: string, cfg: ModelConfig): Promise<void
   await writeFile(tmp, hfConfigText(cfg));
   await rename(tmp, file);
 }
+
+/**
+ * A model directory's files held in memory, file name → bytes (`config.json`,
+ * `model.safetensors`, and for a tokenizer `tokenizer.json`, `tokenizer_config.json`,
+ * `chat_template.jinja`, …): what a browser tab fetches instead of reading a directory.
+ */
+export type ModelFiles = Readonly<Record<string, Uint8Array>>;
+
+/** A file of `files` or an error naming it (`where` names the source). */
+export function needFile(files: ModelFiles, name: string, where: string): Uint8Array {
+  const b = files[name];
+  if (!b) throw new Error(`checkpoint error: ${where}/${name} is missing; a checkpoint needs config.json and model.safetensors`);
+  return b;
+}
+
+/**
+ * `readHfConfig` from files in memory: `files["config.json"]` (UTF-8 JSON) through `parseHfConfig`.
+ * @throws naming `where`/config.json when it is missing, not JSON, or invalid.
+ */
+export function hfConfigFromFiles(files: ModelFiles, where = "<memory>"): ModelConfig {
+  const bytes = needFile(files, "config.json", where);
+  let json: unknown;
+  try {
+    json = JSON.parse(new TextDecoder().decode(bytes));
+  } catch (e) {
+    throw new Error(`model config error in ${where}/config.json: not valid JSON (${(e as Error).message})`);
+  }
+  return parseHfConfig(json, `${where}/config.json`);
+}
