@@ -167,9 +167,11 @@ prompts = [enc(p) for p in ["1+2=", "3+4=", "5+6=", "7+8="]]
 TARGET = enc("a")[0]
 params = types.SamplingParams(max_tokens=3, temperature=1.0)
 rewards = []
-for step in range(10):
+for step in range(12):
     sampling_client = rl.save_weights_and_get_sampling_client().result()
-    futures = [sampling_client.sample(types.ModelInput.from_ints(p), num_samples=8, sampling_params=params) for p in prompts]
+    # Seeded per request: unseeded requests take the server's counter in arrival order, which the
+    # SDK's concurrent futures do not fix, so the run (and whether it learns in 10 steps) varied.
+    futures = [sampling_client.sample(types.ModelInput.from_ints(p), num_samples=16, sampling_params=params.model_copy(update={"seed": 100 * step + i})) for i, p in enumerate(prompts)]
     datums, batch_rewards = [], []
     for prompt, fut in zip(prompts, futures):
         res = fut.result()
