@@ -171,6 +171,7 @@ export function probeCacheKey(model: ModelSpec, o: { tokenizer: { vocabSize: num
     device: model.device ?? "auto",
     dtype: model.dtype ?? "auto",
     threads: `${process.env.RLVR_THREADS ?? ""}/${process.env.OMP_NUM_THREADS ?? ""}`,
+    jaxPatch: process.env.RLVR_JAX_PATCH ?? "", // the embedded engine's jax-js patch on or off (docs/jax-js-patch.md)
     model: modelShape,
     shape: o.shape,
     steps: o.steps,

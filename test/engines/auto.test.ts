@@ -12,7 +12,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { openEngine } from "../../src/engines/open.ts";
 import type { ModelSpec } from "../../src/engines/open-kind.ts";
-import { chooseEngine, engineAdvice, probeCacheFile, probeEngines, probeShapeOf, torchSetUp, AUTO_MIN_RATIO, PROBE_MAX_ROWS, type ProbeMeasurement, type ProbeShape } from "../../src/engines/probe.ts";
+import { chooseEngine, engineAdvice, probeCacheFile, probeCacheKey, probeEngines, probeShapeOf, torchSetUp, AUTO_MIN_RATIO, PROBE_MAX_ROWS, type ProbeMeasurement, type ProbeShape } from "../../src/engines/probe.ts";
 import type { Engine, EngineInfo, SampleRequest, SampleResult, TokenBatch, TokenLossFn } from "../../src/core/engine.ts";
 import { TorchEngine } from "../../src/engines/torch/engine.ts";
 import { DEFAULT_VENV } from "../../src/engines/torch/worker.ts";
@@ -278,4 +278,20 @@ describe("probeEngines", () => {
     const again = await probeEngines(tiny, { tokenizer, shape: { prompts: 4, groupSize: 2, promptTokens: 6, newTokens: 4 } });
     assert.ok(!("unavailable" in again) && again.cached && again.ratio === r.ratio);
   });
+});
+
+test("the probe's cache key changes with RLVR_JAX_PATCH (a result measured with the jax-js patch off is not reused with it on)", () => {
+  const prev = process.env.RLVR_JAX_PATCH;
+  const key = () => probeCacheKey({ init: { hiddenSize: 64, numLayers: 2 } } as unknown as ModelSpec, { tokenizer: { vocabSize: 16 }, python: "py", shape: probeShapeOf(undefined), steps: 3 });
+  try {
+    delete process.env.RLVR_JAX_PATCH;
+    const on = key();
+    process.env.RLVR_JAX_PATCH = "off";
+    assert.notEqual(key(), on);
+    delete process.env.RLVR_JAX_PATCH;
+    assert.equal(key(), on, "the key is otherwise stable");
+  } finally {
+    if (prev === undefined) delete process.env.RLVR_JAX_PATCH;
+    else process.env.RLVR_JAX_PATCH = prev;
+  }
 });
