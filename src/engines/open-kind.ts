@@ -9,8 +9,7 @@ import type { ModelBlock } from "./config.ts";
 import type { Tokenizer } from "../tokenizers/types.ts";
 import type { Engine } from "../core/engine.ts";
 import { EmbeddedEngine } from "./embedded/engine.ts";
-import type { ModelConfig } from "./embedded/hf-config.ts";
-import type { ModelFiles } from "./embedded/hf-config.ts";
+import type { ModelConfig, ModelFiles } from "./embedded/hf-config.ts";
 import { TorchEngine } from "./torch/engine.ts";
 import { parseModelInit, type ModelInit, type ModelInitInput } from "./init.ts";
 

@@ -10,7 +10,7 @@ import "./node-workers.ts"; // must precede @jax-js/jax: enables its worker thre
 import { mkdir, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { numpy as np } from "@jax-js/jax";
-import { hfConfigFromFiles, hfConfigText, hfParamNames, needFile, parseHfConfig, readHfConfig, writeHfConfig, type ModelConfig, type ModelFiles } from "./hf-config.ts";
+import { hfConfigFromFiles, hfConfigText, hfParamNames, needFile, readHfConfig, writeHfConfig, type ModelConfig, type ModelFiles } from "./hf-config.ts";
 import { parseSafetensors, readSafetensors, serializeSafetensors, writeSafetensors, type LoadedTensor, type TensorToWrite } from "./safetensors.ts";
 import { dense, type Params, type LayerParams } from "./model.ts";
 import { storeWeight } from "./adapters.ts";
