@@ -68,6 +68,8 @@ export { HOOK_STAGES, defineMethod, getMethod, listMethods, type Method, type Me
 
 // Engines: the contract and the factory.
 export { openEngine, type OpenEngineOptions } from "./engines/open.ts";
+// The real-model recipe (`rlvr quickstart --model`): GRPO on word problems in the model's chat template, full or LoRA (REAL_LORA).
+export { runRealRecipe, realRecipeConfig, REAL_LORA, REAL_EVAL, type RealRecipeOptions, type RealRecipeResult } from "./recipes/real.ts";
 export type { ModelSpec } from "./engines/open-kind.ts";
 export { serve, trainServed, EpisodeStore, type ServeOptions, type Server, type CaptureTrainOptions, type CaptureStepReport, type Episode, type Turn } from "./serve/index.ts";
 export { serveTinker, type TinkerServer, type TinkerServerOptions } from "./tinker/server.ts";
