@@ -102,7 +102,10 @@ function readSettings<T extends object>(defaults: T): { settings: T; backend: st
   const settings = { ...defaults } as Record<string, number>;
   for (const key of Object.keys(settings)) {
     const v = data.get(key) ?? url.get(key);
-    if (v !== null && v !== "" && Number.isFinite(Number(v))) settings[key] = Number(v);
+    if (v === null || v === "") continue;
+    // Fail closed: a value that is not a number is an error in the status line, not a silent default.
+    if (!Number.isFinite(Number(v))) throw new Error(`setting ${key}: ${JSON.stringify(String(v))} is not a number`);
+    settings[key] = Number(v);
   }
   return { settings: settings as T, backend: String(data.get("backend") ?? "auto") };
 }
