@@ -23,14 +23,17 @@ import { readdirSync } from "node:fs";
 import { createRequire } from "node:module";
 import { pathToFileURL } from "node:url";
 import { EmbeddedEngine } from "../../src/engines/embedded/engine.ts";
+import { loraConfigSchema } from "../../src/engines/lora.ts";
 import { jaxThreads, useJaxPatch, wasmDispatch, withInlineKernels } from "../../src/engines/embedded/runtime.ts";
 
-const { values, positionals } = parseArgs({ allowPositionals: true, options: { reps: { type: "string", default: "2" }, top: { type: "string", default: "20" }, dump: { type: "string", default: "0" }, against: { type: "string" }, inline: { type: "boolean", default: false }, ab: { type: "boolean", default: false } } });
+const { values, positionals } = parseArgs({ allowPositionals: true, options: { reps: { type: "string", default: "2" }, top: { type: "string", default: "20" }, dump: { type: "string", default: "0" }, against: { type: "string" }, inline: { type: "boolean", default: false }, ab: { type: "boolean", default: false }, lora: { type: "string" }, "prompt-len": { type: "string", default: "20" } } });
 const dir = positionals[0] ?? join(homedir(), ".cache/rlvr/models/smollm2-135m-instruct");
-const engine = await EmbeddedEngine.fromPretrained(dir, { inferenceOnly: true });
+const loraRank = values.lora ? Number(values.lora) : 0;
+const openOpts = loraRank ? { lora: loraConfigSchema.parse({ rank: loraRank }) } : { inferenceOnly: true };
+const engine = await EmbeddedEngine.fromPretrained(dir, openOpts);
 const Other = values.against ? ((await import(pathToFileURL(resolve(values.against)).href)) as { EmbeddedEngine: typeof EmbeddedEngine }).EmbeddedEngine : null;
-const other = Other ? await Other.fromPretrained(dir, { inferenceOnly: true }) : null;
-const prompts = [0, 1, 2, 3].map((i) => Int32Array.from({ length: 20 + 3 * i }, (_, j) => 100 + ((j * 7 + i * 13) % 900)));
+const other = Other ? await Other.fromPretrained(dir, openOpts) : null;
+const prompts = [0, 1, 2, 3].map((i) => Int32Array.from({ length: Number(values["prompt-len"]) + 3 * i }, (_, j) => 100 + ((j * 7 + i * 13) % 900)));
 const req = { prompts, n: 4, maxNewTokens: 32, temperature: 1, seed: 1, stopTokens: [] as number[] };
 
 type Agg = { calls: number; ms: number; size: number; red: string; exp: string; flops: number };

@@ -157,6 +157,12 @@ export interface EmbeddedEngineOptions {
    */
   sharedPrefix?: boolean;
   /**
+   * LoRA: sample on a float32 copy of the base with the blocks' adapters merged in, made once per
+   * sampling call (default true; `samplingParams`). false runs the adapters beside the (possibly
+   * bfloat16) base at every token: the reference for tests and A/B measurements.
+   */
+  mergedSampling?: boolean;
+  /**
    * Train LoRA adapters (../lora.ts) on a frozen base instead of all weights: only the adapters
    * get gradients, a reference snapshot and AdamW state, and the base may be stored as packed
    * bfloat16 (`lora.baseDtype`), so a model too large to fine-tune fully fits the Wasm heap.
@@ -465,6 +471,26 @@ export class EmbeddedEngine implements Engine {
   private params(src: Source): Params {
     const p = paramsFromWeights(this.config, src.weights);
     return this.lora && src.adapters ? attachAdapters(p, this.config, this.lora, src.adapters) : p;
+  }
+
+  /**
+   * The policy's parameters for sampling (no gradient): under LoRA the base unpacked to float32
+   * with the blocks' adapters merged in, W + (alpha/rank)·A B (adapters.ts `mergeAdapters`), built
+   * once per `sampleRows` call, so a decode step runs one matmul per weight instead of the
+   * bfloat16 unpack plus two adapter matmuls per module at every token (docs/benchmarks.md,
+   * "Sampling on merged weights"). A head adapter stays attached (merging it would copy the tied
+   * embedding). Without LoRA: `params`. Numerics: the unmerged forward's up to float32 rounding.
+   * Costs one float32 copy of the base (memory.ts counts it in the "sample"/"prefill" passes).
+   */
+  private samplingParams(): Params {
+    const lora = this.lora;
+    if (!lora || !this.adapters || this.opts.mergedSampling === false) return this.params(this.policy);
+    const blocks = { ...lora, targets: lora.targets.filter((t) => t !== LORA_HEAD_MODULE) };
+    const merged = mergeAdapters(this.weights, this.config, blocks, this.adapters);
+    const p = paramsFromWeights(this.config, merged);
+    tree.dispose(merged);
+    if (!lora.targets.includes(LORA_HEAD_MODULE)) return p;
+    return attachAdapters(p, this.config, { ...lora, targets: [LORA_HEAD_MODULE] }, this.adapters);
   }
 
   /** The policy being trained. */
@@ -1109,7 +1135,7 @@ export class EmbeddedEngine implements Engine {
    * SmolLM2-135M, so 16 chat prompts at once exceeded the 4 GiB Wasm heap).
    * @returns the logits of each prompt's last position [Up, V] and its KV cache (per layer [Up, P, KV, hd])
    */
-  private async prefill(prompt: { ids: Int32Array; positions: Int32Array; pad: Int32Array }, Up: number, P: number): Promise<{ logits: np.Array; cache: KvCache }> {
+  private async prefill(params: Params, prompt: { ids: Int32Array; positions: Int32Array; pad: Int32Array }, Up: number, P: number): Promise<{ logits: np.Array; cache: KvCache }> {
     const c = Math.min(Up, this.opts.maxPassRows ?? Infinity, maxRows(this.config, "prefill", P, undefined, this.memoryPlan));
     const parts: { logits: np.Array; cache: KvCache }[] = [];
     for (let a = 0; a < Up; a += c) {
@@ -1117,7 +1143,7 @@ export class EmbeddedEngine implements Engine {
       for (let b = 0; b < c; b++) for (let s = 0; s < P; s++) for (let j = prompt.pad[a + b]!; j <= s; j++) bias[(b * P + s) * P + j] = 0;
       const { cos, sin } = this.rope(prompt.positions.subarray(a * P, (a + c) * P), c, P);
       const x0 = this.embed(this.weights, prompt.ids.subarray(a * P, (a + c) * P), c, P);
-      const part = this.prefillFn(this.params(this.policy), x0, cos, sin, np.array(bias).reshape([c, 1, P, P])) as { logits: np.Array; cache: KvCache };
+      const part = this.prefillFn(tree.ref(params), x0, cos, sin, np.array(bias).reshape([c, 1, P, P])) as { logits: np.Array; cache: KvCache };
       if (c < Up) await blockUntilReady(part); // queued calls would hold every chunk's activations at once
       parts.push(part);
     }
@@ -1180,63 +1206,68 @@ export class EmbeddedEngine implements Engine {
     // P prompt slots and the Tg generated slots (key slot P + s − 1 in the mask).
     let stepIds = new Int32Array(Bp);
     let stepPos = new Int32Array(Bp);
+    const sp = this.samplingParams();
     // (No call after the last token: its logits would go unused.)
-    for (let step = 0; step < req.maxNewTokens; step++) {
-      let res: { logits: np.Array; cache: KvCache };
-      let logits: Float32Array;
-      if (step === 0 || !promptCache || !cache) {
-        res = await this.prefill(prompt, Up, P);
-        promptCache = res.cache;
-        if (Up !== Bp || uniq.length !== R) {
-          // Every row takes its prompt's cache rows.
-          const idx = np.array(src, { dtype: np.int32 });
-          const take = (a: np.Array) => np.take(a, idx.ref, 0);
-          promptCache = { k: promptCache.k.map(take), v: promptCache.v.map(take) };
-          idx.dispose();
+    try {
+      for (let step = 0; step < req.maxNewTokens; step++) {
+        let res: { logits: np.Array; cache: KvCache };
+        let logits: Float32Array;
+        if (step === 0 || !promptCache || !cache) {
+          res = await this.prefill(sp, prompt, Up, P);
+          promptCache = res.cache;
+          if (Up !== Bp || uniq.length !== R) {
+            // Every row takes its prompt's cache rows.
+            const idx = np.array(src, { dtype: np.int32 });
+            const take = (a: np.Array) => np.take(a, idx.ref, 0);
+            promptCache = { k: promptCache.k.map(take), v: promptCache.v.map(take) };
+            idx.dispose();
+          }
+          const zeros = () => np.zeros([Bp, Tg, cfg.numKvHeads, cfg.headDim]);
+          res.cache = { k: promptCache.k.map(zeros), v: promptCache.v.map(zeros) };
+          logits = (await res.logits.data()) as Float32Array;
+        } else {
+          // One position of every row: query slot P + step − 1 attends over its prompt and the generated slots so far.
+          const base = P + step - 1;
+          const Tk = P + Tg;
+          const bias = new Float32Array(Bp * Tk).fill(NEG);
+          for (let b = 0; b < Bp; b++) for (let j = pad[b]!; j <= base; j++) bias[b * Tk + j] = 0;
+          const { cos, sin } = this.rope(stepPos, Bp, 1);
+          const x0 = this.embed(this.weights, stepIds, Bp, 1);
+          const biasArr = np.array(bias).reshape([Bp, 1, 1, Tk]);
+          const write = new Float32Array(Tg);
+          write[step - 1] = 1;
+          const [pc, c] = [promptCache, cache];
+          // A decode step's kernels are small (one row per sequence): they run on this thread, not
+          // through jax-js's worker pool (docs/jax-js-patch.md; same results, faster: docs/benchmarks.md).
+          [res, logits] = await withInlineKernels(async () => {
+            const r = this.decodeFn(tree.ref(sp), x0, cos, sin, biasArr, tree.ref(pc), c, np.array(write).reshape([1, Tg, 1, 1])) as { logits: np.Array; cache: KvCache };
+            return [r, (await r.logits.data()) as Float32Array] as const;
+          });
         }
-        const zeros = () => np.zeros([Bp, Tg, cfg.numKvHeads, cfg.headDim]);
-        res.cache = { k: promptCache.k.map(zeros), v: promptCache.v.map(zeros) };
-        logits = (await res.logits.data()) as Float32Array;
-      } else {
-        // One position of every row: query slot P + step − 1 attends over its prompt and the generated slots so far.
-        const base = P + step - 1;
-        const Tk = P + Tg;
-        const bias = new Float32Array(Bp * Tk).fill(NEG);
-        for (let b = 0; b < Bp; b++) for (let j = pad[b]!; j <= base; j++) bias[b * Tk + j] = 0;
-        const { cos, sin } = this.rope(stepPos, Bp, 1);
-        const x0 = this.embed(this.weights, stepIds, Bp, 1);
-        const biasArr = np.array(bias).reshape([Bp, 1, 1, Tk]);
-        const write = new Float32Array(Tg);
-        write[step - 1] = 1;
-        const [pc, c] = [promptCache, cache];
-        // A decode step's kernels are small (one row per sequence): they run on this thread, not
-        // through jax-js's worker pool (docs/jax-js-patch.md; same results, faster: docs/benchmarks.md).
-        [res, logits] = await withInlineKernels(async () => {
-          const r = this.decodeFn(this.params(this.policy), x0, cos, sin, biasArr, tree.ref(pc), c, np.array(write).reshape([1, Tg, 1, 1])) as { logits: np.Array; cache: KvCache };
-          return [r, (await r.logits.data()) as Float32Array] as const;
-        });
-      }
-      cache = res.cache;
-      const nextIds = new Int32Array(Bp);
-      const nextPos = new Int32Array(Bp);
-      let alive = 0;
-      for (let b = 0; b < R; b++) {
-        const o = out[b]!;
-        if (!o.done) {
-          const { token, logprob } = sampleToken(logits, (step === 0 ? src[b]! : b) * V, V, { temperature: req.temperature, topK: req.topK, topP: req.topP }, rows[b]!.rng);
-          o.tokens.push(token);
-          o.logprobs.push(logprob);
-          if (stop.has(token)) {
-            o.done = true;
-            o.reason = "completed";
-          } else alive++;
-          nextIds[b] = token;
+        cache = res.cache;
+        const nextIds = new Int32Array(Bp);
+        const nextPos = new Int32Array(Bp);
+        let alive = 0;
+        for (let b = 0; b < R; b++) {
+          const o = out[b]!;
+          if (!o.done) {
+            const { token, logprob } = sampleToken(logits, (step === 0 ? src[b]! : b) * V, V, { temperature: req.temperature, topK: req.topK, topP: req.topP }, rows[b]!.rng);
+            o.tokens.push(token);
+            o.logprobs.push(logprob);
+            if (stop.has(token)) {
+              o.done = true;
+              o.reason = "completed";
+            } else alive++;
+            nextIds[b] = token;
+          }
+          nextPos[b] = P + step - pad[b]!;
         }
-        nextPos[b] = P + step - pad[b]!;
+        if (alive === 0) break;
+        stepIds = nextIds;
+        stepPos = nextPos;
       }
-      if (alive === 0) break;
-      stepIds = nextIds;
-      stepPos = nextPos;
+    } finally {
+      tree.dispose(sp);
     }
     if (cache) tree.dispose(cache);
     if (promptCache) tree.dispose(promptCache);

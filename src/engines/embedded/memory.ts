@@ -67,7 +67,7 @@ export function residentBytes(cfg: ModelConfig, plan?: MemoryPlan): number {
  * @returns bytes; forward-backward ≈ 4·rows·seqLen·(L·(40·D + 20·F + 8·H·seqLen) + 16·V) plus
  *   three parameter-sized arrays (gradients, transposed weights), scoring a third of the
  *   activations plus one parameter-sized array; sampling one layer's activations of the rows, the
- *   last position's logits and two KV caches. Under LoRA (`plan`) training holds four float32 copies of the base instead of three
+ *   last position's logits and two KV caches (under LoRA beside a merged float32 copy of the base). Under LoRA (`plan`) training holds four float32 copies of the base instead of three
  *   (measured on SmolLM2-135M: the pullback keeps the unpacked weights as residuals beside their
  *   transposes; heap 3.75 GiB after scoring and training one 64-token sequence on a bfloat16
  *   base, estimate 3.83) plus three of the adapters.
@@ -91,14 +91,17 @@ export function passBytes(cfg: ModelConfig, kind: PassKind, rows: number, seqLen
   }
   if (kind === "score") return Math.ceil(act / 3) + P;
   const cache = 2 * rows * seqLen * L * 2 * cfg.numKvHeads * cfg.headDim * 4;
+  // Under LoRA sampling runs on a float32 copy of the base with the adapters merged in
+  // (engine.ts `samplingParams`), held for the whole call.
+  const merged = plan && plan.trainable > 0 ? P : 0;
   // Sampling's prompt step (engine.ts `prefill`): one jitted call over every layer keeps each
   // layer's activations until it returns (measured on SmolLM2-135M, bfloat16 base under LoRA:
   // 0.22 GiB per 96-token prompt; this estimate 0.33), the last position's logits and the caches.
-  if (kind === "prefill") return (rows * seqLen * 4 * L * (40 * D + 20 * F + 8 * H * seqLen)) / 2 + rows * 16 * V + cache;
+  if (kind === "prefill") return (rows * seqLen * 4 * L * (40 * D + 20 * F + 8 * H * seqLen)) / 2 + rows * 16 * V + cache + merged;
   // Sampling runs forward only (no gradient), so a layer's intermediates die before the next
   // layer's: one layer's worth, logits of the last position only, and the KV caches (measured on
   // SmolLM2-135M: 16 rows × 64 tokens grew the heap by 0.18 GiB; this estimate 0.32 GiB).
-  return rows * seqLen * 4 * (40 * D + 20 * F + 8 * H * seqLen) + rows * 16 * V + cache;
+  return rows * seqLen * 4 * (40 * D + 20 * F + 8 * H * seqLen) + rows * 16 * V + cache + merged;
 }
 
 /** Bytes one pass may use: half of what the heap has left after the resident state (two kinds of pass coexist in the heap's free lists). */
