@@ -8,10 +8,10 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { jaxPatchRequested } from "../../src/engines/embedded/runtime.ts";
+import { jaxPatchRequested, jaxSyncRequested } from "../../src/engines/embedded/runtime.ts";
 import { runProbe } from "./helpers/run-probe.ts";
 
-type MatmulResult = { shape: string; smallRowTile: boolean; inline: boolean; both: boolean; maxErr: number };
+type MatmulResult = { shape: string; smallRowTile: boolean; inline: boolean; both: boolean; sync: boolean; syncSmallRowTile: boolean; maxErr: number };
 
 for (const threads of ["2", "1"]) {
   test(`matmuls under the patch equal jax-js 0.1.25's tiling bit for bit (${threads} thread${threads === "1" ? "" : "s"})`, () => {
@@ -19,17 +19,21 @@ for (const threads of ["2", "1"]) {
     const results = out.results as MatmulResult[];
     assert.ok(results.length >= 10);
     for (const r of results) {
-      assert.ok(r.smallRowTile && r.inline && r.both, `${r.shape}: ${JSON.stringify(r)}`);
+      assert.ok(r.smallRowTile && r.inline && r.both && r.sync && r.syncSmallRowTile, `${r.shape}: ${JSON.stringify(r)}`);
       assert.ok(r.maxErr < 1e-4, `${r.shape}: plain result off the float64 reference by ${r.maxErr}`);
     }
   });
 }
 
-test("the engine's scores, gradients, step and samples are unchanged by the patch (2 threads)", () => {
+test("the engine's scores, gradients, step and samples are unchanged by the patch (2 threads; synchronous dispatch on and off)", () => {
   const on = runProbe("thread-probe.ts", { RLVR_THREADS: "2" }, ["results"]);
+  const pool = runProbe("thread-probe.ts", { RLVR_THREADS: "2", RLVR_JAX_SYNC: "off" }, ["results"]);
   const off = runProbe("thread-probe.ts", { RLVR_THREADS: "2", RLVR_JAX_PATCH: "off" }, ["results"]);
+  assert.equal((on.dispatch as { sync: boolean }).sync, true, "synchronous dispatch is on by default with 2 threads on Node");
+  assert.equal((pool.dispatch as { sync: boolean }).sync, false);
   for (const key of ["logprobs", "entropy", "grads", "gradNorm", "samples", "after"]) {
     assert.deepEqual(on[key], off[key], `${key} differs between RLVR_JAX_PATCH=on and off`);
+    assert.deepEqual(pool[key], off[key], `${key} differs between RLVR_JAX_SYNC=off and RLVR_JAX_PATCH=off`);
   }
 });
 
@@ -39,4 +43,7 @@ test("RLVR_JAX_PATCH: unset/on/off, anything else is an error", () => {
   assert.equal(jaxPatchRequested("on"), true);
   assert.equal(jaxPatchRequested("off"), false);
   assert.throws(() => jaxPatchRequested("no"), /RLVR_JAX_PATCH must be "on" or "off"/);
+  assert.equal(jaxSyncRequested(undefined), true);
+  assert.equal(jaxSyncRequested("off"), false);
+  assert.throws(() => jaxSyncRequested("1"), /RLVR_JAX_SYNC must be "on" or "off"/);
 });

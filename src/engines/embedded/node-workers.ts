@@ -92,6 +92,9 @@ class WebWorkerAdapter {
   private readonly worker: NodeWorker;
   private pending = 0;
   private chain: Promise<void>;
+  /** The script was posted; `queued`: posts still waiting on `chain`. */
+  private loaded = false;
+  private queued = 0;
 
   constructor(url: string | URL, _opts?: { type?: string }) {
     const href = String(url);
@@ -117,14 +120,29 @@ class WebWorkerAdapter {
     // The script text is read asynchronously; later messages queue behind it, in order.
     this.chain = blob.text().then((source) => {
       this.worker.postMessage(source);
+      this.loaded = true;
     });
     this.chain.catch((error: Error) => this.onerror?.({ message: error.message, error }));
   }
 
   postMessage(data: unknown): void {
-    this.pending++;
-    this.worker.ref();
-    this.chain = this.chain.then(() => this.worker.postMessage(data));
+    // The patch's synchronous dispatch (docs/jax-js-patch.md) parks a worker in a loop with a
+    // "sync" message that gets no reply, and its caller blocks until the worker is there: post it
+    // at once (once the script is loaded and nothing is queued before it), and do not wait for a reply.
+    const sync = (data as { type?: string } | null)?.type === "sync";
+    if (!sync) {
+      this.pending++;
+      this.worker.ref();
+    }
+    if (this.loaded && this.queued === 0) {
+      this.worker.postMessage(data);
+      return;
+    }
+    this.queued++;
+    this.chain = this.chain.then(() => {
+      this.queued--;
+      this.worker.postMessage(data);
+    });
   }
 
   terminate(): void {

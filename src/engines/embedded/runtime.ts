@@ -42,6 +42,12 @@ export function ensureJax(): Promise<void> {
       const devices = await init(backend);
       if (!devices.includes(backend)) throw new Error(`jax-js: the ${backend} backend failed to initialise${backend === "webgpu" ? " (this browser offers no WebGPU adapter; use wasm)" : ""}`);
       defaultDevice(backend);
+      if (syncWanted()) {
+        // Synchronous dispatch needs the workers started, which only an async dispatch does.
+        setWasmDispatch!({ sync: false });
+        await jax.numpy.ones([1 << 16]).add(1).data();
+        setWasmDispatch!({ sync: true });
+      }
     })();
   }
   return ready;
@@ -79,10 +85,13 @@ export interface WasmDispatch {
   /** Whether the patch's paths are on: patched and not switched off by `RLVR_JAX_PATCH=off`. */
   enabled: boolean;
   inline: boolean;
+  /** Kernels run synchronously, split between the calling thread and the workers (patch item 4). */
+  sync: boolean;
   smallRowTile: number;
 }
 
-type SetWasmDispatch = (s?: { inline?: boolean; smallRowTile?: number }) => { inline: boolean; smallRowTile: number };
+type Settings = { inline: boolean; sync: boolean; smallRowTile: number };
+type SetWasmDispatch = (s?: Partial<Settings>) => Settings;
 /** The patch's setter, or undefined on an unpatched jax-js (read through the namespace: the export may be absent). */
 const setWasmDispatch = (jax as unknown as { setWasmDispatch?: SetWasmDispatch }).setWasmDispatch;
 
@@ -98,6 +107,22 @@ let patchEnabled = false;
 /** Rows up to which the patch's one-row-tile, column-split matmuls apply (its default). */
 const SMALL_ROW_TILE = 32;
 
+/** Parses RLVR_JAX_SYNC: unset, "" or "on" = synchronous dispatch where it applies; "off" = the worker pool's message round trips (for A/B runs). */
+export function jaxSyncRequested(env: string | undefined): boolean {
+  if (env === undefined || env.trim() === "" || env === "on") return true;
+  if (env === "off") return false;
+  throw new Error(`RLVR_JAX_SYNC must be "on" or "off", got ${JSON.stringify(env)}`);
+}
+
+/**
+ * Whether kernels dispatch synchronously (patch item 4): the patch on, RLVR_JAX_SYNC not off, the
+ * Wasm backend with a worker pool, on Node (a browser's main thread cannot block; it would spin).
+ */
+function syncWanted(): boolean {
+  const node = globalThis.process?.versions?.node !== undefined;
+  return patchEnabled && node && backend === "wasm" && jaxThreads().threads > 1 && jaxSyncRequested(globalThis.process?.env?.RLVR_JAX_SYNC);
+}
+
 /** Applies RLVR_JAX_PATCH once, before the first kernel is compiled. */
 function applyJaxPatchSwitch(): void {
   useJaxPatch(jaxPatchRequested(globalThis.process?.env?.RLVR_JAX_PATCH));
@@ -110,14 +135,14 @@ function applyJaxPatchSwitch(): void {
 export function useJaxPatch(on: boolean): WasmDispatch {
   if (setWasmDispatch) {
     patchEnabled = on;
-    setWasmDispatch(on ? { smallRowTile: SMALL_ROW_TILE } : { inline: false, smallRowTile: 0 });
+    setWasmDispatch(on ? { smallRowTile: SMALL_ROW_TILE, sync: ready !== null && syncWanted() } : { inline: false, sync: false, smallRowTile: 0 });
   }
   return wasmDispatch();
 }
 
 /** The patch's state in this process (`patched: false` on a jax-js without it: nothing changes then). */
 export function wasmDispatch(): WasmDispatch {
-  const s = setWasmDispatch?.() ?? { inline: false, smallRowTile: 0 };
+  const s = setWasmDispatch?.() ?? { inline: false, sync: false, smallRowTile: 0 };
   return { patched: setWasmDispatch !== undefined, enabled: patchEnabled, ...s };
 }
 

@@ -27,6 +27,8 @@ const shapes: [number, number, number, number, boolean][] = [
   [48, 64, 200, 1, true],
   [4, 16, 8, 3, false],
   [16, 64, 20, 4, false],
+  [256, 192, 512, 1, false],
+  [512, 64, 2000, 1, true],
 ];
 
 function data(n: number, rng: Rng): Float32Array {
@@ -58,10 +60,17 @@ for (const shape of shapes) {
   const [M, K, N, B, t] = shape;
   const x = data(B * M * K, rng);
   const w = data((t ? 1 : B) * K * N, rng);
-  setWasmDispatch({ smallRowTile: 0, inline: false });
+  setWasmDispatch({ smallRowTile: 0, inline: false, sync: false });
   const plain = await matmul(x, w, shape);
   const variants: Record<string, boolean> = {};
-  for (const [name, s] of [["smallRowTile", { smallRowTile: 32, inline: false }], ["inline", { smallRowTile: 0, inline: true }], ["both", { smallRowTile: 32, inline: true }]] as const) {
+  const settings = [
+    ["smallRowTile", { smallRowTile: 32, inline: false, sync: false }],
+    ["inline", { smallRowTile: 0, inline: true, sync: false }],
+    ["both", { smallRowTile: 32, inline: true, sync: false }],
+    ["sync", { smallRowTile: 0, inline: false, sync: true }],
+    ["syncSmallRowTile", { smallRowTile: 32, inline: false, sync: true }],
+  ] as const;
+  for (const [name, s] of settings) {
     setWasmDispatch(s);
     const y = await matmul(x, w, shape);
     variants[name] = y.length === plain.length && y.every((v, i) => Object.is(v, plain[i]));
@@ -71,5 +80,5 @@ for (const shape of shapes) {
   for (let i = 0; i < ref.length; i++) maxErr = Math.max(maxErr, Math.abs(plain[i]! - ref[i]!) / (1 + Math.abs(ref[i]!)));
   results.push({ shape: `${B}x${M}x${K}x${N}${t ? "T" : ""}`, ...variants, maxErr });
 }
-setWasmDispatch({ smallRowTile: 32, inline: false });
+setWasmDispatch({ smallRowTile: 32, inline: false, sync: false });
 console.log(JSON.stringify({ threads: jaxThreads(), results }));

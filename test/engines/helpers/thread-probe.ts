@@ -5,7 +5,7 @@
  * Usage: node --import tsx thread-probe.ts [results|bench]
  */
 import { EmbeddedEngine } from "../../../src/engines/embedded/engine.ts";
-import { jaxThreads } from "../../../src/engines/embedded/runtime.ts";
+import { jaxThreads, wasmDispatch } from "../../../src/engines/embedded/runtime.ts";
 import { hfParamNames } from "../../../src/engines/embedded/hf-config.ts";
 import { tinyLlama, randomBatch, randomHfWeights, linearLoss, Rng } from "./tiny.ts";
 
@@ -29,6 +29,7 @@ if (mode === "results") {
   console.log(
     JSON.stringify({
       threads: jaxThreads(),
+      dispatch: wasmDispatch(),
       logprobs: Array.from(scores.logprobs),
       entropy: Array.from(scores.entropy!),
       grads,
