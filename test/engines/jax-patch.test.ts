@@ -8,7 +8,7 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { jaxPatchRequested, jaxSyncRequested } from "../../src/engines/embedded/runtime.ts";
+import { jaxPatchRequested, jaxSyncRequested, relaxedSimdRequested } from "../../src/engines/embedded/runtime.ts";
 import { runProbe } from "./helpers/run-probe.ts";
 
 type MatmulResult = { shape: string; smallRowTile: boolean; inline: boolean; both: boolean; sync: boolean; syncSmallRowTile: boolean; maxErr: number };
@@ -37,6 +37,28 @@ test("the engine's scores, gradients, step and samples are unchanged by the patc
   }
 });
 
+test("relaxed SIMD (fused multiply-add) moves scores, gradients and the step by float32 rounding only; the same samples", () => {
+  const on = runProbe("thread-probe.ts", { RLVR_THREADS: "2" }, ["results"]);
+  const off = runProbe("thread-probe.ts", { RLVR_THREADS: "2", RLVR_RELAXED_SIMD: "off" }, ["results"]);
+  assert.equal((on.dispatch as { relaxedSimd: boolean }).relaxedSimd, true, "relaxed SIMD is on by default");
+  assert.equal((off.dispatch as { relaxedSimd: boolean }).relaxedSimd, false);
+  const close = (a: unknown, b: unknown, tol: number, what: string) => {
+    const x = (a as number[]).flat(), y = (b as number[]).flat();
+    assert.equal(x.length, y.length);
+    let worst = 0;
+    x.forEach((v, i) => (worst = Math.max(worst, Math.abs(v - y[i]!) / (1 + Math.abs(y[i]!)))));
+    assert.ok(worst <= tol, `${what}: relaxed vs plain differ by ${worst}`);
+    return worst;
+  };
+  const moved = close(on.logprobs, off.logprobs, 1e-5, "log-probs") + close(on.after, off.after, 1e-5, "log-probs after the step");
+  assert.ok(moved > 0, "fused multiply-add rounds differently: the two runs are different paths");
+  close(on.entropy, off.entropy, 1e-5, "entropies");
+  const g1 = on.grads as Record<string, number[]>, g2 = off.grads as Record<string, number[]>;
+  for (const name of Object.keys(g2)) close(g1[name], g2[name], 1e-4, `gradient ${name}`);
+  const tokens = (r: unknown) => (r as { tokens: number[] }[]).map((x) => x.tokens);
+  assert.deepEqual(tokens(on.samples), tokens(off.samples));
+});
+
 test("RLVR_JAX_PATCH: unset/on/off, anything else is an error", () => {
   assert.equal(jaxPatchRequested(undefined), true);
   assert.equal(jaxPatchRequested(""), true);
@@ -46,4 +68,7 @@ test("RLVR_JAX_PATCH: unset/on/off, anything else is an error", () => {
   assert.equal(jaxSyncRequested(undefined), true);
   assert.equal(jaxSyncRequested("off"), false);
   assert.throws(() => jaxSyncRequested("1"), /RLVR_JAX_SYNC must be "on" or "off"/);
+  assert.equal(relaxedSimdRequested(undefined), true);
+  assert.equal(relaxedSimdRequested("off"), false);
+  assert.throws(() => relaxedSimdRequested("yes"), /RLVR_RELAXED_SIMD must be "on" or "off"/);
 });

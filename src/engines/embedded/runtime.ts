@@ -13,10 +13,13 @@ import { settleJaxThreads, jaxThreads } from "./node-workers.ts";
 import * as jax from "@jax-js/jax";
 import { init, defaultDevice } from "@jax-js/jax";
 
+
 /** The jax-js backends the embedded engine runs on: "webgpu" only in browsers that offer it. */
 export type JaxBackend = "wasm" | "webgpu";
 
 let ready: Promise<void> | null = null;
+/** Whether jax-js's Wasm kernels may use relaxed SIMD (fused multiply-add) in this process. */
+let relaxedSimd = false;
 let backend: JaxBackend = "wasm";
 
 /**
@@ -38,6 +41,7 @@ export function ensureJax(): Promise<void> {
   if (!ready) {
     ready = (async () => {
       settleJaxThreads();
+      relaxedSimd = backend === "wasm" && (await applyRelaxedSimd());
       applyJaxPatchSwitch();
       const devices = await init(backend);
       if (!devices.includes(backend)) throw new Error(`jax-js: the ${backend} backend failed to initialise${backend === "webgpu" ? " (this browser offers no WebGPU adapter; use wasm)" : ""}`);
@@ -85,6 +89,8 @@ export interface WasmDispatch {
   /** Whether the patch's paths are on: patched and not switched off by `RLVR_JAX_PATCH=off`. */
   enabled: boolean;
   inline: boolean;
+  /** Wasm relaxed SIMD (fused multiply-add in matmuls) is on: RLVR_RELAXED_SIMD, runtime.ts `applyRelaxedSimd`. */
+  relaxedSimd: boolean;
   /** Kernels run synchronously, split between the calling thread and the workers (patch item 4). */
   sync: boolean;
   smallRowTile: number;
@@ -128,6 +134,34 @@ function applyJaxPatchSwitch(): void {
   useJaxPatch(jaxPatchRequested(globalThis.process?.env?.RLVR_JAX_PATCH));
 }
 
+/** Parses RLVR_RELAXED_SIMD: unset, "" or "on" = Wasm relaxed SIMD (fused multiply-add) where the host has it; "off" = without (A/B runs). */
+export function relaxedSimdRequested(env: string | undefined): boolean {
+  if (env === undefined || env.trim() === "" || env === "on") return true;
+  if (env === "off") return false;
+  throw new Error(`RLVR_RELAXED_SIMD must be "on" or "off", got ${JSON.stringify(env)}`);
+}
+
+/** A Wasm module using f32x4.relaxed_madd (jax-js's own feature probe). */
+const RELAXED_PROBE = "0061736d0100000001080160037b7b7b017b030201000a0d010b00200020012002fd85020b";
+
+/**
+ * Wasm relaxed SIMD lets jax-js's matmul kernels use fused multiply-add (`f32x4.relaxed_madd`):
+ * browsers and Node ≥ 22 ship it on; Node 20 has it behind a V8 flag, set here before the first
+ * kernel is compiled (jax-js probes the feature once). Measured: ~10–20% on large matmuls
+ * (docs/benchmarks.md). RLVR_RELAXED_SIMD=off leaves the host as it is. Numerics: a fused
+ * multiply-add rounds once instead of twice, so results move by float32 rounding (tested).
+ * @returns whether relaxed SIMD is available now
+ */
+async function applyRelaxedSimd(): Promise<boolean> {
+  const bytes = new Uint8Array(RELAXED_PROBE.match(/../g)!.map((h) => parseInt(h, 16)));
+  if (WebAssembly.validate(bytes)) return true;
+  const proc = globalThis.process;
+  if (!proc?.versions?.node || !relaxedSimdRequested(proc.env?.RLVR_RELAXED_SIMD)) return false;
+  const v8 = await import("node:v8");
+  v8.setFlagsFromString("--experimental-wasm-relaxed-simd");
+  return WebAssembly.validate(bytes);
+}
+
 /**
  * Turns the patch's paths on or off at run time (RLVR_JAX_PATCH sets the start), for A/B runs in
  * one process; the tiling applies to kernels prepared afterwards. A no-op without the patch.
@@ -143,7 +177,7 @@ export function useJaxPatch(on: boolean): WasmDispatch {
 /** The patch's state in this process (`patched: false` on a jax-js without it: nothing changes then). */
 export function wasmDispatch(): WasmDispatch {
   const s = setWasmDispatch?.() ?? { inline: false, sync: false, smallRowTile: 0 };
-  return { patched: setWasmDispatch !== undefined, enabled: patchEnabled, ...s };
+  return { patched: setWasmDispatch !== undefined, enabled: patchEnabled, relaxedSimd, ...s };
 }
 
 let inlineDepth = 0;
