@@ -134,10 +134,15 @@ function applyJaxPatchSwitch(): void {
   useJaxPatch(jaxPatchRequested(globalThis.process?.env?.RLVR_JAX_PATCH));
 }
 
-/** Parses RLVR_RELAXED_SIMD: unset, "" or "on" = Wasm relaxed SIMD (fused multiply-add) where the host has it; "off" = without (A/B runs). */
+/**
+ * Parses RLVR_RELAXED_SIMD: "on" = turn Wasm relaxed SIMD (fused multiply-add) on where Node 20
+ * has it behind a flag; unset, "" or "off" = leave the host as it is. Off by default: it changes
+ * float32 rounding, and two seeded learning tests (test:slow) then follow other trajectories and
+ * miss their thresholds; a host that has it on already (browsers, Node ≥ 22) keeps it.
+ */
 export function relaxedSimdRequested(env: string | undefined): boolean {
-  if (env === undefined || env.trim() === "" || env === "on") return true;
-  if (env === "off") return false;
+  if (env === undefined || env.trim() === "" || env === "off") return false;
+  if (env === "on") return true;
   throw new Error(`RLVR_RELAXED_SIMD must be "on" or "off", got ${JSON.stringify(env)}`);
 }
 
@@ -147,9 +152,9 @@ const RELAXED_PROBE = "0061736d0100000001080160037b7b7b017b030201000a0d010b00200
 /**
  * Wasm relaxed SIMD lets jax-js's matmul kernels use fused multiply-add (`f32x4.relaxed_madd`):
  * browsers and Node ≥ 22 ship it on; Node 20 has it behind a V8 flag, set here before the first
- * kernel is compiled (jax-js probes the feature once). Measured: ~10–20% on large matmuls
- * (docs/benchmarks.md). RLVR_RELAXED_SIMD=off leaves the host as it is. Numerics: a fused
- * multiply-add rounds once instead of twice, so results move by float32 rounding (tested).
+ * kernel is compiled (jax-js probes the feature once) when RLVR_RELAXED_SIMD=on. Measured: ~10–20%
+ * on large matmuls (docs/benchmarks.md). Numerics: a fused multiply-add rounds once instead of
+ * twice, so results move by float32 rounding (tested).
  * @returns whether relaxed SIMD is available now
  */
 async function applyRelaxedSimd(): Promise<boolean> {
