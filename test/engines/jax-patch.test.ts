@@ -25,8 +25,12 @@ for (const threads of ["2", "1"]) {
   });
 }
 
+/** The engine probe on the defaults (2 threads), run once for the tests that compare against it. */
+let defaults: Record<string, unknown> | undefined;
+const defaultRun = () => (defaults ??= runProbe("thread-probe.ts", { RLVR_THREADS: "2" }, ["results"]));
+
 test("the engine's scores, gradients, step and samples are unchanged by the patch (2 threads; synchronous dispatch on and off)", () => {
-  const on = runProbe("thread-probe.ts", { RLVR_THREADS: "2" }, ["results"]);
+  const on = defaultRun();
   const pool = runProbe("thread-probe.ts", { RLVR_THREADS: "2", RLVR_JAX_SYNC: "off" }, ["results"]);
   const off = runProbe("thread-probe.ts", { RLVR_THREADS: "2", RLVR_JAX_PATCH: "off" }, ["results"]);
   assert.equal((on.dispatch as { sync: boolean }).sync, true, "synchronous dispatch is on by default with 2 threads on Node");
@@ -39,7 +43,7 @@ test("the engine's scores, gradients, step and samples are unchanged by the patc
 
 test("relaxed SIMD (fused multiply-add) moves scores, gradients and the step by float32 rounding only; the same samples", () => {
   const on = runProbe("thread-probe.ts", { RLVR_THREADS: "2", RLVR_RELAXED_SIMD: "on" }, ["results"]);
-  const off = runProbe("thread-probe.ts", { RLVR_THREADS: "2" }, ["results"]);
+  const off = defaultRun();
   assert.equal((on.dispatch as { relaxedSimd: boolean }).relaxedSimd, true, "RLVR_RELAXED_SIMD=on turns it on");
   assert.equal((off.dispatch as { relaxedSimd: boolean }).relaxedSimd, false, "off by default on Node 20");
   const close = (a: unknown, b: unknown, tol: number, what: string) => {
