@@ -26,9 +26,9 @@ function runProbe(script: string, env: Record<string, string>, args: string[] = 
 
 test("two worker threads give bit-for-bit the single-threaded scores, gradients, step and samples", () => {
   const one = runProbe("thread-probe.ts", { RLVR_THREADS: "1" }, ["results"]).json;
-  // The worker pool's message path (replies counted) and the patch's synchronous dispatch (no replies).
+  // The worker pool's message path (its replies are counted). The patch's synchronous dispatch gives
+  // bit for bit this path's results (test/engines/jax-patch.test.ts), so 1 thread's too.
   const two = runProbe("thread-probe.ts", { RLVR_THREADS: "2", RLVR_JAX_SYNC: "off" }, ["results"]).json;
-  const twoSync = runProbe("thread-probe.ts", { RLVR_THREADS: "2" }, ["results"]).json;
   const t1 = one.threads as { threads: number; adapter: boolean; started: number };
   const t2 = two.threads as { threads: number; adapter: boolean; started: number; replies: number };
   assert.equal(t1.threads, 1);
@@ -40,7 +40,6 @@ test("two worker threads give bit-for-bit the single-threaded scores, gradients,
   assert.ok(t2.replies > 100, `kernels ran on the workers (${t2.replies} replies)`);
   for (const key of ["logprobs", "entropy", "grads", "gradNorm", "samples", "after"]) {
     assert.deepEqual(two[key], one[key], `${key} differs between 2 threads and 1`);
-    assert.deepEqual(twoSync[key], one[key], `${key} differs between 2 threads (synchronous dispatch) and 1`);
   }
 });
 
