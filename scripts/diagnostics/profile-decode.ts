@@ -1,10 +1,10 @@
 /**
  * Diagnostic: where the time of embedded-engine sampling on a real checkpoint goes.
  *
- *   RLVR_THREADS=1 npx tsx scripts/diagnostics/profile-decode.ts [dir] [--reps 2] [--top 20] [--dump 0] [--against path/to/engine.ts] [--inline] [--ab]
+ *   RLVR_THREADS=1 npx tsx scripts/diagnostics/profile-decode.ts [dir] [--reps 2] [--top 20] [--dump 0] [--against path/to/engine.ts] [--inline] [--ab] [--lora 16] [--prompt-len 20]
  *
- * Opens `dir` (default ~/.cache/rlvr/models/smollm2-135m-instruct) inference-only, samples
- * 4 prompts × 4 samples × 32 new tokens (T = 1) `--reps` times after a warm-up, and prints tokens/s,
+ * Opens `dir` (default ~/.cache/rlvr/models/smollm2-135m-instruct) inference-only (or with LoRA
+ * adapters of rank `--lora`), samples 4 prompts of `--prompt-len` + 0…9 tokens × 4 samples × 32 new tokens (T = 1) `--reps` times after a warm-up, and prints tokens/s,
  * the time inside the engine's jitted prefill/decode calls and awaiting their results; with one
  * thread also the kernels of the last rep (as scripts/diagnostics/profile-embedded.ts does).
  * `--against` loads a second EmbeddedEngine module (e.g. the engine of an earlier commit, extracted

@@ -478,7 +478,7 @@ export class EmbeddedEngine implements Engine {
    * with the blocks' adapters merged in, W + (alpha/rank)·A B (adapters.ts `mergeAdapters`), built
    * once per `sampleRows` call, so a decode step runs one matmul per weight instead of the
    * bfloat16 unpack plus two adapter matmuls per module at every token (docs/benchmarks.md,
-   * "Sampling on merged weights"). A head adapter stays attached (merging it would copy the tied
+   * "Merged LoRA sampling, synchronous dispatch, relaxed SIMD"). A head adapter stays attached (merging it would copy the tied
    * embedding). Without LoRA: `params`. Numerics: the unmerged forward's up to float32 rounding.
    * Costs one float32 copy of the base (memory.ts counts it in the "sample"/"prefill" passes).
    */
@@ -1237,8 +1237,9 @@ export class EmbeddedEngine implements Engine {
           const write = new Float32Array(Tg);
           write[step - 1] = 1;
           const [pc, c] = [promptCache, cache];
-          // A decode step's kernels are small (one row per sequence): they run on this thread, not
-          // through jax-js's worker pool (docs/jax-js-patch.md; same results, faster: docs/benchmarks.md).
+          // A decode step's kernels are small (one row per sequence): where synchronous dispatch is
+          // off they run on this thread, not through jax-js's worker pool's round trips
+          // (docs/jax-js-patch.md; same results, faster: docs/benchmarks.md).
           [res, logits] = await withInlineKernels(async () => {
             const r = this.decodeFn(tree.ref(sp), x0, cos, sin, biasArr, tree.ref(pc), c, np.array(write).reshape([1, Tg, 1, 1])) as { logits: np.Array; cache: KvCache };
             return [r, (await r.logits.data()) as Float32Array] as const;

@@ -13,13 +13,14 @@ import { settleJaxThreads, jaxThreads } from "./node-workers.ts";
 import * as jax from "@jax-js/jax";
 import { init, defaultDevice } from "@jax-js/jax";
 
-
 /** The jax-js backends the embedded engine runs on: "webgpu" only in browsers that offer it. */
 export type JaxBackend = "wasm" | "webgpu";
 
 let ready: Promise<void> | null = null;
 /** Whether jax-js's Wasm kernels may use relaxed SIMD (fused multiply-add) in this process. */
 let relaxedSimd = false;
+/** Whether jax-js's worker pool has been started (synchronous dispatch needs it running). */
+let poolStarted = false;
 let backend: JaxBackend = "wasm";
 
 /**
@@ -50,6 +51,7 @@ export function ensureJax(): Promise<void> {
         // Synchronous dispatch needs the workers started, which only an async dispatch does.
         setWasmDispatch!({ sync: false });
         await jax.numpy.ones([1 << 16]).add(1).data();
+        poolStarted = true;
         setWasmDispatch!({ sync: true });
       }
     })();
@@ -174,7 +176,7 @@ async function applyRelaxedSimd(): Promise<boolean> {
 export function useJaxPatch(on: boolean): WasmDispatch {
   if (setWasmDispatch) {
     patchEnabled = on;
-    setWasmDispatch(on ? { smallRowTile: SMALL_ROW_TILE, sync: ready !== null && syncWanted() } : { inline: false, sync: false, smallRowTile: 0 });
+    setWasmDispatch(on ? { smallRowTile: SMALL_ROW_TILE, sync: poolStarted && syncWanted() } : { inline: false, sync: false, smallRowTile: 0 });
   }
   return wasmDispatch();
 }
