@@ -57,10 +57,11 @@ import {
   type LoraModule,
   type Params,
 } from "./model.ts";
+import { OrtCache, OrtDecoder, ortWeights } from "./ort-sampler.ts";
 import { passLength, planSharedPrefix, pow2, prefixShift, prefixUnshift, roundUp, type PrefixPlan } from "./prefix.ts";
 import { adamwUpdate, sumOfSquares, type Tensors } from "./optimizer.ts";
 import { sampleToken } from "./sampling.ts";
-import { ensureJax, jaxDevice, withInlineKernels } from "./runtime.ts";
+import { ensureJax, jaxDevice, jaxThreads, withInlineKernels } from "./runtime.ts";
 import { assertFits, maxRows, passBudget, passBytes, HEAD_CHUNK, type MemoryPlan } from "./memory.ts";
 import { adapterParamCount, adapterSpecs, adaptersToDisk, attachAdapters, initAdapters, mergeAdapters, readAdapters, storeWeight, writeAdapters } from "./adapters.ts";
 import { adapterTensorName, checkLoraTargets, checkSameAdapter, LLAMA_LINEAR_MODULES, LORA_HEAD_MODULE, readAdapterInfo, type LoraConfig } from "../lora.ts";
@@ -163,12 +164,73 @@ export interface EmbeddedEngineOptions {
    */
   mergedSampling?: boolean;
   /**
+   * Sample on onnxruntime's native CPU kernels (ort-sampler.ts) instead of jax-js's WebAssembly
+   * ones (Node only; needs the optional package onnxruntime-node, an error names the fix when it
+   * is missing). Default: RLVR_NATIVE_SAMPLING=on/off, else off. Same decoder and sampler; logits
+   * agree to float32 rounding, so a seed gives the same tokens except where a draw falls within
+   * rounding of a boundary (tested). Under LoRA it needs `mergedSampling` (the default).
+   */
+  nativeSampling?: boolean;
+  /**
    * Train LoRA adapters (../lora.ts) on a frozen base instead of all weights: only the adapters
    * get gradients, a reference snapshot and AdamW state, and the base may be stored as packed
    * bfloat16 (`lora.baseDtype`), so a model too large to fine-tune fully fits the Wasm heap.
    * Targets must be Llama block modules; dropout must be 0.
    */
   lora?: LoraConfig;
+}
+
+/** Prompts left-padded to P: ids/positions [n·P], pad[b] = number of pad slots in row b. */
+type LeftPadded = { ids: Int32Array; positions: Int32Array; pad: Int32Array };
+
+function leftPad(prompts: (b: number) => Int32Array, n: number, P: number): LeftPadded {
+  const pad = new Int32Array(n);
+  const ids = new Int32Array(n * P);
+  const positions = new Int32Array(n * P);
+  for (let b = 0; b < n; b++) {
+    const prompt = prompts(b);
+    pad[b] = P - prompt.length;
+    for (let t = 0; t < P; t++) {
+      const k = t - pad[b]!;
+      ids[b * P + t] = k >= 0 ? prompt[k]! : 0;
+      positions[b * P + t] = Math.max(0, k);
+    }
+  }
+  return { pad, ids, positions };
+}
+
+/** Causal mask of the prompt step over left-padded rows: [rows, 1, P, P], 0 = attend, NEG = masked. */
+function promptBias(pad: Int32Array, P: number): Float32Array {
+  const bias = new Float32Array(pad.length * P * P).fill(NEG);
+  for (let b = 0; b < pad.length; b++) for (let s = 0; s < P; s++) for (let j = pad[b]!; j <= s; j++) bias[(b * P + s) * P + j] = 0;
+  return bias;
+}
+
+/** Mask of a decode step: [rows, 1, 1, Tk], row b attends to key slots pad[b] … base. */
+function decodeBias(pad: Int32Array, base: number, Tk: number): Float32Array {
+  const bias = new Float32Array(pad.length * Tk).fill(NEG);
+  for (let b = 0; b < pad.length; b++) for (let j = pad[b]!; j <= base; j++) bias[b * Tk + j] = 0;
+  return bias;
+}
+
+/**
+ * The model calls of one `sampleRows` call (jax-js or onnxruntime): `prompt` runs the Up distinct
+ * prompts and returns their last-position logits [Up, V] (rows then take their prompt's cache by
+ * `src`, unless `shared`: one row per prompt, in order); `next` decodes one position of each of the
+ * Bp rows at step ≥ 1 and returns logits [Bp, V].
+ */
+interface DecodeSteps {
+  prompt(prompt: LeftPadded, Up: number, src: Int32Array, shared: boolean): Promise<Float32Array>;
+  next(ids: Int32Array, positions: Int32Array, step: number): Promise<Float32Array>;
+  dispose(): void;
+}
+
+/** RLVR_NATIVE_SAMPLING: "on" → true, "off" or unset → false (EmbeddedEngineOptions.nativeSampling). */
+function nativeSamplingDefault(): boolean {
+  const v = typeof process !== "undefined" ? process.env?.RLVR_NATIVE_SAMPLING : undefined;
+  if (v === undefined || v === "" || v === "off" || v === "0") return false;
+  if (v === "on" || v === "1") return true;
+  throw new Error(`RLVR_NATIVE_SAMPLING=${v}: expected on or off`);
 }
 
 export class EmbeddedEngine implements Engine {
@@ -187,6 +249,10 @@ export class EmbeddedEngine implements Engine {
   private gradAcc: Tensors | null = null;
   private adam: { m: Tensors; v: Tensors; t: number } | null = null;
   private readonly invFreq: Float64Array;
+  /** The decoder's config with the LoRA scale (model.ts DecoderConfig). */
+  private readonly decoderConfig: DecoderConfig;
+  /** Native sampling's onnxruntime session, opened on first use (null: unavailable). */
+  private ortDecoder: Promise<OrtDecoder | null> | undefined;
   private readonly passFns: Record<
     Pass["kind"],
     {
@@ -231,6 +297,7 @@ export class EmbeddedEngine implements Engine {
     this.invFreq = new Float64Array(half);
     for (let i = 0; i < half; i++) this.invFreq[i] = Math.pow(config.ropeTheta, (-2 * i) / config.headDim);
     const cfg: DecoderConfig = lora ? { ...config, loraScale: lora.alpha / lora.rank } : config;
+    this.decoderConfig = cfg;
     const full: Forward = (p, [x0], [cos, sin, bias, targets]) => {
       const { lp, ent } = tokenLogprobs(p, cfg, x0!, cos!, sin!, bias!, targets!);
       return [lp, ent];
@@ -445,12 +512,12 @@ export class EmbeddedEngine implements Engine {
 
   // ---------------------------------------------------------------- inputs
 
-  /** Rotary tables for positions [rows, S] → cos/sin [rows, S, 1, d/2]. */
-  private rope(positions: Int32Array, rows: number, S: number): { cos: np.Array; sin: np.Array } {
+  /** Rotary tables for `n` positions → cos/sin [n · d/2] (host arrays). */
+  private ropeTables(positions: Int32Array, n: number): { c: Float32Array; s: Float32Array } {
     const half = this.config.headDim / 2;
-    const c = new Float32Array(rows * S * half);
-    const s = new Float32Array(rows * S * half);
-    for (let i = 0; i < rows * S; i++) {
+    const c = new Float32Array(n * half);
+    const s = new Float32Array(n * half);
+    for (let i = 0; i < n; i++) {
       const pos = positions[i]!;
       for (let j = 0; j < half; j++) {
         const a = pos * this.invFreq[j]!;
@@ -458,6 +525,13 @@ export class EmbeddedEngine implements Engine {
         s[i * half + j] = Math.sin(a);
       }
     }
+    return { c, s };
+  }
+
+  /** Rotary tables for positions [rows, S] → cos/sin [rows, S, 1, d/2]. */
+  private rope(positions: Int32Array, rows: number, S: number): { cos: np.Array; sin: np.Array } {
+    const half = this.config.headDim / 2;
+    const { c, s } = this.ropeTables(positions, rows * S);
     return { cos: np.array(c).reshape([rows, S, 1, half]), sin: np.array(s).reshape([rows, S, 1, half]) };
   }
 
@@ -1135,12 +1209,11 @@ export class EmbeddedEngine implements Engine {
    * SmolLM2-135M, so 16 chat prompts at once exceeded the 4 GiB Wasm heap).
    * @returns the logits of each prompt's last position [Up, V] and its KV cache (per layer [Up, P, KV, hd])
    */
-  private async prefill(params: Params, prompt: { ids: Int32Array; positions: Int32Array; pad: Int32Array }, Up: number, P: number): Promise<{ logits: np.Array; cache: KvCache }> {
+  private async prefill(params: Params, prompt: LeftPadded, Up: number, P: number): Promise<{ logits: np.Array; cache: KvCache }> {
     const c = Math.min(Up, this.opts.maxPassRows ?? Infinity, maxRows(this.config, "prefill", P, undefined, this.memoryPlan));
     const parts: { logits: np.Array; cache: KvCache }[] = [];
     for (let a = 0; a < Up; a += c) {
-      const bias = new Float32Array(c * P * P).fill(NEG);
-      for (let b = 0; b < c; b++) for (let s = 0; s < P; s++) for (let j = prompt.pad[a + b]!; j <= s; j++) bias[(b * P + s) * P + j] = 0;
+      const bias = promptBias(prompt.pad.subarray(a, a + c), P);
       const { cos, sin } = this.rope(prompt.positions.subarray(a * P, (a + c) * P), c, P);
       const x0 = this.embed(this.weights, prompt.ids.subarray(a * P, (a + c) * P), c, P);
       const part = this.prefillFn(tree.ref(params), x0, cos, sin, np.array(bias).reshape([c, 1, P, P])) as { logits: np.Array; cache: KvCache };
@@ -1151,6 +1224,100 @@ export class EmbeddedEngine implements Engine {
     const cat = (xs: np.Array[]) => np.concatenate(xs, 0);
     const layer = (kv: "k" | "v") => parts[0]!.cache[kv].map((_, l) => cat(parts.map((q) => q.cache[kv][l]!)));
     return { logits: cat(parts.map((q) => q.logits)), cache: { k: layer("k"), v: layer("v") } };
+  }
+
+  /**
+   * Sampling's model calls on jax-js: the prompt step (`prefill`) fills a prompt cache [Bp, P, K, d]
+   * per layer; decode step s ≥ 1 writes the position sampled at s − 1 into generated slot s − 1 of
+   * [Bp, Tg, K, d] and attends over the P prompt slots and the Tg generated slots.
+   */
+  private jaxDecodeSteps(P: number, Tg: number, Bp: number, pad: Int32Array): DecodeSteps {
+    const cfg = this.config;
+    const sp = this.samplingParams();
+    let promptCache: KvCache | null = null;
+    let cache: KvCache | null = null;
+    return {
+      prompt: async (prompt, Up, src, shared) => {
+        const res = await this.prefill(sp, prompt, Up, P);
+        promptCache = res.cache;
+        if (!shared) {
+          // Every row takes its prompt's cache rows.
+          const idx = np.array(src, { dtype: np.int32 });
+          const take = (a: np.Array) => np.take(a, idx.ref, 0);
+          promptCache = { k: promptCache.k.map(take), v: promptCache.v.map(take) };
+          idx.dispose();
+        }
+        const zeros = () => np.zeros([Bp, Tg, cfg.numKvHeads, cfg.headDim]);
+        cache = { k: promptCache.k.map(zeros), v: promptCache.v.map(zeros) };
+        return (await res.logits.data()) as Float32Array;
+      },
+      next: async (ids, positions, step) => {
+        const Tk = P + Tg;
+        const { cos, sin } = this.rope(positions, Bp, 1);
+        const x0 = this.embed(this.weights, ids, Bp, 1);
+        const biasArr = np.array(decodeBias(pad, P + step - 1, Tk)).reshape([Bp, 1, 1, Tk]);
+        const write = new Float32Array(Tg);
+        write[step - 1] = 1;
+        const [pc, c] = [promptCache!, cache!];
+        // A decode step's kernels are small (one row per sequence): where synchronous dispatch is
+        // off they run on this thread, not through jax-js's worker pool's round trips
+        // (docs/jax-js-patch.md; same results, faster: docs/benchmarks.md).
+        return withInlineKernels(async () => {
+          const r = this.decodeFn(tree.ref(sp), x0, cos, sin, biasArr, tree.ref(pc), c, np.array(write).reshape([1, Tg, 1, 1])) as { logits: np.Array; cache: KvCache };
+          cache = r.cache;
+          return (await r.logits.data()) as Float32Array;
+        });
+      },
+      dispose: () => {
+        tree.dispose(sp);
+        if (cache) tree.dispose(cache);
+        if (promptCache) tree.dispose(promptCache);
+      },
+    };
+  }
+
+  /**
+   * Sampling's model calls on onnxruntime's native kernels (ort-sampler.ts): the same decoder over
+   * a preallocated host cache of P + Tg slots per layer (prompt slots, then generated slot s − 1
+   * written after step s), each step writing only its new position.
+   */
+  private async ortDecodeSteps(dec: OrtDecoder, P: number, Tg: number, Bp: number, pad: Int32Array): Promise<DecodeSteps> {
+    const cfg = this.config;
+    const sp = this.samplingParams();
+    try {
+      dec.setWeights(await ortWeights(sp));
+    } finally {
+      tree.dispose(sp);
+    }
+    const cache = new OrtCache(cfg.numLayers, Bp, cfg.numKvHeads, cfg.headDim, P + Tg);
+    return {
+      prompt: async (prompt, Up, src) => {
+        const { c, s } = this.ropeTables(prompt.positions, Up * P);
+        const r = await dec.step(prompt.ids, Up, P, c, s, promptBias(prompt.pad, P), null);
+        cache.write(r, P, 0, src);
+        return r.logits;
+      },
+      next: async (ids, positions, step) => {
+        const Tc = cache.Tc;
+        const bias = decodeBias(pad, P + step - 2, Tc + 1);
+        for (let b = 0; b < Bp; b++) bias[b * (Tc + 1) + Tc] = 0; // the new position itself
+        const { c, s } = this.ropeTables(positions, Bp);
+        const r = await dec.step(ids, Bp, 1, c, s, bias, cache);
+        cache.write(r, 1, P + step - 1);
+        return r.logits;
+      },
+      dispose: () => {},
+    };
+  }
+
+  /** The onnxruntime decoder of this engine, or null where native sampling is off. */
+  private async nativeDecoder(): Promise<OrtDecoder | null> {
+    if (!(this.opts.nativeSampling ?? nativeSamplingDefault())) return null;
+    if (this.lora && this.opts.mergedSampling === false) throw new Error("nativeSampling needs mergedSampling (the default): onnxruntime runs the merged weights; set nativeSampling: false to sample through the adapters");
+    this.ortDecoder ??= OrtDecoder.create(this.decoderConfig, !!this.lora?.targets.includes(LORA_HEAD_MODULE) && !!this.adapters, jaxThreads().threads);
+    const dec = await this.ortDecoder;
+    if (!dec) throw new Error("nativeSampling needs the optional package onnxruntime-node: install it with `ONNXRUNTIME_NODE_INSTALL=skip npm install onnxruntime-node` (skip: CPU only, no CUDA download), or turn it off (nativeSampling: false, RLVR_NATIVE_SAMPLING=off)");
+    return dec;
   }
 
   private async sampleRows(rows: { promptIndex: number; prompt: Int32Array; rng: Rng }[], req: SampleRequest): Promise<SampleResult[]> {
@@ -1178,74 +1345,20 @@ export class EmbeddedEngine implements Engine {
       src[b] = firstRow.get(key)!;
     });
     const Up = pow2(uniq.length);
-    // Left-pad prompts to P. pad[b] = number of pad slots in row b.
-    const leftPad = (prompts: (b: number) => Int32Array, n: number) => {
-      const pad = new Int32Array(n);
-      const ids = new Int32Array(n * P);
-      const positions = new Int32Array(n * P);
-      for (let b = 0; b < n; b++) {
-        const prompt = prompts(b);
-        pad[b] = P - prompt.length;
-        for (let t = 0; t < P; t++) {
-          const k = t - pad[b]!;
-          ids[b * P + t] = k >= 0 ? prompt[k]! : 0;
-          positions[b * P + t] = Math.max(0, k);
-        }
-      }
-      return { pad, ids, positions };
-    };
-    const pad = leftPad((b) => (b < R ? rows[b]!.prompt : rows[0]!.prompt), Bp).pad;
-    const prompt = leftPad((u) => uniq[u] ?? uniq[0]!, Up);
+    const pad = leftPad((b) => (b < R ? rows[b]!.prompt : rows[0]!.prompt), Bp, P).pad;
+    const prompt = leftPad((u) => uniq[u] ?? uniq[0]!, Up, P);
+    const out = rows.map(() => ({ tokens: [] as number[], logprobs: [] as number[], done: false, reason: "max_tokens" as SampleResult["stopReason"] }));
+    // Step 0 runs the P prompt positions of the Up distinct prompts; step s ≥ 1 decodes one
+    // position of every row (query slot P + s − 1). No call after the last token: its logits would go unused.
+    const dec = await this.nativeDecoder();
     // Tg generated slots: step s ≥ 1 writes the token sampled at step s − 1 into slot s − 1.
     const Tg = roundUp(Math.max(1, req.maxNewTokens - 1), 4);
-    let promptCache: KvCache | null = null;
-    let cache: KvCache | null = null;
-    const out = rows.map(() => ({ tokens: [] as number[], logprobs: [] as number[], done: false, reason: "max_tokens" as SampleResult["stopReason"] }));
-    // Step 0 (prefill) runs the P prompt positions of the Up distinct prompts into the prompt cache;
-    // step s ≥ 1 decodes one position of every row into generated slot s − 1, attending over the
-    // P prompt slots and the Tg generated slots (key slot P + s − 1 in the mask).
+    const steps = dec ? await this.ortDecodeSteps(dec, P, Tg, Bp, pad) : this.jaxDecodeSteps(P, Tg, Bp, pad);
     let stepIds = new Int32Array(Bp);
     let stepPos = new Int32Array(Bp);
-    const sp = this.samplingParams();
-    // (No call after the last token: its logits would go unused.)
     try {
       for (let step = 0; step < req.maxNewTokens; step++) {
-        let res: { logits: np.Array; cache: KvCache };
-        let logits: Float32Array;
-        if (step === 0 || !promptCache || !cache) {
-          res = await this.prefill(sp, prompt, Up, P);
-          promptCache = res.cache;
-          if (Up !== Bp || uniq.length !== R) {
-            // Every row takes its prompt's cache rows.
-            const idx = np.array(src, { dtype: np.int32 });
-            const take = (a: np.Array) => np.take(a, idx.ref, 0);
-            promptCache = { k: promptCache.k.map(take), v: promptCache.v.map(take) };
-            idx.dispose();
-          }
-          const zeros = () => np.zeros([Bp, Tg, cfg.numKvHeads, cfg.headDim]);
-          res.cache = { k: promptCache.k.map(zeros), v: promptCache.v.map(zeros) };
-          logits = (await res.logits.data()) as Float32Array;
-        } else {
-          // One position of every row: query slot P + step − 1 attends over its prompt and the generated slots so far.
-          const base = P + step - 1;
-          const Tk = P + Tg;
-          const bias = new Float32Array(Bp * Tk).fill(NEG);
-          for (let b = 0; b < Bp; b++) for (let j = pad[b]!; j <= base; j++) bias[b * Tk + j] = 0;
-          const { cos, sin } = this.rope(stepPos, Bp, 1);
-          const x0 = this.embed(this.weights, stepIds, Bp, 1);
-          const biasArr = np.array(bias).reshape([Bp, 1, 1, Tk]);
-          const write = new Float32Array(Tg);
-          write[step - 1] = 1;
-          const [pc, c] = [promptCache, cache];
-          // A decode step's kernels are small (one row per sequence): where synchronous dispatch is
-          // off they run on this thread, not through jax-js's worker pool's round trips
-          // (docs/jax-js-patch.md; same results, faster: docs/benchmarks.md).
-          [res, logits] = await withInlineKernels(async () => {
-            const r = this.decodeFn(tree.ref(sp), x0, cos, sin, biasArr, tree.ref(pc), c, np.array(write).reshape([1, Tg, 1, 1])) as { logits: np.Array; cache: KvCache };
-            return [r, (await r.logits.data()) as Float32Array] as const;
-          });
-        }
-        cache = res.cache;
+        const logits = step === 0 ? await steps.prompt(prompt, Up, src, Up === Bp && uniq.length === R) : await steps.next(stepIds, stepPos, step);
         const nextIds = new Int32Array(Bp);
         const nextPos = new Int32Array(Bp);
         let alive = 0;
@@ -1268,10 +1381,8 @@ export class EmbeddedEngine implements Engine {
         stepPos = nextPos;
       }
     } finally {
-      tree.dispose(sp);
+      steps.dispose();
     }
-    if (cache) tree.dispose(cache);
-    if (promptCache) tree.dispose(promptCache);
     return rows.map((r, b) => ({
       promptIndex: r.promptIndex,
       tokens: Int32Array.from(out[b]!.tokens),
@@ -1363,6 +1474,9 @@ export class EmbeddedEngine implements Engine {
   }
 
   async close(): Promise<void> {
+    const dec = await this.ortDecoder;
+    this.ortDecoder = undefined;
+    await dec?.close();
     tree.dispose(this.weights);
     if (this.adapters) tree.dispose(this.adapters);
     this.adapters = null;

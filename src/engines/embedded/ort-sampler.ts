@@ -1,0 +1,180 @@
+/**
+ * Sampling on onnxruntime's native CPU kernels (MLAS: AVX2/AVX-512/NEON GEMMs), where the optional
+ * package `onnxruntime-node` is installed. The embedded engine trains on jax-js's WebAssembly
+ * kernels everywhere; on Node its inference-only decode can run the same decoder (ort-graph.ts)
+ * through onnxruntime instead, whose float32 GEMMs run 3–6× faster than 128-bit Wasm SIMD on an
+ * AVX-512 CPU (docs/benchmarks.md, "Native sampling"). Why a library and not our own kernels:
+ * onnxruntime is Microsoft's maintained inference runtime (monthly releases), its CPU kernels are
+ * what the field ships for CPU inference, and it is an optional peer: without it nothing changes.
+ * Browsers keep the jax-js path.
+ */
+import type * as Ort from "onnxruntime-node";
+import { decoderOnnx, ortWeightNames } from "./ort-graph.ts";
+import type { numpy as np } from "@jax-js/jax";
+import { dense, type DecoderConfig, type Params } from "./model.ts";
+
+type OrtModule = typeof Ort;
+let ortModule: Promise<OrtModule | null> | undefined;
+
+/**
+ * onnxruntime-node when it is installed and loads (Node only), else null. Loaded once per process.
+ * The package is an optional peer dependency: `npm install onnxruntime-node` enables native sampling.
+ */
+export function loadOrt(): Promise<OrtModule | null> {
+  if (!ortModule) {
+    const isNode = typeof process !== "undefined" && !!process.versions?.node;
+    const name = "onnxruntime-node"; // a variable, so browser bundlers leave the import alone
+    ortModule = isNode
+      ? import(/* @vite-ignore */ name).then((m: { default?: OrtModule } & OrtModule) => m.default ?? m).catch(() => null)
+      : Promise.resolve(null);
+  }
+  return ortModule;
+}
+
+/** Host float32 copies of the decoder's weights, keyed by the graph's input names (ort-graph.ts). */
+export type OrtWeights = Map<string, { data: Float32Array; dims: number[] }>;
+
+/**
+ * Copies `p`'s weights (jax-js arrays; packed bfloat16 unpacked) to host float32 arrays for the
+ * graph, linear weights transposed to the Hugging Face layout [out, in]. Does not consume `p`.
+ * Cost: one copy of the weights (0.54 GB for SmolLM2-135M).
+ */
+export async function ortWeights(p: Params): Promise<OrtWeights> {
+  const out: OrtWeights = new Map();
+  const put = async (name: string, a: np.Array | undefined, transpose = false) => {
+    if (!a) return;
+    const f = transpose ? dense(a.ref).transpose([1, 0]) : dense(a.ref);
+    const dims = [...f.shape];
+    const data = (await f.data()) as Float32Array;
+    // onnxruntime-node cannot read a SharedArrayBuffer view (jax-js's heap with worker threads).
+    out.set(name, { data: data.buffer instanceof SharedArrayBuffer ? data.slice() : data, dims });
+  };
+  await put(ortWeightNames.embed, p.embed);
+  await put(ortWeightNames.norm, p.norm);
+  await put(ortWeightNames.lmHead, p.lmHead, true);
+  await put(ortWeightNames.headA, p.headLora?.a);
+  await put(ortWeightNames.headB, p.headLora?.b);
+  for (let i = 0; i < p.layers.length; i++) {
+    const l = p.layers[i]!;
+    const n = ortWeightNames.layer(i);
+    if (l.lora && Object.keys(l.lora).length) throw new Error("native sampling needs the blocks' LoRA adapters merged into the weights (engine.ts samplingParams)");
+    for (const key of Object.keys(n) as (keyof typeof n)[]) await put(n[key], l[key], key.startsWith("w"));
+  }
+  return out;
+}
+
+/** One decoder call's result: last-position logits [B, V] and every layer's new keys [B, K, d, S] and values [B, K, S, d]. */
+export interface OrtStep {
+  logits: Float32Array;
+  k: Float32Array[];
+  v: Float32Array[];
+}
+
+/**
+ * A preallocated key/value cache of Tc slots per layer for native decoding, in the graph's layouts:
+ * keys [B, K, d, Tc] (transposed, so the score matmul reads them as they are), values [B, K, Tc, d].
+ * Each step writes only its new positions; the mask hides the slots not yet written.
+ */
+export class OrtCache {
+  readonly k: Float32Array[];
+  readonly v: Float32Array[];
+
+  constructor(
+    layers: number,
+    private readonly B: number,
+    private readonly K: number,
+    private readonly d: number,
+    readonly Tc: number,
+  ) {
+    this.k = Array.from({ length: layers }, () => new Float32Array(B * K * d * Tc));
+    this.v = Array.from({ length: layers }, () => new Float32Array(B * K * Tc * d));
+  }
+
+  /**
+   * Writes a step's S new positions into slots at … at + S − 1 of every row: row b takes row
+   * src[b] of the step's output (the prompt step runs each distinct prompt once), or row b.
+   */
+  write(step: OrtStep, S: number, at: number, src?: Int32Array): void {
+    const { B, K, d, Tc } = this;
+    for (let i = 0; i < this.k.length; i++) {
+      const [kc, vc, kn, vn] = [this.k[i]!, this.v[i]!, step.k[i]!, step.v[i]!];
+      for (let b = 0; b < B; b++) {
+        const sb = src ? src[b]! : b;
+        for (let h = 0; h < K; h++) {
+          for (let e = 0; e < d; e++) kc.set(kn.subarray(((sb * K + h) * d + e) * S, ((sb * K + h) * d + e + 1) * S), ((b * K + h) * d + e) * Tc + at);
+          vc.set(vn.subarray((sb * K + h) * S * d, (sb * K + h + 1) * S * d), ((b * K + h) * Tc + at) * d);
+        }
+      }
+    }
+  }
+}
+
+/**
+ * An onnxruntime session of the decoder graph for one model config; weights are fed per call.
+ * Sessions hold no weights, so one per engine serves every policy version.
+ */
+export class OrtDecoder {
+  private weightFeeds: Record<string, Ort.Tensor> = {};
+
+  private constructor(
+    private readonly ort: OrtModule,
+    private readonly session: Ort.InferenceSession,
+    private readonly cfg: DecoderConfig,
+  ) {}
+
+  /**
+   * @param threads onnxruntime's intra-op threads (the engine's jax-js thread count)
+   * @returns null when onnxruntime-node is not installed
+   */
+  static async create(cfg: DecoderConfig, headLora: boolean, threads: number): Promise<OrtDecoder | null> {
+    const ort = await loadOrt();
+    if (!ort) return null;
+    const session = await ort.InferenceSession.create(decoderOnnx(cfg, headLora), {
+      intraOpNumThreads: threads,
+      interOpNumThreads: 1,
+      executionMode: "sequential",
+      graphOptimizationLevel: "all",
+    });
+    return new OrtDecoder(ort, session, cfg);
+  }
+
+  /** The weights of the following calls (host arrays are referenced, not copied). */
+  setWeights(w: OrtWeights): void {
+    this.weightFeeds = {};
+    for (const [name, { data, dims }] of w) this.weightFeeds[name] = new this.ort.Tensor("float32", data, dims);
+  }
+
+  /**
+   * Runs S new positions of B rows over a cache of Tc slots.
+   * @param ids [B·S] token ids; cos/sin [B·S·d/2] rotary tables; bias [B·S·(Tc+S)] additive mask
+   *   over the cache slots, then the new positions
+   * @param cache the rows' cache (null: Tc = 0, the prompt step)
+   */
+  async step(ids: Int32Array, B: number, S: number, cos: Float32Array, sin: Float32Array, bias: Float32Array, cache: OrtCache | null): Promise<OrtStep> {
+    const { ort, cfg } = this;
+    const half = cfg.headDim / 2;
+    const Tc = cache?.Tc ?? 0;
+    const feeds: Record<string, Ort.Tensor> = {
+      ...this.weightFeeds,
+      ids: new ort.Tensor("int64", BigInt64Array.from(ids, (t) => BigInt(t)), [B, S]),
+      cos: new ort.Tensor("float32", cos, [B, S, 1, half]),
+      sin: new ort.Tensor("float32", sin, [B, S, 1, half]),
+      bias: new ort.Tensor("float32", bias, [B, 1, S, Tc + S]),
+    };
+    const [K, d] = [cfg.numKvHeads, cfg.headDim];
+    const empty = new Float32Array(0);
+    for (let i = 0; i < cfg.numLayers; i++) {
+      feeds[`past_k.${i}`] = new ort.Tensor("float32", cache ? cache.k[i]! : empty, [B, K, d, Tc]);
+      feeds[`past_v.${i}`] = new ort.Tensor("float32", cache ? cache.v[i]! : empty, [B, K, Tc, d]);
+    }
+    const r = await this.session.run(feeds);
+    const get = (n: string) => r[n]!.data as Float32Array;
+    const layers = Array.from({ length: cfg.numLayers }, (_, i) => i);
+    return { logits: get("logits"), k: layers.map((i) => get(`k.${i}`)), v: layers.map((i) => get(`v.${i}`)) };
+  }
+
+  async close(): Promise<void> {
+    this.weightFeeds = {};
+    await this.session.release();
+  }
+}
