@@ -24,6 +24,10 @@
  * that fails (the embedded engine's RL step runs out of jax-js's 4 GiB heap on SmolLM2 today) is
  * reported in its cell; the phases before it keep their numbers.
  *
+ * Where onnxruntime-node is installed, a third variant, `embedded-native`, is the embedded engine
+ * with native sampling (model.nativeSampling: sampling on onnxruntime's CPU kernels, training on
+ * jax-js), with its own ratios.
+ *
  * Torch rows need python/.venv (rlvr setup torch); without it they are skipped with the reason.
  * Timings on a shared machine are noisy: compare ratios from one run, not across runs.
  */
@@ -31,6 +35,8 @@ import { spawnSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
 
 type Phase = "train" | "sample" | "step";
+/** The engines compared: embedded-native is the embedded engine with native sampling (onnxruntime-node, when installed). */
+type Variant = "embedded" | "embedded-native" | "torch";
 type Row = Record<Phase, number> & { params: number; tokens: number };
 
 const args = process.argv.slice(2);
@@ -40,7 +46,8 @@ const opt = (name: string, dflt: string) => {
 };
 
 /** One engine × size × thread count, in this process (the child). Prints one JSON line. */
-async function child(engine: "embedded" | "torch", hidden: number, layers: number, reps: number): Promise<void> {
+async function child(variant: Variant, hidden: number, layers: number, reps: number): Promise<void> {
+  const engine = variant === "torch" ? "torch" : "embedded";
   const { parseRunConfig } = await import("../src/config/schema.ts");
   const { quickstartConfig } = await import("../src/recipes/quickstart.ts");
   const { buildContext } = await import("../src/trainer/context.ts");
@@ -57,7 +64,7 @@ async function child(engine: "embedded" | "torch", hidden: number, layers: numbe
     const base = quickstartConfig({ out: dir, digits: 2, sftSteps: 0, rlSteps: reps + 1, seed: 1 }, "", "");
     const cfg = parseRunConfig({
       ...base,
-      model: { engine, device: engine === "torch" ? "cpu" : undefined, init: { hiddenSize: hidden, numLayers: layers, numHeads: Math.max(1, hidden / 32), maxPositionEmbeddings: 32 } },
+      model: { engine, device: engine === "torch" ? "cpu" : undefined, nativeSampling: variant === "embedded-native" ? true : undefined, init: { hiddenSize: hidden, numLayers: layers, numHeads: Math.max(1, hidden / 32), maxPositionEmbeddings: 32 } },
       data: { task: "addition-padded", difficulty: 2, trainSize: 2000, testSize: 64 },
     });
     const ctx = await buildContext(cfg);
@@ -95,8 +102,10 @@ async function child(engine: "embedded" | "torch", hidden: number, layers: numbe
 }
 
 /** Real-model phases of one engine, in this process (the child). Prints one JSON line. */
-type RealRow = { sampleTokensPerS: number; score: number; step: number | string; load: number };
-async function realChild(engine: "embedded" | "torch", modelDir: string, reps: number): Promise<void> {
+/** `phases`: the last timed RL step's seconds by phase (rlStep's time/* metrics). */
+type RealRow = { sampleTokensPerS: number; score: number; step: number | string; load: number; phases?: Record<string, number> };
+async function realChild(variant: Variant, modelDir: string, reps: number): Promise<void> {
+  const engine = variant === "torch" ? "torch" : "embedded";
   const { parseRunConfig } = await import("../src/config/schema.ts");
   const { realRecipeConfig } = await import("../src/recipes/real.ts");
   const { generateExamples, wordProblemsTask, writeExamplesJsonl } = await import("../src/tasks/index.ts");
@@ -116,7 +125,7 @@ async function realChild(engine: "embedded" | "torch", modelDir: string, reps: n
     const base = realRecipeConfig({ out: dir, modelPath: modelDir, engine, steps: reps + 1, seed: 1 }, trainFile, testFile);
     const cfg = parseRunConfig({
       ...base,
-      model: { ...base.model, device: engine === "torch" ? "cpu" : undefined, lora: { rank: 16 } },
+      model: { ...base.model, device: engine === "torch" ? "cpu" : undefined, nativeSampling: variant === "embedded-native" ? true : undefined, lora: { rank: 16 } },
       rl: { ...base.rl, promptsPerStep: 4, groupSize: 4, maxNewTokens: 32 },
     });
     const ctx = await buildContext(cfg);
@@ -140,13 +149,17 @@ async function realChild(engine: "embedded" | "torch", modelDir: string, reps: n
     const st = initRlState(ctx, cfg.algorithm!);
     const log = new RunLogger(dir, true);
     let step: number | string;
+    let phases: Record<string, number> | undefined;
     try {
-      step = await best(() => rlStep(ctx, cfg.algorithm!, st, log));
+      step = await best(async () => {
+        const m = (await rlStep(ctx, cfg.algorithm!, st, log)) as Record<string, unknown>;
+        phases = Object.fromEntries(Object.entries(m).filter(([k, v]) => k.startsWith("time/") && typeof v === "number" && v >= 0.05).map(([k, v]) => [k.slice(5), Math.round((v as number) * 100) / 100]));
+      });
     } catch (e) {
       step = `failed: ${(e as Error).message}`;
     }
     await ctx.engine.close();
-    const row: RealRow = { sampleTokensPerS: (16 * 32) / sample, score, step, load: loadavg()[0]! };
+    const row: RealRow = { sampleTokensPerS: (16 * 32) / sample, score, step, load: loadavg()[0]!, phases };
     console.log(JSON.stringify(row));
   } finally {
     rmSync(dir, { recursive: true, force: true });
@@ -154,12 +167,12 @@ async function realChild(engine: "embedded" | "torch", modelDir: string, reps: n
 }
 
 if (args[0] === "--child-real") {
-  await realChild(args[1] as "embedded" | "torch", args[2]!, Number(args[3]));
+  await realChild(args[1] as Variant, args[2]!, Number(args[3]));
   process.exit(0);
 }
 
 if (args[0] === "--child") {
-  await child(args[1] as "embedded" | "torch", Number(args[2]), Number(args[3]), Number(args[4]));
+  await child(args[1] as Variant, Number(args[2]), Number(args[3]), Number(args[4]));
   process.exit(0);
 }
 
@@ -172,7 +185,10 @@ const self = fileURLToPath(import.meta.url);
 const { TorchEngine } = await import("../src/engines/torch/engine.ts");
 const probe = TorchEngine.probe();
 if (!probe.ok) console.log(`torch engine rows skipped: ${probe.reason} (set it up with: rlvr setup torch)`);
-const engines = probe.ok ? (["embedded", "torch"] as const) : (["embedded"] as const);
+const { loadOrt } = await import("../src/engines/embedded/ort-sampler.ts");
+const native = (await loadOrt()) !== null;
+if (!native) console.log("embedded-native rows skipped: onnxruntime-node is not installed (ONNXRUNTIME_NODE_INSTALL=skip npm install onnxruntime-node)");
+const engines: Variant[] = ["embedded", ...(native ? (["embedded-native"] as const) : []), ...(probe.ok ? (["torch"] as const) : [])];
 
 function run(engine: string, hidden: number, layers: number, n: number): Row | string {
   const env = { ...process.env, RLVR_BENCH_CHILD: "1", RLVR_THREADS: String(n), OMP_NUM_THREADS: String(n), MKL_NUM_THREADS: String(n) };
@@ -198,9 +214,11 @@ for (const [h, l] of sizes) {
       results.set(`${e} ${h}x${l} ${n}`, r);
       console.log(`| ${h}×${l} | ${(r.params / 1e6).toFixed(2)}M | ${n} | ${e} | ${f(r.train)} | ${((6 * r.params * r.tokens) / r.train / 1e9).toFixed(1)} | ${f(r.sample)} | ${f(r.step)} |`);
     }
-    const a = results.get(`embedded ${h}x${l} ${n}`);
     const b = results.get(`torch ${h}x${l} ${n}`);
-    if (a && b) console.log(`| ${h}×${l} | | ${n} | **embedded/torch** | ${(a.train / b.train).toFixed(2)}× | | ${(a.sample / b.sample).toFixed(2)}× | ${(a.step / b.step).toFixed(2)}× |`);
+    for (const v of ["embedded", "embedded-native"]) {
+      const a = results.get(`${v} ${h}x${l} ${n}`);
+      if (a && b) console.log(`| ${h}×${l} | | ${n} | **${v}/torch** | ${(a.train / b.train).toFixed(2)}× | | ${(a.sample / b.sample).toFixed(2)}× | ${(a.step / b.step).toFixed(2)}× |`);
+    }
   }
 }
 const bestStep = (e: string) => Math.min(...threads.map((n) => results.get(`${e} 128x2 ${n}`)?.step ?? Infinity));
@@ -211,6 +229,8 @@ if (!sizes.length) {
   // no quickstart-sized rows asked for (--sizes none)
 } else if (Number.isFinite(emb) && Number.isFinite(tor)) console.log(`quickstart embedded/torch ratio: ${(emb / tor).toFixed(2)}`);
 else console.log(`quickstart embedded/torch ratio: n/a (${Number.isFinite(emb) ? "no torch engine row" : "no embedded row"} for 128x2)`);
+const embNative = bestStep("embedded-native");
+if (sizes.length && Number.isFinite(embNative) && Number.isFinite(tor)) console.log(`quickstart embedded-native/torch ratio: ${(embNative / tor).toFixed(2)}`);
 
 // The real model, LoRA, both engines on 2 threads.
 const { existsSync } = await import("node:fs");
@@ -220,6 +240,7 @@ const realArg = opt("real", join(homedir(), ".cache/rlvr/models/smollm2-135m-ins
 if (realArg !== "off" && existsSync(join(realArg, "config.json"))) {
   const realReps = opt("real-reps", "1");
   const realRows = new Map<string, RealRow>();
+  const phaseLines: string[] = [];
   console.log(`\n# real model ${realArg}, LoRA rank 16, 2 threads; best of ${realReps} after a warm-up`);
   console.log("| engine | sample 4×4×32 tokens/s | score 16 seqs (s) | RL step 4×4 (s) | load |\n|---|---|---|---|---|");
   for (const e of engines) {
@@ -233,8 +254,12 @@ if (realArg !== "off" && existsSync(join(realArg, "config.json"))) {
     const row = JSON.parse(line) as RealRow;
     realRows.set(e, row);
     console.log(`| ${e} | ${row.sampleTokensPerS.toFixed(1)} | ${f(row.score)} | ${typeof row.step === "number" ? f(row.step) : row.step} | ${row.load.toFixed(1)} |`);
+    if (row.phases) phaseLines.push(`${e}: ${Object.entries(row.phases).map(([k, v]) => `${k} ${v}`).join(", ")}`);
   }
-  const a = realRows.get("embedded");
   const b = realRows.get("torch");
-  if (a && b) console.log(`| **embedded/torch** | ${(b.sampleTokensPerS / a.sampleTokensPerS).toFixed(2)}× slower | ${(a.score / b.score).toFixed(2)}× | ${typeof a.step === "number" && typeof b.step === "number" ? `${(a.step / b.step).toFixed(2)}×` : "n/a"} | |`);
+  for (const v of ["embedded", "embedded-native"]) {
+    const a = realRows.get(v);
+    if (a && b) console.log(`| **${v}/torch** | ${(b.sampleTokensPerS / a.sampleTokensPerS).toFixed(2)}× slower | ${(a.score / b.score).toFixed(2)}× | ${typeof a.step === "number" && typeof b.step === "number" ? `${(a.step / b.step).toFixed(2)}×` : "n/a"} | |`);
+  }
+  if (phaseLines.length) console.log(`\nRL step phases (s, last timed step):\n${phaseLines.join("\n")}`);
 } else if (realArg !== "off") console.log(`\nreal-model row skipped: no config.json in ${realArg} (set it up with: rlvr setup model smollm2-135m-instruct)`);

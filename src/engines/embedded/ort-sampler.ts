@@ -8,12 +8,25 @@
  * what the field ships for CPU inference, and it is an optional peer: without it nothing changes.
  * Browsers keep the jax-js path.
  */
-import type * as Ort from "onnxruntime-node";
-import { decoderOnnx, ortWeightNames } from "./ort-graph.ts";
 import type { numpy as np } from "@jax-js/jax";
+import { decoderOnnx, ortWeightNames } from "./ort-graph.ts";
 import { dense, type DecoderConfig, type Params } from "./model.ts";
 
-type OrtModule = typeof Ort;
+/** The part of onnxruntime-node's API used here (an optional peer: its own types may be absent). */
+declare namespace Ort {
+  interface Tensor {
+    readonly data: unknown;
+  }
+  interface InferenceSession {
+    run(feeds: Record<string, Tensor>): Promise<Record<string, Tensor>>;
+    release(): Promise<void>;
+  }
+}
+/** The onnxruntime-node module (the subset rlvr calls). */
+export interface OrtModule {
+  Tensor: new (type: "float32" | "int64", data: Float32Array | BigInt64Array, dims: readonly number[]) => Ort.Tensor;
+  InferenceSession: { create(model: Uint8Array, options: Record<string, unknown>): Promise<Ort.InferenceSession> };
+}
 let ortModule: Promise<OrtModule | null> | undefined;
 
 /**
@@ -134,6 +147,9 @@ export class OrtDecoder {
       interOpNumThreads: 1,
       executionMode: "sequential",
       graphOptimizationLevel: "all",
+      // No spin-waiting after a run: onnxruntime's idle threads would otherwise spin and take the
+      // cores from jax-js's training kernels that follow sampling.
+      extra: { session: { intra_op: { allow_spinning: "0" }, inter_op: { allow_spinning: "0" } } },
     });
     return new OrtDecoder(ort, session, cfg);
   }
