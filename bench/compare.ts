@@ -25,7 +25,7 @@
  * reported in its cell; the phases before it keep their numbers.
  *
  * Where onnxruntime-node is installed, a third variant, `embedded-native`, is the embedded engine
- * with native sampling (model.nativeSampling: sampling on onnxruntime's CPU kernels, training on
+ * with native sampling (model.nativeInference: sampling on onnxruntime's CPU kernels, training on
  * jax-js), with its own ratios.
  *
  * Torch rows need python/.venv (rlvr setup torch); without it they are skipped with the reason.
@@ -64,7 +64,7 @@ async function child(variant: Variant, hidden: number, layers: number, reps: num
     const base = quickstartConfig({ out: dir, digits: 2, sftSteps: 0, rlSteps: reps + 1, seed: 1 }, "", "");
     const cfg = parseRunConfig({
       ...base,
-      model: { engine, device: engine === "torch" ? "cpu" : undefined, nativeSampling: variant === "embedded-native" ? true : undefined, init: { hiddenSize: hidden, numLayers: layers, numHeads: Math.max(1, hidden / 32), maxPositionEmbeddings: 32 } },
+      model: { engine, device: engine === "torch" ? "cpu" : undefined, nativeInference: variant === "embedded-native" ? true : undefined, init: { hiddenSize: hidden, numLayers: layers, numHeads: Math.max(1, hidden / 32), maxPositionEmbeddings: 32 } },
       data: { task: "addition-padded", difficulty: 2, trainSize: 2000, testSize: 64 },
     });
     const ctx = await buildContext(cfg);
@@ -125,7 +125,7 @@ async function realChild(variant: Variant, modelDir: string, reps: number): Prom
     const base = realRecipeConfig({ out: dir, modelPath: modelDir, engine, steps: reps + 1, seed: 1 }, trainFile, testFile);
     const cfg = parseRunConfig({
       ...base,
-      model: { ...base.model, device: engine === "torch" ? "cpu" : undefined, nativeSampling: variant === "embedded-native" ? true : undefined, lora: { rank: 16 } },
+      model: { ...base.model, device: engine === "torch" ? "cpu" : undefined, nativeInference: variant === "embedded-native" ? true : undefined, lora: { rank: 16 } },
       rl: { ...base.rl, promptsPerStep: 4, groupSize: 4, maxNewTokens: 32 },
     });
     const ctx = await buildContext(cfg);

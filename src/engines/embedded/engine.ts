@@ -57,7 +57,7 @@ import {
   type LoraModule,
   type Params,
 } from "./model.ts";
-import { OrtCache, OrtDecoder, ortWeights } from "./ort-sampler.ts";
+import { OrtCache, OrtDecoder, ortWeights, type OrtWeights } from "./ort-sampler.ts";
 import { passLength, planSharedPrefix, pow2, prefixShift, prefixUnshift, roundUp, type PrefixPlan } from "./prefix.ts";
 import { adamwUpdate, sumOfSquares, type Tensors } from "./optimizer.ts";
 import { sampleToken } from "./sampling.ts";
@@ -164,13 +164,15 @@ export interface EmbeddedEngineOptions {
    */
   mergedSampling?: boolean;
   /**
-   * Sample on onnxruntime's native CPU kernels (ort-sampler.ts) instead of jax-js's WebAssembly
-   * ones (Node only; needs the optional package onnxruntime-node, an error names the fix when it
-   * is missing). Default: RLVR_NATIVE_SAMPLING=on/off, else off. Same decoder and sampler; logits
-   * agree to float32 rounding, so a seed gives the same tokens except where a draw falls within
-   * rounding of a boundary (tested). Under LoRA it needs `mergedSampling` (the default).
+   * Run inference on onnxruntime's native CPU kernels (ort-sampler.ts) instead of jax-js's
+   * WebAssembly ones: sampling, and under layer-by-layer training and scoring the forward without
+   * gradient (every block's input and the head's log-probs; the backward stays on jax-js). Node
+   * only; needs the optional package onnxruntime-node (an error names the fix when it is missing).
+   * Default: RLVR_NATIVE_INFERENCE=on/off, else off. Same decoder; results agree to float32
+   * rounding, so a seed gives the same tokens except where a draw falls within rounding of a
+   * boundary (tested). Under LoRA it needs `mergedSampling` (the default).
    */
-  nativeSampling?: boolean;
+  nativeInference?: boolean;
   /**
    * Train LoRA adapters (../lora.ts) on a frozen base instead of all weights: only the adapters
    * get gradients, a reference snapshot and AdamW state, and the base may be stored as packed
@@ -225,12 +227,12 @@ interface DecodeSteps {
   dispose(): void;
 }
 
-/** RLVR_NATIVE_SAMPLING: "on" → true, "off" or unset → false (EmbeddedEngineOptions.nativeSampling). */
-function nativeSamplingDefault(): boolean {
-  const v = typeof process !== "undefined" ? process.env?.RLVR_NATIVE_SAMPLING : undefined;
+/** RLVR_NATIVE_INFERENCE: "on" → true, "off" or unset → false (EmbeddedEngineOptions.nativeInference). */
+function nativeInferenceDefault(): boolean {
+  const v = typeof process !== "undefined" ? process.env?.RLVR_NATIVE_INFERENCE : undefined;
   if (v === undefined || v === "" || v === "off" || v === "0") return false;
   if (v === "on" || v === "1") return true;
-  throw new Error(`RLVR_NATIVE_SAMPLING=${v}: expected on or off`);
+  throw new Error(`RLVR_NATIVE_INFERENCE=${v}: expected on or off`);
 }
 
 export class EmbeddedEngine implements Engine {
@@ -251,8 +253,12 @@ export class EmbeddedEngine implements Engine {
   private readonly invFreq: Float64Array;
   /** The decoder's config with the LoRA scale (model.ts DecoderConfig). */
   private readonly decoderConfig: DecoderConfig;
-  /** Native sampling's onnxruntime session, opened on first use (null: unavailable). */
-  private ortDecoder: Promise<OrtDecoder | null> | undefined;
+  /** Native inference's onnxruntime sessions by mode, opened on first use (null: unavailable). */
+  private ortDecoders: Partial<Record<"sample" | "states", Promise<OrtDecoder | null>>> = {};
+  /** Native inference: the policy's merged weights on the host, for `version`. */
+  private ortPolicy: { version: number; weights: OrtWeights } | null = null;
+  /** Bumped whenever the policy's weights change (optimStep, setWeight, load): keys `ortPolicy`. */
+  private version = 0;
   private readonly passFns: Record<
     Pass["kind"],
     {
@@ -556,15 +562,33 @@ export class EmbeddedEngine implements Engine {
    * embedding). Without LoRA: `params`. Numerics: the unmerged forward's up to float32 rounding.
    * Costs one float32 copy of the base (memory.ts counts it in the "sample"/"prefill" passes).
    */
-  private samplingParams(): Params {
+  private samplingParams(src: Source = this.policy): Params {
     const lora = this.lora;
-    if (!lora || !this.adapters || this.opts.mergedSampling === false) return this.params(this.policy);
+    if (!lora || !src.adapters || this.opts.mergedSampling === false) return this.params(src);
     const blocks = { ...lora, targets: lora.targets.filter((t) => t !== LORA_HEAD_MODULE) };
-    const merged = mergeAdapters(this.weights, this.config, blocks, this.adapters);
+    const merged = mergeAdapters(src.weights, this.config, blocks, src.adapters);
     const p = paramsFromWeights(this.config, merged);
     tree.dispose(merged);
     if (!lora.targets.includes(LORA_HEAD_MODULE)) return p;
-    return attachAdapters(p, this.config, { ...lora, targets: [LORA_HEAD_MODULE] }, this.adapters);
+    return attachAdapters(p, this.config, { ...lora, targets: [LORA_HEAD_MODULE] }, src.adapters);
+  }
+
+  /**
+   * Native inference: `src`'s weights (`samplingParams`) as host arrays for onnxruntime. The
+   * policy's are kept for its version, so sampling and training the same version copy them once.
+   */
+  private async nativeWeights(src: Source): Promise<OrtWeights> {
+    const isPolicy = src.weights === this.weights && src.adapters === this.adapters;
+    if (isPolicy && this.ortPolicy?.version === this.version) return this.ortPolicy.weights;
+    const sp = this.samplingParams(src);
+    let w: OrtWeights;
+    try {
+      w = await ortWeights(sp);
+    } finally {
+      tree.dispose(sp);
+    }
+    if (isPolicy) this.ortPolicy = { version: this.version, weights: w };
+    return w;
   }
 
   /** The policy being trained. */
@@ -764,8 +788,8 @@ export class EmbeddedEngine implements Engine {
     const entropy = new Float32Array(batch.batchSize * T);
     for (const [a, b] of this.layerChunks(batch)) {
       const pass = this.passInputs(src.weights, sliceRows(batch, a, b));
-      const states = await this.layerForward(pass, src);
-      const [lp, ent] = pass.unshift(splitOutputs(pass, ...(await this.headScores(pass, states.at(-1)!, src))));
+      const { states, scores } = await this.forwardScores(pass, src);
+      const [lp, ent] = pass.unshift(splitOutputs(pass, ...scores));
       tree.dispose([pass.fixed, states]);
       logprobs.set(lp!, a * T);
       entropy.set(ent!, a * T);
@@ -901,8 +925,8 @@ export class EmbeddedEngine implements Engine {
     let kept: { pass: Pass; states: np.Array[][] } | null = null;
     for (const [a, b] of chunks) {
       const pass = this.passInputs(this.weights, sliceRows(batch, a, b));
-      const states = await this.layerForward(pass);
-      const [lp, ent] = pass.unshift(splitOutputs(pass, ...(await this.headScores(pass, states.at(-1)!))));
+      const { states, scores } = await this.forwardScores(pass);
+      const [lp, ent] = pass.unshift(splitOutputs(pass, ...scores));
       logprobs.set(lp!, a * T);
       entropy.set(ent!, a * T);
       if (chunks.length === 1) kept = { pass, states };
@@ -919,12 +943,63 @@ export class EmbeddedEngine implements Engine {
       if (kept) ({ pass, states } = kept);
       else {
         pass = this.passInputs(this.weights, sliceRows(batch, a, b));
-        states = await this.layerForward(pass);
+        states = (await this.forwardScores(pass)).states;
       }
       const [cLp, cEnt] = flatOutputs(pass, pass.shift(out.dLogprobs.subarray(a * T, b * T), out.dEntropy?.subarray(a * T, b * T)));
       await this.addGrads(await this.layerBackward(pass, states, cLp, cEnt));
     }
     return { loss: out.loss, metrics: out.metrics, tokens: countTokens(batch) };
+  }
+
+  /**
+   * One pass's forward without gradient, block by block: every block's input and the last block's
+   * output (`layerForward`) and the head's flat lp, ent in the stacked order (`headScores`) — on
+   * onnxruntime under native inference (`nativeForward`), else on jax-js.
+   */
+  private async forwardScores(pass: Pass, src: Source = this.policy): Promise<{ states: np.Array[][]; scores: [Float32Array, Float32Array] }> {
+    const dec = await this.nativeDecoder("states");
+    if (dec) return this.nativeForward(dec, pass, src);
+    const states = await this.layerForward(pass, src);
+    return { states, scores: await this.headScores(pass, states.at(-1)!, src) };
+  }
+
+  /**
+   * `forwardScores` on onnxruntime (ort-graph.ts, "states"): states[0] is `pass.xs`, the others
+   * come back from the native forward. A shared-prefix pass runs its U prefixes (P positions),
+   * then its R rows' rest (S positions) over their group's prefix keys/values, as model.ts
+   * `prefixBlock` does: the rest attends to the whole prefix and causally among itself.
+   */
+  private async nativeForward(dec: OrtDecoder, pass: Pass, src: Source): Promise<{ states: np.Array[][]; scores: [Float32Array, Float32Array] }> {
+    dec.setWeights(await this.nativeWeights(src));
+    const D = this.config.hiddenSize;
+    const run = (ids: Int32Array, B: number, S: number, pos0: number, bias: Float32Array, next: Int32Array, cache: OrtCache | null) => {
+      const { c, s } = this.ropeTables(Int32Array.from({ length: B * S }, (_, i) => pos0 + (i % S)), B * S);
+      return dec.step(ids, B, S, c, s, bias, cache, next);
+    };
+    if (pass.kind === "full") {
+      const [Bp, Tp] = pass.targetShape as [number, number];
+      const r = await run(pass.ids[0]!, Bp, Tp, 0, promptBias(new Int32Array(Bp), Tp), pass.next, null);
+      return { states: [pass.xs, ...r.x!.slice(1).map((x) => [np.array(x).reshape([Bp, Tp, D])])], scores: [r.lp!, r.ent!] };
+    }
+    const [[U, P], , [R, S]] = pass.outShapes as [number, number][];
+    const UP = U! * P!;
+    const pre = await run(pass.ids[0]!, U!, P!, 0, promptBias(new Int32Array(U!), P!), pass.next.subarray(0, UP), null);
+    const cache = new OrtCache(this.config.numLayers, R!, this.config.numKvHeads, this.config.headDim, P!);
+    cache.write(pre, P!, 0, Int32Array.from({ length: R! }, (_, r) => Math.floor(r / (R! / U!))));
+    const Tk = P! + S!;
+    const bias = new Float32Array(R! * S! * Tk);
+    for (let r = 0; r < R!; r++) for (let i = 0; i < S!; i++) bias.fill(NEG, (r * S! + i) * Tk + P! + i + 1, (r * S! + i + 1) * Tk);
+    const rest = await run(pass.ids[1]!, R!, S!, P!, bias, pass.next.subarray(UP), cache);
+    const cat = (a: Float32Array, b: Float32Array) => {
+      const o = new Float32Array(a.length + b.length);
+      o.set(a);
+      o.set(b, a.length);
+      return o;
+    };
+    return {
+      states: [pass.xs, ...pre.x!.slice(1).map((x, l) => [np.array(x).reshape([U!, P!, D]), np.array(rest.x![l + 1]!).reshape([R!, S!, D])])],
+      scores: [cat(pre.lp!, rest.lp!), cat(pre.ent!, rest.ent!)],
+    };
   }
 
   /**
@@ -1116,6 +1191,7 @@ export class EmbeddedEngine implements Engine {
     const out = adamwUpdate(trained, grads, this.adam.m, this.adam.v, hyper) as { w: Tensors; m: Tensors; v: Tensors };
     if (this.adapters) this.adapters = out.w;
     else this.weights = out.w;
+    this.version++;
     this.adam.m = out.m;
     this.adam.v = out.v;
     return { gradNorm, skipped: false };
@@ -1283,19 +1359,14 @@ export class EmbeddedEngine implements Engine {
    */
   private async ortDecodeSteps(dec: OrtDecoder, P: number, Tg: number, Bp: number, pad: Int32Array): Promise<DecodeSteps> {
     const cfg = this.config;
-    const sp = this.samplingParams();
-    try {
-      dec.setWeights(await ortWeights(sp));
-    } finally {
-      tree.dispose(sp);
-    }
+    dec.setWeights(await this.nativeWeights(this.policy));
     const cache = new OrtCache(cfg.numLayers, Bp, cfg.numKvHeads, cfg.headDim, P + Tg);
     return {
       prompt: async (prompt, Up, src) => {
         const { c, s } = this.ropeTables(prompt.positions, Up * P);
         const r = await dec.step(prompt.ids, Up, P, c, s, promptBias(prompt.pad, P), null);
         cache.write(r, P, 0, src);
-        return r.logits;
+        return r.logits!;
       },
       next: async (ids, positions, step) => {
         const Tc = cache.Tc;
@@ -1304,19 +1375,19 @@ export class EmbeddedEngine implements Engine {
         const { c, s } = this.ropeTables(positions, Bp);
         const r = await dec.step(ids, Bp, 1, c, s, bias, cache);
         cache.write(r, 1, P + step - 1);
-        return r.logits;
+        return r.logits!;
       },
       dispose: () => {},
     };
   }
 
-  /** The onnxruntime decoder of this engine, or null where native sampling is off. */
-  private async nativeDecoder(): Promise<OrtDecoder | null> {
-    if (!(this.opts.nativeSampling ?? nativeSamplingDefault())) return null;
-    if (this.lora && this.opts.mergedSampling === false) throw new Error("nativeSampling needs mergedSampling (the default): onnxruntime runs the merged weights; set nativeSampling: false to sample through the adapters");
-    this.ortDecoder ??= OrtDecoder.create(this.decoderConfig, !!this.lora?.targets.includes(LORA_HEAD_MODULE) && !!this.adapters, jaxThreads().threads);
-    const dec = await this.ortDecoder;
-    if (!dec) throw new Error("nativeSampling needs the optional package onnxruntime-node: install it with `ONNXRUNTIME_NODE_INSTALL=skip npm install onnxruntime-node` (skip: CPU only, no CUDA download), or turn it off (nativeSampling: false, RLVR_NATIVE_SAMPLING=off)");
+  /** The onnxruntime decoder of this engine for `mode`, or null where native inference is off. */
+  private async nativeDecoder(mode: "sample" | "states" = "sample"): Promise<OrtDecoder | null> {
+    if (!(this.opts.nativeInference ?? nativeInferenceDefault())) return null;
+    if (this.lora && this.opts.mergedSampling === false) throw new Error("nativeInference needs mergedSampling (the default): onnxruntime runs the merged weights; set nativeInference: false to sample through the adapters");
+    this.ortDecoders[mode] ??= OrtDecoder.create(this.decoderConfig, !!this.lora?.targets.includes(LORA_HEAD_MODULE) && !!this.adapters, jaxThreads().threads, mode);
+    const dec = await this.ortDecoders[mode];
+    if (!dec) throw new Error("nativeInference needs the optional package onnxruntime-node: install it with `ONNXRUNTIME_NODE_INSTALL=skip npm install onnxruntime-node` (skip: CPU only, no CUDA download), or turn it off (nativeInference: false, RLVR_NATIVE_INFERENCE=off)");
     return dec;
   }
 
@@ -1414,6 +1485,7 @@ export class EmbeddedEngine implements Engine {
     if (internal.length !== old.size) throw new Error(`setWeight(${name}): expected ${old.size} values, got ${data.length}`);
     into[name] = np.array(Float32Array.from(internal)).reshape(shape);
     old.dispose();
+    this.version++;
   }
 
   /** A copy of the accumulated gradient of `name` (HF layout), or null before any forwardBackward. */
@@ -1452,6 +1524,7 @@ export class EmbeddedEngine implements Engine {
   }
 
   async load(dir: string): Promise<void> {
+    this.version++;
     if (this.lora && this.adapters) {
       if (!readAdapterInfo(dir)) throw new Error(`load: under LoRA a checkpoint is an adapter directory (adapter_config.json); ${dir} has none`);
       const adapters = await readAdapters(dir, this.config, this.lora);
@@ -1474,9 +1547,10 @@ export class EmbeddedEngine implements Engine {
   }
 
   async close(): Promise<void> {
-    const dec = await this.ortDecoder;
-    this.ortDecoder = undefined;
-    await dec?.close();
+    const decs = await Promise.all(Object.values(this.ortDecoders));
+    this.ortDecoders = {};
+    this.ortPolicy = null;
+    await Promise.all(decs.map((d) => d?.close()));
     tree.dispose(this.weights);
     if (this.adapters) tree.dispose(this.adapters);
     this.adapters = null;

@@ -101,10 +101,13 @@ class Graph {
  * `ortWeightNames` (float32; linear weights [out, in]; `lm_head` [V, D] only when the head is untied; `head_lora_a` [D, r], `head_lora_b` [r, V] only
  * with `headLora`).
  * Outputs: `logits` [B, V] of each row's last position; the new positions' `k.i` [B, K, d, S] and
- * `v.i` [B, K, S, d].
+ * `v.i` [B, K, S, d]. Mode "states" (the no-gradient forward of layer-by-layer training and
+ * scoring) instead takes `targets` int64 [B, S] (−1: none) and returns every block's input `x.i`
+ * and the last block's output `x.L` ([B·S, D] each, i = 0 … L) and per-position `lp`, `ent` [B·S]
+ * of the targets (model.ts headLogprobs; lp 0 where the target is −1).
  * @param headLora the head carries a LoRA adapter, added as loraScale · (h A) B (model.ts `lmHead`)
  */
-export function decoderOnnx(cfg: DecoderConfig, headLora: boolean): Uint8Array {
+export function decoderOnnx(cfg: DecoderConfig, headLora: boolean, mode: "sample" | "states" = "sample"): Uint8Array {
   const g = new Graph();
   const { hiddenSize: D, numHeads: H, numKvHeads: K, headDim: d, vocabSize: V } = cfg;
   const G = H / K;
@@ -133,7 +136,13 @@ export function decoderOnnx(cfg: DecoderConfig, headLora: boolean): Uint8Array {
   const shape = (parts: string[]) => g.op("Concat", parts, { axis: 0 });
   const lin = (h: string, w: string) => g.op("Gemm", [h, w], { transB: 1 });
   let x = g.op("Reshape", [g.op("Gather", [embed, ids], { axis: 0 }), ax([-1, D])]); // [B·S, D]
+  const state = (i: number) => {
+    if (mode !== "states") return;
+    g.op("Identity", [x], {}, `x.${i}`);
+    g.output(`x.${i}`, ["N", D]);
+  };
   for (let i = 0; i < cfg.numLayers; i++) {
+    state(i);
     const n = ortWeightNames.layer(i);
     for (const [name, dims] of [
       [n.attnNorm, [D]],
@@ -185,8 +194,10 @@ export function decoderOnnx(cfg: DecoderConfig, headLora: boolean): Uint8Array {
     const act = g.op("Mul", [g.op("Mul", [gate, g.op("Sigmoid", [gate])]), lin(m, n.wUp)]);
     x = g.op("Add", [x, lin(act, n.wDown)]);
   }
-  // Each row's last position (prompts are left-padded, so it is real for every row).
-  const last = g.op("Reshape", [g.op("Slice", [g.op("Reshape", [x, shape([bs, ax([D])])]), ax([-1]), ax([2 ** 31 - 1]), ax([1])]), ax([-1, D])]); // [B, D]
+  state(cfg.numLayers);
+  // Sampling: each row's last position (prompts are left-padded, so it is real for every row);
+  // states: every position.
+  const last = mode === "sample" ? g.op("Reshape", [g.op("Slice", [g.op("Reshape", [x, shape([bs, ax([D])])]), ax([-1]), ax([2 ** 31 - 1]), ax([1])]), ax([-1, D])]) : x; // [B, D] or [B·S, D]
   const hN = rms(last, g.input(ortWeightNames.norm, [D]));
   let logits = cfg.tieWordEmbeddings ? g.op("Gemm", [hN, embed], { transB: 1 }) : lin(hN, g.input(ortWeightNames.lmHead, [V, D]));
   if (headLora) {
@@ -194,8 +205,21 @@ export function decoderOnnx(cfg: DecoderConfig, headLora: boolean): Uint8Array {
     const b = g.input(ortWeightNames.headB, ["R", V]);
     logits = g.op("Add", [logits, g.op("Mul", [g.op("MatMul", [g.op("MatMul", [hN, a]), b]), g.scalar(cfg.loraScale ?? 1)])]);
   }
-  g.op("Identity", [logits], {}, "logits");
-  g.output("logits", ["B", V]);
+  if (mode === "sample") {
+    g.op("Identity", [logits], {}, "logits");
+    g.output("logits", ["B", V]);
+  } else {
+    // Per-position log-prob of the target (0 where the target is −1) and entropy, as model.ts
+    // headLogprobs: lp = log softmax(z)[target], ent = −Σ p log p.
+    const targets = g.op("Reshape", [g.input("targets", ["B", "S"], INT64), ax([-1, 1])]);
+    const logp = g.op("LogSoftmax", [logits], { axis: -1 });
+    g.op("Neg", [g.op("ReduceSum", [g.op("Mul", [g.op("Exp", [logp]), logp]), ax([-1])], { keepdims: 0 })], {}, "ent");
+    const has = g.op("Cast", [g.op("GreaterOrEqual", [targets, g.ints([0])])], { to: FLOAT });
+    const picked = g.op("GatherElements", [logp, g.op("Max", [targets, g.ints([0])])], { axis: 1 });
+    g.op("Reshape", [g.op("Mul", [picked, has]), ax([-1])], {}, "lp");
+    g.output("lp", ["N"]);
+    g.output("ent", ["N"]);
+  }
   const model = onnx.ModelProto.create({
     irVersion: 8,
     producerName: "rlvr",

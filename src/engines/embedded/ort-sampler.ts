@@ -76,9 +76,16 @@ export async function ortWeights(p: Params): Promise<OrtWeights> {
   return out;
 }
 
-/** One decoder call's result: last-position logits [B, V] and every layer's new keys [B, K, d, S] and values [B, K, S, d]. */
+/**
+ * One decoder call's result: every layer's new keys [B, K, d, S] and values [B, K, S, d]; a
+ * "sample" session's last-position logits [B, V]; a "states" session's block inputs and last
+ * output `x` (L + 1 of [B·S, D]) and per-position `lp`, `ent` [B·S] of the targets.
+ */
 export interface OrtStep {
-  logits: Float32Array;
+  logits?: Float32Array;
+  x?: Float32Array[];
+  lp?: Float32Array;
+  ent?: Float32Array;
   k: Float32Array[];
   v: Float32Array[];
 }
@@ -133,16 +140,18 @@ export class OrtDecoder {
     private readonly ort: OrtModule,
     private readonly session: Ort.InferenceSession,
     private readonly cfg: DecoderConfig,
+    readonly mode: "sample" | "states",
   ) {}
 
   /**
    * @param threads onnxruntime's intra-op threads (the engine's jax-js thread count)
+   * @param mode "sample": last-position logits; "states": every block's input and the targets' log-probs (ort-graph.ts)
    * @returns null when onnxruntime-node is not installed
    */
-  static async create(cfg: DecoderConfig, headLora: boolean, threads: number): Promise<OrtDecoder | null> {
+  static async create(cfg: DecoderConfig, headLora: boolean, threads: number, mode: "sample" | "states" = "sample"): Promise<OrtDecoder | null> {
     const ort = await loadOrt();
     if (!ort) return null;
-    const session = await ort.InferenceSession.create(decoderOnnx(cfg, headLora), {
+    const session = await ort.InferenceSession.create(decoderOnnx(cfg, headLora, mode), {
       intraOpNumThreads: threads,
       interOpNumThreads: 1,
       executionMode: "sequential",
@@ -151,7 +160,7 @@ export class OrtDecoder {
       // cores from jax-js's training kernels that follow sampling.
       extra: { session: { intra_op: { allow_spinning: "0" }, inter_op: { allow_spinning: "0" } } },
     });
-    return new OrtDecoder(ort, session, cfg);
+    return new OrtDecoder(ort, session, cfg, mode);
   }
 
   /** The weights of the following calls (host arrays are referenced, not copied). */
@@ -165,8 +174,9 @@ export class OrtDecoder {
    * @param ids [B·S] token ids; cos/sin [B·S·d/2] rotary tables; bias [B·S·(Tc+S)] additive mask
    *   over the cache slots, then the new positions
    * @param cache the rows' cache (null: Tc = 0, the prompt step)
+   * @param targets "states" sessions: [B·S] the token each position predicts (−1: none)
    */
-  async step(ids: Int32Array, B: number, S: number, cos: Float32Array, sin: Float32Array, bias: Float32Array, cache: OrtCache | null): Promise<OrtStep> {
+  async step(ids: Int32Array, B: number, S: number, cos: Float32Array, sin: Float32Array, bias: Float32Array, cache: OrtCache | null, targets?: Int32Array): Promise<OrtStep> {
     const { ort, cfg } = this;
     const half = cfg.headDim / 2;
     const Tc = cache?.Tc ?? 0;
@@ -179,6 +189,10 @@ export class OrtDecoder {
     };
     const [K, d] = [cfg.numKvHeads, cfg.headDim];
     const empty = new Float32Array(0);
+    if (this.mode === "states") {
+      if (!targets) throw new Error("OrtDecoder.step: a states session needs targets");
+      feeds["targets"] = new ort.Tensor("int64", BigInt64Array.from(targets, (t) => BigInt(t)), [B, S]);
+    }
     for (let i = 0; i < cfg.numLayers; i++) {
       feeds[`past_k.${i}`] = new ort.Tensor("float32", cache ? cache.k[i]! : empty, [B, K, d, Tc]);
       feeds[`past_v.${i}`] = new ort.Tensor("float32", cache ? cache.v[i]! : empty, [B, K, Tc, d]);
@@ -186,7 +200,9 @@ export class OrtDecoder {
     const r = await this.session.run(feeds);
     const get = (n: string) => r[n]!.data as Float32Array;
     const layers = Array.from({ length: cfg.numLayers }, (_, i) => i);
-    return { logits: get("logits"), k: layers.map((i) => get(`k.${i}`)), v: layers.map((i) => get(`v.${i}`)) };
+    const kv = { k: layers.map((i) => get(`k.${i}`)), v: layers.map((i) => get(`v.${i}`)) };
+    if (this.mode === "sample") return { logits: get("logits"), ...kv };
+    return { x: [...layers, cfg.numLayers].map((i) => get(`x.${i}`)), lp: get("lp"), ent: get("ent"), ...kv };
   }
 
   async close(): Promise<void> {
