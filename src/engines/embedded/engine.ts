@@ -170,7 +170,7 @@ export interface EmbeddedEngineOptions {
    * only; needs the optional package onnxruntime-node (an error names the fix when it is missing).
    * Default: RLVR_NATIVE_INFERENCE=on/off, else off. Same decoder; results agree to float32
    * rounding, so a seed gives the same tokens except where a draw falls within rounding of a
-   * boundary (tested). Under LoRA it needs `mergedSampling` (the default).
+   * boundary (tested). Under LoRA the adapters run beside the frozen base (no merged copy).
    */
   nativeInference?: boolean;
   /**
@@ -255,10 +255,12 @@ export class EmbeddedEngine implements Engine {
   private readonly decoderConfig: DecoderConfig;
   /** Native inference's onnxruntime sessions by mode, opened on first use (null: unavailable). */
   private ortDecoders: Partial<Record<"sample" | "states", Promise<OrtDecoder | null>>> = {};
-  /** Native inference: the policy's merged weights on the host, for `version`. */
-  private ortPolicy: { version: number; weights: OrtWeights } | null = null;
-  /** Bumped whenever the policy's weights change (optimStep, setWeight, load): keys `ortPolicy`. */
+  /** Native inference: host weights (`nativeWeights`): under LoRA the base for `baseVersion`, else the policy for `version`. */
+  private ortBase: { version: number; weights: OrtWeights } | null = null;
+  /** Bumped whenever the policy's weights change (optimStep, setWeight, load). */
   private version = 0;
+  /** Bumped whenever the base weights change (setWeight, load). */
+  private baseVersion = 0;
   private readonly passFns: Record<
     Pass["kind"],
     {
@@ -574,21 +576,40 @@ export class EmbeddedEngine implements Engine {
   }
 
   /**
-   * Native inference: `src`'s weights (`samplingParams`) as host arrays for onnxruntime. The
-   * policy's are kept for its version, so sampling and training the same version copy them once.
+   * Native inference: `src`'s weights as host arrays for onnxruntime (ort-sampler.ts `ortWeights`).
+   * Under LoRA the frozen base is copied once (kept while `baseVersion` holds) and the adapters
+   * are graph inputs of their own, copied per call (20 MB for SmolLM2 at rank 16); without LoRA
+   * the policy's weights are kept for its `version`, so sampling and training one version copy them once.
    */
-  private async nativeWeights(src: Source): Promise<OrtWeights> {
+  private async nativeWeights(src: Source): Promise<OrtWeights[]> {
+    if (this.lora && src.adapters) {
+      if (this.ortBase?.version !== this.baseVersion) {
+        this.ortBase = null;
+        const base = paramsFromWeights(this.config, src.weights);
+        try {
+          this.ortBase = { version: this.baseVersion, weights: await ortWeights(base, "base") };
+        } finally {
+          tree.dispose(base);
+        }
+      }
+      const p = this.params(src);
+      try {
+        return [this.ortBase!.weights, await ortWeights(p, "adapters")];
+      } finally {
+        tree.dispose(p);
+      }
+    }
     const isPolicy = src.weights === this.weights && src.adapters === this.adapters;
-    if (isPolicy && this.ortPolicy?.version === this.version) return this.ortPolicy.weights;
-    const sp = this.samplingParams(src);
+    if (isPolicy && this.ortBase?.version === this.version) return [this.ortBase.weights];
+    const p = this.params(src);
     let w: OrtWeights;
     try {
-      w = await ortWeights(sp);
+      w = await ortWeights(p);
     } finally {
-      tree.dispose(sp);
+      tree.dispose(p);
     }
-    if (isPolicy) this.ortPolicy = { version: this.version, weights: w };
-    return w;
+    if (isPolicy) this.ortBase = { version: this.version, weights: w };
+    return [w];
   }
 
   /** The policy being trained. */
@@ -970,7 +991,7 @@ export class EmbeddedEngine implements Engine {
    * `prefixBlock` does: the rest attends to the whole prefix and causally among itself.
    */
   private async nativeForward(dec: OrtDecoder, pass: Pass, src: Source): Promise<{ states: np.Array[][]; scores: [Float32Array, Float32Array] }> {
-    dec.setWeights(await this.nativeWeights(src));
+    dec.setWeights(...(await this.nativeWeights(src)));
     const D = this.config.hiddenSize;
     const run = (ids: Int32Array, B: number, S: number, pos0: number, bias: Float32Array, next: Int32Array, cache: OrtCache | null) => {
       const { c, s } = this.ropeTables(Int32Array.from({ length: B * S }, (_, i) => pos0 + (i % S)), B * S);
@@ -1359,7 +1380,7 @@ export class EmbeddedEngine implements Engine {
    */
   private async ortDecodeSteps(dec: OrtDecoder, P: number, Tg: number, Bp: number, pad: Int32Array): Promise<DecodeSteps> {
     const cfg = this.config;
-    dec.setWeights(await this.nativeWeights(this.policy));
+    dec.setWeights(...(await this.nativeWeights(this.policy)));
     const cache = new OrtCache(cfg.numLayers, Bp, cfg.numKvHeads, cfg.headDim, P + Tg);
     return {
       prompt: async (prompt, Up, src) => {
@@ -1384,8 +1405,9 @@ export class EmbeddedEngine implements Engine {
   /** The onnxruntime decoder of this engine for `mode`, or null where native inference is off. */
   private async nativeDecoder(mode: "sample" | "states" = "sample"): Promise<OrtDecoder | null> {
     if (!(this.opts.nativeInference ?? nativeInferenceDefault())) return null;
-    if (this.lora && this.opts.mergedSampling === false) throw new Error("nativeInference needs mergedSampling (the default): onnxruntime runs the merged weights; set nativeInference: false to sample through the adapters");
-    this.ortDecoders[mode] ??= OrtDecoder.create(this.decoderConfig, !!this.lora?.targets.includes(LORA_HEAD_MODULE) && !!this.adapters, jaxThreads().threads, mode);
+    const lora = this.lora && this.adapters ? this.lora.targets : [];
+    const blocks = lora.filter((t): t is LoraModule => t !== LORA_HEAD_MODULE);
+    this.ortDecoders[mode] ??= OrtDecoder.create(this.decoderConfig, { head: lora.includes(LORA_HEAD_MODULE), blocks }, jaxThreads().threads, mode);
     const dec = await this.ortDecoders[mode];
     if (!dec) throw new Error("nativeInference needs the optional package onnxruntime-node: install it with `ONNXRUNTIME_NODE_INSTALL=skip npm install onnxruntime-node` (skip: CPU only, no CUDA download), or turn it off (nativeInference: false, RLVR_NATIVE_INFERENCE=off)");
     return dec;
@@ -1486,6 +1508,7 @@ export class EmbeddedEngine implements Engine {
     into[name] = np.array(Float32Array.from(internal)).reshape(shape);
     old.dispose();
     this.version++;
+    if (into === this.weights) this.baseVersion++;
   }
 
   /** A copy of the accumulated gradient of `name` (HF layout), or null before any forwardBackward. */
@@ -1525,6 +1548,7 @@ export class EmbeddedEngine implements Engine {
 
   async load(dir: string): Promise<void> {
     this.version++;
+    this.baseVersion++;
     if (this.lora && this.adapters) {
       if (!readAdapterInfo(dir)) throw new Error(`load: under LoRA a checkpoint is an adapter directory (adapter_config.json); ${dir} has none`);
       const adapters = await readAdapters(dir, this.config, this.lora);
@@ -1549,7 +1573,7 @@ export class EmbeddedEngine implements Engine {
   async close(): Promise<void> {
     const decs = await Promise.all(Object.values(this.ortDecoders));
     this.ortDecoders = {};
-    this.ortPolicy = null;
+    this.ortBase = null;
     await Promise.all(decs.map((d) => d?.close()));
     tree.dispose(this.weights);
     if (this.adapters) tree.dispose(this.adapters);

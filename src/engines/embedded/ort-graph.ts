@@ -12,7 +12,7 @@
  * grouped-query attention with an additive mask, SwiGLU); ONNX opset 17.
  */
 import onnxProto from "onnx-proto";
-import type { DecoderConfig } from "./model.ts";
+import type { DecoderConfig, LoraModule } from "./model.ts";
 
 const { onnx } = onnxProto;
 const FLOAT = 1;
@@ -28,6 +28,8 @@ export const ortWeightNames = {
   lmHead: "lm_head",
   headA: "head_lora_a",
   headB: "head_lora_b",
+  /** LoRA factors of a block module (internal orientation: A [in, r], B [r, out]). */
+  lora: (i: number, module: LoraModule, which: "a" | "b") => `l${i}.${module}.lora_${which}`,
   layer: (i: number) => ({
     attnNorm: `l${i}.attn_norm`,
     wq: `l${i}.wq`,
@@ -106,8 +108,10 @@ class Graph {
  * and the last block's output `x.L` ([B·S, D] each, i = 0 … L) and per-position `lp`, `ent` [B·S]
  * of the targets (model.ts headLogprobs; lp 0 where the target is −1).
  * @param headLora the head carries a LoRA adapter, added as loraScale · (h A) B (model.ts `lmHead`)
+ * @param blockLora block modules whose LoRA factors are inputs (`ortWeightNames.lora`), added the
+ *   same way, so a frozen base needs no merged copy per policy version (others: merged or none)
  */
-export function decoderOnnx(cfg: DecoderConfig, headLora: boolean, mode: "sample" | "states" = "sample"): Uint8Array {
+export function decoderOnnx(cfg: DecoderConfig, headLora: boolean, mode: "sample" | "states" = "sample", blockLora: readonly LoraModule[] = []): Uint8Array {
   const g = new Graph();
   const { hiddenSize: D, numHeads: H, numKvHeads: K, headDim: d, vocabSize: V } = cfg;
   const G = H / K;
@@ -135,6 +139,13 @@ export function decoderOnnx(cfg: DecoderConfig, headLora: boolean, mode: "sample
   const bs = g.op("Shape", [ids]); // [B, S]
   const shape = (parts: string[]) => g.op("Concat", parts, { axis: 0 });
   const lin = (h: string, w: string) => g.op("Gemm", [h, w], { transB: 1 });
+  // A LoRA module: h Wᵀ + scale · (h A) B, the adapter's product as Gemm's bias input C.
+  const loraLin = (i: number, module: LoraModule, h: string, w: string, dims: [number, number]) => {
+    if (!blockLora.includes(module)) return lin(h, w);
+    const a = g.input(ortWeightNames.lora(i, module, "a"), [dims[1], "R"]);
+    const b = g.input(ortWeightNames.lora(i, module, "b"), ["R", dims[0]]);
+    return g.op("Gemm", [g.op("MatMul", [h, a]), b, lin(h, w)], { alpha: cfg.loraScale ?? 1, beta: 1 });
+  };
   let x = g.op("Reshape", [g.op("Gather", [embed, ids], { axis: 0 }), ax([-1, D])]); // [B·S, D]
   const state = (i: number) => {
     if (mode !== "states") return;
@@ -159,9 +170,9 @@ export function decoderOnnx(cfg: DecoderConfig, headLora: boolean, mode: "sample
     const pastK = g.input(`past_k.${i}`, ["B", K, d, "Tc"]);
     const pastV = g.input(`past_v.${i}`, ["B", K, "Tc", d]);
     const h = rms(x, n.attnNorm);
-    let q = lin(h, n.wq);
-    let k = lin(h, n.wk);
-    let v = lin(h, n.wv);
+    let q = loraLin(i, "q_proj", h, n.wq, [H * d, D]);
+    let k = loraLin(i, "k_proj", h, n.wk, [K * d, D]);
+    let v = loraLin(i, "v_proj", h, n.wv, [K * d, D]);
     if (cfg.attentionBias) {
       q = g.op("Add", [q, g.input(n.bq, [H * d])]);
       k = g.op("Add", [k, g.input(n.bk, [K * d])]);
@@ -188,11 +199,12 @@ export function decoderOnnx(cfg: DecoderConfig, headLora: boolean, mode: "sample
     const pNew = g.op("Slice", [probs, tc, ax([2 ** 31 - 1]), ax([3])]);
     const ctxKv = g.op("Add", [g.op("MatMul", [pCache, pastV]), g.op("MatMul", [pNew, vNew])]); // [B, K, S·G, d]
     const ctx = g.op("Reshape", [g.op("Transpose", [g.op("Reshape", [ctxKv, ax([0, 0, -1, G, d])])], { perm: [0, 2, 1, 3, 4] }), ax([-1, H * d])]); // [B·S, H·d]
-    x = g.op("Add", [x, lin(ctx, n.wo)]);
+    x = g.op("Add", [x, loraLin(i, "o_proj", ctx, n.wo, [D, H * d])]);
     const m = rms(x, n.mlpNorm);
-    const gate = lin(m, n.wGate);
-    const act = g.op("Mul", [g.op("Mul", [gate, g.op("Sigmoid", [gate])]), lin(m, n.wUp)]);
-    x = g.op("Add", [x, lin(act, n.wDown)]);
+    const F = cfg.intermediateSize;
+    const gate = loraLin(i, "gate_proj", m, n.wGate, [F, D]);
+    const act = g.op("Mul", [g.op("Mul", [gate, g.op("Sigmoid", [gate])]), loraLin(i, "up_proj", m, n.wUp, [F, D])]);
+    x = g.op("Add", [x, loraLin(i, "down_proj", act, n.wDown, [D, F])]);
   }
   state(cfg.numLayers);
   // Sampling: each row's last position (prompts are left-padded, so it is real for every row);

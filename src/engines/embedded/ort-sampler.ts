@@ -10,7 +10,7 @@
  */
 import type { numpy as np } from "@jax-js/jax";
 import { decoderOnnx, ortWeightNames } from "./ort-graph.ts";
-import { dense, type DecoderConfig, type Params } from "./model.ts";
+import { dense, type DecoderConfig, type LoraModule, type Params } from "./model.ts";
 
 /** The part of onnxruntime-node's API used here (an optional peer: its own types may be absent). */
 declare namespace Ort {
@@ -49,10 +49,12 @@ export type OrtWeights = Map<string, { data: Float32Array; dims: number[] }>;
 
 /**
  * Copies `p`'s weights (jax-js arrays; packed bfloat16 unpacked) to host float32 arrays for the
- * graph, linear weights transposed to the Hugging Face layout [out, in]. Does not consume `p`.
- * Cost: one copy of the weights (0.54 GB for SmolLM2-135M).
+ * graph, linear weights transposed to the Hugging Face layout [out, in]. `part`: "base" — all but
+ * the LoRA factors; "adapters" — the head's and the blocks' LoRA factors (A [in, r], B [r, out],
+ * `ortWeightNames.lora`); "all" — both. Does not consume `p`. Cost: one copy of what it takes
+ * (the base of SmolLM2-135M: 0.54 GB; its rank-16 adapters: 20 MB).
  */
-export async function ortWeights(p: Params): Promise<OrtWeights> {
+export async function ortWeights(p: Params, part: "all" | "base" | "adapters" = "all"): Promise<OrtWeights> {
   const out: OrtWeights = new Map();
   const put = async (name: string, a: np.Array | undefined, transpose = false) => {
     if (!a) return;
@@ -62,16 +64,25 @@ export async function ortWeights(p: Params): Promise<OrtWeights> {
     // onnxruntime-node cannot read a SharedArrayBuffer view (jax-js's heap with worker threads).
     out.set(name, { data: data.buffer instanceof SharedArrayBuffer ? data.slice() : data, dims });
   };
-  await put(ortWeightNames.embed, p.embed);
-  await put(ortWeightNames.norm, p.norm);
-  await put(ortWeightNames.lmHead, p.lmHead, true);
-  await put(ortWeightNames.headA, p.headLora?.a);
-  await put(ortWeightNames.headB, p.headLora?.b);
-  for (let i = 0; i < p.layers.length; i++) {
-    const l = p.layers[i]!;
-    const n = ortWeightNames.layer(i);
-    if (l.lora && Object.keys(l.lora).length) throw new Error("native sampling needs the blocks' LoRA adapters merged into the weights (engine.ts samplingParams)");
-    for (const key of Object.keys(n) as (keyof typeof n)[]) await put(n[key], l[key], key.startsWith("w"));
+  if (part !== "adapters") {
+    await put(ortWeightNames.embed, p.embed);
+    await put(ortWeightNames.norm, p.norm);
+    await put(ortWeightNames.lmHead, p.lmHead, true);
+    for (let i = 0; i < p.layers.length; i++) {
+      const l = p.layers[i]!;
+      const n = ortWeightNames.layer(i);
+      for (const key of Object.keys(n) as (keyof typeof n)[]) await put(n[key], l[key], key.startsWith("w"));
+    }
+  }
+  if (part !== "base") {
+    await put(ortWeightNames.headA, p.headLora?.a);
+    await put(ortWeightNames.headB, p.headLora?.b);
+    for (let i = 0; i < p.layers.length; i++) {
+      for (const [module, ad] of Object.entries(p.layers[i]!.lora ?? {}) as [LoraModule, { a: np.Array; b: np.Array }][]) {
+        await put(ortWeightNames.lora(i, module, "a"), ad.a);
+        await put(ortWeightNames.lora(i, module, "b"), ad.b);
+      }
+    }
   }
   return out;
 }
@@ -144,14 +155,15 @@ export class OrtDecoder {
   ) {}
 
   /**
+   * @param lora which LoRA factors are graph inputs: the head's, the blocks' modules (ort-graph.ts)
    * @param threads onnxruntime's intra-op threads (the engine's jax-js thread count)
    * @param mode "sample": last-position logits; "states": every block's input and the targets' log-probs (ort-graph.ts)
    * @returns null when onnxruntime-node is not installed
    */
-  static async create(cfg: DecoderConfig, headLora: boolean, threads: number, mode: "sample" | "states" = "sample"): Promise<OrtDecoder | null> {
+  static async create(cfg: DecoderConfig, lora: { head: boolean; blocks: readonly LoraModule[] }, threads: number, mode: "sample" | "states" = "sample"): Promise<OrtDecoder | null> {
     const ort = await loadOrt();
     if (!ort) return null;
-    const session = await ort.InferenceSession.create(decoderOnnx(cfg, headLora, mode), {
+    const session = await ort.InferenceSession.create(decoderOnnx(cfg, lora.head, mode, lora.blocks), {
       intraOpNumThreads: threads,
       interOpNumThreads: 1,
       executionMode: "sequential",
@@ -163,10 +175,10 @@ export class OrtDecoder {
     return new OrtDecoder(ort, session, cfg, mode);
   }
 
-  /** The weights of the following calls (host arrays are referenced, not copied). */
-  setWeights(w: OrtWeights): void {
+  /** The weights of the following calls, from one or more parts (host arrays are referenced, not copied). */
+  setWeights(...parts: OrtWeights[]): void {
     this.weightFeeds = {};
-    for (const [name, { data, dims }] of w) this.weightFeeds[name] = new this.ort.Tensor("float32", data, dims);
+    for (const w of parts) for (const [name, { data, dims }] of w) this.weightFeeds[name] = new this.ort.Tensor("float32", data, dims);
   }
 
   /**
