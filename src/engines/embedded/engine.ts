@@ -57,7 +57,7 @@ import {
   type LoraModule,
   type Params,
 } from "./model.ts";
-import { OrtCache, OrtDecoder, ortWeights, type OrtWeights } from "./ort-sampler.ts";
+import { OrtCache, OrtDecoder, OrtHeadGrad, ortWeights, type OrtWeights } from "./ort-sampler.ts";
 import { passLength, planSharedPrefix, pow2, prefixShift, prefixUnshift, roundUp, type PrefixPlan } from "./prefix.ts";
 import { adamwUpdate, sumOfSquares, type Tensors } from "./optimizer.ts";
 import { sampleToken } from "./sampling.ts";
@@ -75,6 +75,8 @@ import { hfConfigFromFiles, type ModelFiles } from "./hf-config.ts";
 type Source = { weights: Tensors; adapters: Tensors | null };
 
 const NEG = -1e9;
+/** Positions per call of the native head backward: its [rows, V] intermediates stay near 50 MB each on SmolLM2. */
+const NATIVE_HEAD_ROWS = 256;
 
 /** A jitted forward: (parameters, embedded inputs, fixed inputs) → per-position outputs. */
 type Forward = (p: Params, xs: np.Array[], fixed: np.Array[]) => np.Array[];
@@ -255,6 +257,7 @@ export class EmbeddedEngine implements Engine {
   private readonly decoderConfig: DecoderConfig;
   /** Native inference's onnxruntime sessions by mode, opened on first use (null: unavailable). */
   private ortDecoders: Partial<Record<"sample" | "states", Promise<OrtDecoder | null>>> = {};
+  private ortHeadGrad: Promise<OrtHeadGrad | null> | undefined;
   /** Native inference: host weights (`nativeWeights`): under LoRA the base for `baseVersion`, else the policy for `version`. */
   private ortBase: { version: number; weights: OrtWeights } | null = null;
   /** Bumped whenever the policy's weights change (optimStep, setWeight, load). */
@@ -1093,17 +1096,22 @@ export class EmbeddedEngine implements Engine {
   }
 
   /**
-   * Back-propagates flat cotangents of lp and ent (stacked order) through one pass whose block
-   * states `layerForward` returned: the head in chunks, then every block from the last. Consumes
-   * the states and the pass's fixed inputs.
-   * @returns the adapters' gradients by name
+   * The head's backward of `layerBackward`: dL/dx [n, D] of the last state x (flat, stacked order;
+   * consumed), the head adapter's gradients added to `grads`. On onnxruntime under native
+   * inference when the head has no adapter (ort-graph.ts `headGradOnnx`), else on jax-js in chunks.
    */
-  private async layerBackward(pass: Pass, states: np.Array[][], cLp: Float32Array, cEnt: Float32Array): Promise<Tensors> {
-    const lora = this.lora!;
-    const adapters = this.adapters!;
-    const grads: Tensors = {};
-    const x = this.flatState(states.pop()!);
+  private async headBackward(pass: Pass, x: np.Array, cLp: Float32Array, cEnt: Float32Array, grads: Tensors): Promise<np.Array> {
     const n = x.shape[0]!;
+    const D = this.config.hiddenSize;
+    const native = this.lora?.targets.includes(LORA_HEAD_MODULE) ? null : await this.nativeHeadGrad();
+    if (native) {
+      const [base] = await this.nativeWeights(this.policy);
+      const xs = (await x.data()) as Float32Array;
+      const host = xs.buffer instanceof SharedArrayBuffer ? xs.slice() : xs;
+      const dx = new Float32Array(n * D);
+      for (const [a, b] of rowChunks(n, NATIVE_HEAD_ROWS)) dx.set(await native.run(base!, host.subarray(a * D, b * D), pass.next.subarray(a, b), cLp.subarray(a, b), cEnt.subarray(a, b)), a * D);
+      return np.array(dx).reshape([n, D]);
+    }
     const { size, chunks } = EmbeddedEngine.headChunks(n);
     const head = await this.headParams();
     const headAd = head.headLora;
@@ -1127,8 +1135,22 @@ export class EmbeddedEngine implements Engine {
       await blockUntilReady([dxs, grads]);
     }
     tree.dispose([x, head, headAd ?? []]);
+    return dxs.length === 1 ? dxs[0]! : np.concatenate(dxs, 0);
+  }
+
+  /**
+   * Back-propagates flat cotangents of lp and ent (stacked order) through one pass whose block
+   * states `layerForward` returned: the head in chunks, then every block from the last. Consumes
+   * the states and the pass's fixed inputs.
+   * @returns the adapters' gradients by name
+   */
+  private async layerBackward(pass: Pass, states: np.Array[][], cLp: Float32Array, cEnt: Float32Array): Promise<Tensors> {
+    const lora = this.lora!;
+    const adapters = this.adapters!;
+    const grads: Tensors = {};
+    const x = this.flatState(states.pop()!);
+    const dFlat = await this.headBackward(pass, x, cLp, cEnt, grads);
     // dL/d(last state), back in the state's shapes.
-    const dFlat = dxs.length === 1 ? dxs[0]! : np.concatenate(dxs, 0);
     let at = 0;
     let cot = states[0]!.map((s, i, all) => {
       const len = s.shape.slice(0, -1).reduce((m, d) => m * d, 1);
@@ -1402,6 +1424,13 @@ export class EmbeddedEngine implements Engine {
     };
   }
 
+  /** Native inference's head backward (ort-sampler.ts `OrtHeadGrad`), or null where native inference is off. */
+  private async nativeHeadGrad(): Promise<OrtHeadGrad | null> {
+    if (!(this.opts.nativeInference ?? nativeInferenceDefault())) return null;
+    this.ortHeadGrad ??= OrtHeadGrad.create(this.decoderConfig, jaxThreads().threads);
+    return this.ortHeadGrad;
+  }
+
   /** The onnxruntime decoder of this engine for `mode`, or null where native inference is off. */
   private async nativeDecoder(mode: "sample" | "states" = "sample"): Promise<OrtDecoder | null> {
     if (!(this.opts.nativeInference ?? nativeInferenceDefault())) return null;
@@ -1571,8 +1600,9 @@ export class EmbeddedEngine implements Engine {
   }
 
   async close(): Promise<void> {
-    const decs = await Promise.all(Object.values(this.ortDecoders));
+    const decs = [...(await Promise.all(Object.values(this.ortDecoders))), await this.ortHeadGrad];
     this.ortDecoders = {};
+    this.ortHeadGrad = undefined;
     this.ortBase = null;
     await Promise.all(decs.map((d) => d?.close()));
     tree.dispose(this.weights);

@@ -88,6 +88,12 @@ class Graph {
     return name;
   }
 
+  floats(values: number[]): string {
+    const name = `c${this.n++}`;
+    this.inits.push({ name, dataType: FLOAT, dims: [values.length], floatData: values });
+    return name;
+  }
+
   scalar(value: number): string {
     const name = `c${this.n++}`;
     this.inits.push({ name, dataType: FLOAT, dims: [], floatData: [value] });
@@ -232,11 +238,53 @@ export function decoderOnnx(cfg: DecoderConfig, headLora: boolean, mode: "sample
     g.output("lp", ["N"]);
     g.output("ent", ["N"]);
   }
+  return encodeModel(g);
+}
+
+/** The serialized ONNX model (IR 8, opset 17) of a built graph. */
+function encodeModel(g: Graph): Uint8Array {
   const model = onnx.ModelProto.create({
     irVersion: 8,
     producerName: "rlvr",
     opsetImport: [{ domain: "", version: 17 }],
-    graph: { name: "rlvr_decoder", node: g.nodes, input: g.inputs, output: g.outputs, initializer: g.inits },
+    graph: { name: "rlvr", node: g.nodes, input: g.inputs, output: g.outputs, initializer: g.inits },
   });
   return onnx.ModelProto.encode(model).finish();
+}
+
+/**
+ * The head's backward of layer-by-layer LoRA training (engine.ts `layerBackward`) as an ONNX
+ * graph: the gradient with respect to the last block's output x of Σ cLp·lp + cEnt·ent, the
+ * derivative model.ts `headCotangentSum` writes out, through the head and the final RMSNorm:
+ * with p = softmax(z), z = RMSNorm(x) Wᵀ, H = −Σ p log p:
+ *   dz = cLp·(onehot(target) − p·[target ≥ 0]) − cEnt·p ⊙ (log p + H),   dh = dz W,
+ *   dx = r·(dh ⊙ w) − r³·x·mean((dh ⊙ w) ⊙ x),   r = (mean(x²) + eps)^(−1/2).
+ * For a head without a LoRA adapter (its adapter's gradient needs jax-js's autodiff).
+ * Inputs: `x` [N, D]; `norm` [D]; the head `embed` (tied) or `lm_head` [V, D]; `targets` int64 [N]
+ * (−1: none); `c_lp`, `c_ent` [N]. Output: `dx` [N, D].
+ */
+export function headGradOnnx(cfg: DecoderConfig): Uint8Array {
+  const g = new Graph();
+  const { hiddenSize: D, vocabSize: V } = cfg;
+  const ax = (v: number[]) => g.ints(v);
+  const x = g.input("x", ["N", D]);
+  const w = g.input(ortWeightNames.norm, [D]);
+  const W = g.input(cfg.tieWordEmbeddings ? ortWeightNames.embed : ortWeightNames.lmHead, [V, D]);
+  const t = g.input("targets", ["N"], INT64);
+  const col = (name: string) => g.op("Unsqueeze", [g.input(name, ["N"]), ax([1])]); // [N, 1]
+  const [cLp, cEnt] = [col("c_lp"), col("c_ent")];
+  const r = g.op("Reciprocal", [g.op("Sqrt", [g.op("Add", [g.op("ReduceMean", [g.op("Mul", [x, x])], { axes: [-1], keepdims: 1 }), g.scalar(cfg.rmsNormEps)])])]); // [N, 1]
+  const h = g.op("Mul", [g.op("Mul", [x, r]), w]);
+  const logp = g.op("LogSoftmax", [g.op("Gemm", [h, W], { transB: 1 })], { axis: -1 }); // [N, V]
+  const p = g.op("Exp", [logp]);
+  const H = g.op("Neg", [g.op("ReduceSum", [g.op("Mul", [p, logp]), ax([-1])], { keepdims: 1 })]); // [N, 1]
+  const has = g.op("Unsqueeze", [g.op("Cast", [g.op("GreaterOrEqual", [t, g.ints([0])])], { to: FLOAT }), ax([1])]); // [N, 1]
+  const onehot = g.op("Mul", [g.op("OneHot", [g.op("Max", [t, g.ints([0])]), g.ints([V]), g.floats([0, 1])], { axis: -1 }), has]);
+  const dLp = g.op("Mul", [g.op("Sub", [onehot, g.op("Mul", [p, has])]), cLp]);
+  const dEnt = g.op("Neg", [g.op("Mul", [g.op("Mul", [p, g.op("Add", [logp, H])]), cEnt])]);
+  const u = g.op("Mul", [g.op("MatMul", [g.op("Add", [dLp, dEnt]), W]), w]); // dh ⊙ w, [N, D]
+  const r3 = g.op("Mul", [g.op("Mul", [r, r]), r]);
+  g.op("Sub", [g.op("Mul", [u, r]), g.op("Mul", [g.op("Mul", [x, r3]), g.op("ReduceMean", [g.op("Mul", [u, x])], { axes: [-1], keepdims: 1 })])], {}, "dx");
+  g.output("dx", ["N", D]);
+  return encodeModel(g);
 }

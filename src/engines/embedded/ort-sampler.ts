@@ -9,7 +9,7 @@
  * Browsers keep the jax-js path.
  */
 import type { numpy as np } from "@jax-js/jax";
-import { decoderOnnx, ortWeightNames } from "./ort-graph.ts";
+import { decoderOnnx, headGradOnnx, ortWeightNames } from "./ort-graph.ts";
 import { dense, type DecoderConfig, type LoraModule, type Params } from "./model.ts";
 
 /** The part of onnxruntime-node's API used here (an optional peer: its own types may be absent). */
@@ -163,15 +163,7 @@ export class OrtDecoder {
   static async create(cfg: DecoderConfig, lora: { head: boolean; blocks: readonly LoraModule[] }, threads: number, mode: "sample" | "states" = "sample"): Promise<OrtDecoder | null> {
     const ort = await loadOrt();
     if (!ort) return null;
-    const session = await ort.InferenceSession.create(decoderOnnx(cfg, lora.head, mode, lora.blocks), {
-      intraOpNumThreads: threads,
-      interOpNumThreads: 1,
-      executionMode: "sequential",
-      graphOptimizationLevel: "all",
-      // No spin-waiting after a run: onnxruntime's idle threads would otherwise spin and take the
-      // cores from jax-js's training kernels that follow sampling.
-      extra: { session: { intra_op: { allow_spinning: "0" }, inter_op: { allow_spinning: "0" } } },
-    });
+    const session = await ort.InferenceSession.create(decoderOnnx(cfg, lora.head, mode, lora.blocks), sessionOptions(threads));
     return new OrtDecoder(ort, session, cfg, mode);
   }
 
@@ -219,6 +211,67 @@ export class OrtDecoder {
 
   async close(): Promise<void> {
     this.weightFeeds = {};
+    await this.session.release();
+  }
+}
+
+/** Session options of rlvr's graphs: `threads` intra-op threads, sequential, no spin-waiting. */
+function sessionOptions(threads: number): Record<string, unknown> {
+  return {
+    intraOpNumThreads: threads,
+    interOpNumThreads: 1,
+    executionMode: "sequential",
+    graphOptimizationLevel: "all",
+    // No spin-waiting after a run: onnxruntime's idle threads would otherwise spin and take the
+    // cores from jax-js's kernels that follow.
+    extra: { session: { intra_op: { allow_spinning: "0" }, inter_op: { allow_spinning: "0" } } },
+  };
+}
+
+/**
+ * The head's backward (ort-graph.ts `headGradOnnx`) on onnxruntime: dL/dx of the last block's
+ * output for a head without a LoRA adapter.
+ */
+export class OrtHeadGrad {
+  private constructor(
+    private readonly ort: OrtModule,
+    private readonly session: Ort.InferenceSession,
+    private readonly cfg: DecoderConfig,
+  ) {}
+
+  /** @returns null when onnxruntime-node is not installed */
+  static async create(cfg: DecoderConfig, threads: number): Promise<OrtHeadGrad | null> {
+    const ort = await loadOrt();
+    if (!ort) return null;
+    return new OrtHeadGrad(ort, await ort.InferenceSession.create(headGradOnnx(cfg), sessionOptions(threads)), cfg);
+  }
+
+  /**
+   * @param w the base weights (`ortWeights`: norm and the head's matrix are read)
+   * @param x [N·D] the last block's output; targets [N] (−1: none); cLp, cEnt [N] cotangents
+   * @returns dx [N·D]
+   */
+  async run(w: OrtWeights, x: Float32Array, targets: Int32Array, cLp: Float32Array, cEnt: Float32Array): Promise<Float32Array> {
+    const { ort, cfg } = this;
+    const N = targets.length;
+    const head = cfg.tieWordEmbeddings ? ortWeightNames.embed : ortWeightNames.lmHead;
+    const weight = (name: string) => {
+      const t = w.get(name);
+      if (!t) throw new Error(`OrtHeadGrad: no weight ${name}`);
+      return new ort.Tensor("float32", t.data, t.dims);
+    };
+    const r = await this.session.run({
+      x: new ort.Tensor("float32", x, [N, cfg.hiddenSize]),
+      [ortWeightNames.norm]: weight(ortWeightNames.norm),
+      [head]: weight(head),
+      targets: new ort.Tensor("int64", BigInt64Array.from(targets, (t) => BigInt(t)), [N]),
+      c_lp: new ort.Tensor("float32", cLp, [N]),
+      c_ent: new ort.Tensor("float32", cEnt, [N]),
+    });
+    return r["dx"]!.data as Float32Array;
+  }
+
+  async close(): Promise<void> {
     await this.session.release();
   }
 }
