@@ -295,3 +295,21 @@ test("the probe's cache key changes with RLVR_JAX_PATCH (a result measured with 
     else process.env.RLVR_JAX_PATCH = prev;
   }
 });
+
+test("the probe's cache key changes with native inference (option or RLVR_NATIVE_INFERENCE) and with LoRA", () => {
+  const prev = process.env.RLVR_NATIVE_INFERENCE;
+  const key = (m: object = {}) => probeCacheKey({ init: { hiddenSize: 64, numLayers: 2 }, ...m } as unknown as ModelSpec, { tokenizer: { vocabSize: 16 }, python: "py", shape: probeShapeOf(undefined), steps: 3 });
+  try {
+    delete process.env.RLVR_NATIVE_INFERENCE;
+    const plain = key();
+    assert.notEqual(key({ nativeInference: true }), plain);
+    assert.notEqual(key({ lora: { rank: 16 } }), plain);
+    process.env.RLVR_NATIVE_INFERENCE = "on";
+    assert.notEqual(key(), plain);
+    delete process.env.RLVR_NATIVE_INFERENCE;
+    assert.equal(key(), plain, "the key is otherwise stable");
+  } finally {
+    if (prev === undefined) delete process.env.RLVR_NATIVE_INFERENCE;
+    else process.env.RLVR_NATIVE_INFERENCE = prev;
+  }
+});
