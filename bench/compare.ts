@@ -25,8 +25,8 @@
  * reported in its cell; the phases before it keep their numbers.
  *
  * Where onnxruntime-node is installed, a third variant, `embedded-native`, is the embedded engine
- * with native sampling (model.nativeInference: sampling on onnxruntime's CPU kernels, training on
- * jax-js), with its own ratios.
+ * with native inference (model.nativeInference: sampling, scoring and LoRA training's forward on
+ * onnxruntime's CPU kernels, gradients on jax-js), with its own ratios.
  *
  * Torch rows need python/.venv (rlvr setup torch); without it they are skipped with the reason.
  * Timings on a shared machine are noisy: compare ratios from one run, not across runs.
@@ -35,7 +35,7 @@ import { spawnSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
 
 type Phase = "train" | "sample" | "step";
-/** The engines compared: embedded-native is the embedded engine with native sampling (onnxruntime-node, when installed). */
+/** The engines compared: embedded-native is the embedded engine with native inference (onnxruntime-node, when installed). */
 type Variant = "embedded" | "embedded-native" | "torch";
 type Row = Record<Phase, number> & { params: number; tokens: number };
 
@@ -185,7 +185,7 @@ const self = fileURLToPath(import.meta.url);
 const { TorchEngine } = await import("../src/engines/torch/engine.ts");
 const probe = TorchEngine.probe();
 if (!probe.ok) console.log(`torch engine rows skipped: ${probe.reason} (set it up with: rlvr setup torch)`);
-const { loadOrt } = await import("../src/engines/embedded/ort-sampler.ts");
+const { loadOrt } = await import("../src/engines/embedded/ort-runtime.ts");
 const native = (await loadOrt()) !== null;
 if (!native) console.log("embedded-native rows skipped: onnxruntime-node is not installed (ONNXRUNTIME_NODE_INSTALL=skip npm install onnxruntime-node)");
 const engines: Variant[] = ["embedded", ...(native ? (["embedded-native"] as const) : []), ...(probe.ok ? (["torch"] as const) : [])];

@@ -1,5 +1,5 @@
 /**
- * Native sampling (EmbeddedEngineOptions.nativeInference, ort-sampler.ts): the embedded engine's
+ * Native inference (EmbeddedEngineOptions.nativeInference, ort-runtime.ts): the embedded engine's
  * decoder as an ONNX graph on onnxruntime's CPU kernels must sample what the jax-js path samples —
  * the same tokens for a seed and log-probs within float32 rounding — for Llama (GQA, untied head),
  * Qwen2 (q/k/v biases, tied head), shared and distinct prompts of different lengths, and LoRA
@@ -13,7 +13,7 @@
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { EmbeddedEngine, type EmbeddedEngineOptions } from "../../src/engines/embedded/engine.ts";
-import { loadOrt } from "../../src/engines/embedded/ort-sampler.ts";
+import { loadOrt } from "../../src/engines/embedded/ort-runtime.ts";
 import { loraConfigSchema } from "../../src/engines/lora.ts";
 import type { ModelConfig } from "../../src/engines/embedded/hf-config.ts";
 import type { SampleRequest } from "../../src/core/engine.ts";
@@ -34,7 +34,7 @@ const req: SampleRequest = {
   stopTokens: [],
 };
 
-/** Samples `r` with native sampling off and on (same weights); returns both and the worst |Δ log-prob|. */
+/** Samples `r` with native inference off and on (same weights); returns both and the worst |Δ log-prob|. */
 async function both(cfg: ModelConfig, opts: EmbeddedEngineOptions, r: SampleRequest, setup?: (e: EmbeddedEngine) => Promise<void>) {
   const wasm = await EmbeddedEngine.create(cfg, { seed: 4, ...opts, nativeInference: false });
   const native = await EmbeddedEngine.create(cfg, { seed: 4, ...opts, nativeInference: true });
@@ -55,7 +55,7 @@ async function both(cfg: ModelConfig, opts: EmbeddedEngineOptions, r: SampleRequ
 
 const tokens = (rs: { tokens: Int32Array }[]) => rs.map((r) => [...r.tokens]);
 
-describe("native sampling (onnxruntime) against the jax-js decoder", { skip }, () => {
+describe("native inference (onnxruntime) against the jax-js path", { skip }, () => {
   for (const [name, cfg] of [
     ["llama, GQA, untied head", tinyLlama({ vocabSize: 23, numLayers: 3 })],
     ["qwen2, q/k/v biases, tied head", tinyQwen2({ vocabSize: 23 })],

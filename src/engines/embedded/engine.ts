@@ -57,7 +57,7 @@ import {
   type LoraModule,
   type Params,
 } from "./model.ts";
-import { OrtCache, OrtDecoder, OrtHeadGrad, ortWeights, type OrtWeights } from "./ort-sampler.ts";
+import { OrtCache, OrtDecoder, OrtHeadGrad, ortWeights, type OrtWeights } from "./ort-runtime.ts";
 import { passLength, planSharedPrefix, pow2, prefixShift, prefixUnshift, roundUp, type PrefixPlan } from "./prefix.ts";
 import { adamwUpdate, sumOfSquares, type Tensors } from "./optimizer.ts";
 import { sampleToken } from "./sampling.ts";
@@ -166,7 +166,7 @@ export interface EmbeddedEngineOptions {
    */
   mergedSampling?: boolean;
   /**
-   * Run inference on onnxruntime's native CPU kernels (ort-sampler.ts) instead of jax-js's
+   * Run inference on onnxruntime's native CPU kernels (ort-runtime.ts) instead of jax-js's
    * WebAssembly ones: sampling, and under layer-by-layer training and scoring the forward without
    * gradient (every block's input and the head's log-probs; the backward stays on jax-js). Node
    * only; needs the optional package onnxruntime-node (an error names the fix when it is missing).
@@ -579,7 +579,7 @@ export class EmbeddedEngine implements Engine {
   }
 
   /**
-   * Native inference: `src`'s weights as host arrays for onnxruntime (ort-sampler.ts `ortWeights`).
+   * Native inference: `src`'s weights as host arrays for onnxruntime (ort-runtime.ts `ortWeights`).
    * Under LoRA the frozen base is copied once (kept while `baseVersion` holds) and the adapters
    * are graph inputs of their own, copied per call (20 MB for SmolLM2 at rank 16); without LoRA
    * the policy's weights are kept for its `version`, so sampling and training one version copy them once.
@@ -1396,7 +1396,7 @@ export class EmbeddedEngine implements Engine {
   }
 
   /**
-   * Sampling's model calls on onnxruntime's native kernels (ort-sampler.ts): the same decoder over
+   * Sampling's model calls on onnxruntime's native kernels (ort-runtime.ts): the same decoder over
    * a preallocated host cache of P + Tg slots per layer (prompt slots, then generated slot s − 1
    * written after step s), each step writing only its new position.
    */
@@ -1424,7 +1424,7 @@ export class EmbeddedEngine implements Engine {
     };
   }
 
-  /** Native inference's head backward (ort-sampler.ts `OrtHeadGrad`), or null where native inference is off. */
+  /** Native inference's head backward (ort-runtime.ts `OrtHeadGrad`), or null where native inference is off. */
   private async nativeHeadGrad(): Promise<OrtHeadGrad | null> {
     if (!(this.opts.nativeInference ?? nativeInferenceDefault())) return null;
     this.ortHeadGrad ??= OrtHeadGrad.create(this.decoderConfig, jaxThreads().threads);

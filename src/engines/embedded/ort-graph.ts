@@ -1,11 +1,11 @@
 /**
  * The embedded engine's decoder (model.ts `decoder` + `lmHead`) written as an ONNX graph, so that
- * sampling can run on onnxruntime's native CPU kernels (ort-sampler.ts) where they are installed.
+ * sampling can run on onnxruntime's native CPU kernels (ort-runtime.ts) where they are installed.
  *
  * One graph serves the prompt step and the decode steps: it takes S new positions of B rows and a
  * key/value cache of Tc slots per layer (Tc = 0 for the prompt step; slots the mask hides may hold
  * anything), and returns the logits of each row's last position [B, V] and the new positions'
- * keys/values only, which the caller writes into its preallocated cache (ort-sampler.ts): no step
+ * keys/values only, which the caller writes into its preallocated cache (ort-runtime.ts): no step
  * copies the cache (keys are kept transposed, [B, K, d, Tc], so the score matmul reads them as is). The weights are graph inputs, not initializers, so a LoRA policy's merged
  * weights change between sampling calls without rebuilding the session. Linear weights are in the
  * Hugging Face layout [out, in] (Gemm transB; a tied head multiplies by the embedding the same way). Numerics follow model.ts op for op (RMSNorm, rotate-half rotary,

@@ -1,12 +1,14 @@
 /**
- * Sampling on onnxruntime's native CPU kernels (MLAS: AVX2/AVX-512/NEON GEMMs), where the optional
- * package `onnxruntime-node` is installed. The embedded engine trains on jax-js's WebAssembly
- * kernels everywhere; on Node its inference-only decode can run the same decoder (ort-graph.ts)
- * through onnxruntime instead, whose float32 GEMMs run 3–6× faster than 128-bit Wasm SIMD on an
- * AVX-512 CPU (docs/benchmarks.md, "Native sampling"). Why a library and not our own kernels:
- * onnxruntime is Microsoft's maintained inference runtime (monthly releases), its CPU kernels are
- * what the field ships for CPU inference, and it is an optional peer: without it nothing changes.
- * Browsers keep the jax-js path.
+ * Native inference (EmbeddedEngineOptions.nativeInference): the embedded engine's decoder graphs
+ * (ort-graph.ts) run on onnxruntime's native CPU kernels (MLAS: AVX2/AVX-512/NEON GEMMs), where the
+ * optional package `onnxruntime-node` is installed — sampling (`OrtDecoder` "sample", `OrtCache`),
+ * the forward without gradient of scoring and layer-by-layer LoRA training (`OrtDecoder` "states")
+ * and the head's backward (`OrtHeadGrad`). Gradients through the blocks stay on jax-js. Its float32
+ * GEMMs run 4–6× faster than jax-js's 128-bit Wasm SIMD on an AVX-512 CPU (docs/benchmarks.md,
+ * "Native inference on onnxruntime"). Why a library and not our own kernels: onnxruntime is
+ * Microsoft's maintained inference runtime (monthly releases), its CPU kernels are what the field
+ * ships for CPU inference, and it is an optional peer: without it nothing changes. Browsers keep
+ * jax-js.
  */
 import type { numpy as np } from "@jax-js/jax";
 import { decoderOnnx, headGradOnnx, ortWeightNames } from "./ort-graph.ts";
@@ -31,7 +33,7 @@ let ortModule: Promise<OrtModule | null> | undefined;
 
 /**
  * onnxruntime-node when it is installed and loads (Node only), else null. Loaded once per process.
- * The package is an optional peer dependency: `npm install onnxruntime-node` enables native sampling.
+ * The package is an optional peer dependency: `npm install onnxruntime-node` enables native inference.
  */
 export function loadOrt(): Promise<OrtModule | null> {
   if (!ortModule) {
