@@ -101,6 +101,31 @@ describe("native inference (onnxruntime) against the jax-js path", { skip }, () 
     assert.ok(maxAbsDiff(unmerged.b.flatMap((r) => [...r.logprobs]), b.flatMap((r) => [...r.logprobs])) === 0, "the native path is the same with mergedSampling false");
   });
 
+  test("scoring without LoRA (every weight trained): policy after a step and reference, full and shared-prefix layouts", async () => {
+    for (const [cfg, makeBatch] of [
+      [tinyLlama({ vocabSize: 23 }), (rng: Rng) => randomBatch(rng, 23, [9, 5, 12, 3], { promptLen: 2, extraPad: 1 })],
+      [tinyQwen2({ vocabSize: 23 }), (rng: Rng) => groupBatch(rng, 23, 2, 3, 6, 4)],
+    ] as const) {
+      const engines = await Promise.all([false, true].map((nativeInference) => EmbeddedEngine.create(cfg, { seed: 3, nativeInference })));
+      try {
+        const batch = makeBatch(new Rng(2));
+        const loss: TokenLossFn = (scores, b) => ({ loss: 0, dLogprobs: Float32Array.from(b.lossMask, (m) => -m), metrics: {} });
+        for (const e of engines) {
+          await e.setReference("policy");
+          await e.forwardBackward(batch, loss);
+          await e.optimStep({ lr: 1e-2 });
+        }
+        for (const model of ["policy", "reference"] as const) {
+          const [a, b] = await Promise.all(engines.map((e) => e.score(batch, { model, entropy: true })));
+          const d = Math.max(maxAbsDiff(a!.logprobs, b!.logprobs), maxAbsDiff(a!.entropy!, b!.entropy!));
+          assert.ok(d < 1e-4 && d > 0, `${model}: scores differ by ${d}`);
+        }
+      } finally {
+        await Promise.all(engines.map((e) => e.close()));
+      }
+    }
+  });
+
   const blocks = ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"];
   // With a head adapter the head's backward stays on jax-js; without one it runs natively too.
   const loras = [

@@ -789,7 +789,9 @@ export class EmbeddedEngine implements Engine {
     // LoRA: a batch past one scoring pass scores layer by layer, in the shapes (and the heap's
     // free blocks) of the training step's forward; a scoring pass of 2 rows beside the training
     // step's blocks took the RL step past the heap.
-    const { logprobs, entropy } = this.layerwise(chunks.length > 1) ? await this.layerScores(src, batch) : await this.forwardChunks(src, batch, chunks);
+    // Native inference scores every batch on onnxruntime (`layerScores` → `nativeForward`).
+    const native = !!(await this.nativeDecoder("states"));
+    const { logprobs, entropy } = native || this.layerwise(chunks.length > 1) ? await this.layerScores(src, batch) : await this.forwardChunks(src, batch, chunks);
     return opts.entropy ? { logprobs, entropy } : { logprobs };
   }
 
@@ -812,7 +814,7 @@ export class EmbeddedEngine implements Engine {
     const entropy = new Float32Array(batch.batchSize * T);
     for (const [a, b] of this.layerChunks(batch)) {
       const pass = this.passInputs(src.weights, sliceRows(batch, a, b));
-      const { states, scores } = await this.forwardScores(pass, src);
+      const { states, scores } = await this.forwardScores(pass, src, false);
       const [lp, ent] = pass.unshift(splitOutputs(pass, ...scores));
       tree.dispose([pass.fixed, states]);
       logprobs.set(lp!, a * T);
@@ -977,12 +979,13 @@ export class EmbeddedEngine implements Engine {
 
   /**
    * One pass's forward without gradient, block by block: every block's input and the last block's
-   * output (`layerForward`) and the head's flat lp, ent in the stacked order (`headScores`) — on
-   * onnxruntime under native inference (`nativeForward`), else on jax-js.
+   * output (`layerForward`; natively only with `keepStates`, else just `pass.xs`) and the head's
+   * flat lp, ent in the stacked order (`headScores`) — on onnxruntime under native inference
+   * (`nativeForward`), else on jax-js.
    */
-  private async forwardScores(pass: Pass, src: Source = this.policy): Promise<{ states: np.Array[][]; scores: [Float32Array, Float32Array] }> {
+  private async forwardScores(pass: Pass, src: Source = this.policy, keepStates = true): Promise<{ states: np.Array[][]; scores: [Float32Array, Float32Array] }> {
     const dec = await this.nativeDecoder("states");
-    if (dec) return this.nativeForward(dec, pass, src);
+    if (dec) return this.nativeForward(dec, pass, src, keepStates);
     const states = await this.layerForward(pass, src);
     return { states, scores: await this.headScores(pass, states.at(-1)!, src) };
   }
@@ -993,7 +996,7 @@ export class EmbeddedEngine implements Engine {
    * then its R rows' rest (S positions) over their group's prefix keys/values, as model.ts
    * `prefixBlock` does: the rest attends to the whole prefix and causally among itself.
    */
-  private async nativeForward(dec: OrtDecoder, pass: Pass, src: Source): Promise<{ states: np.Array[][]; scores: [Float32Array, Float32Array] }> {
+  private async nativeForward(dec: OrtDecoder, pass: Pass, src: Source, keepStates: boolean): Promise<{ states: np.Array[][]; scores: [Float32Array, Float32Array] }> {
     dec.setWeights(...(await this.nativeWeights(src)));
     const D = this.config.hiddenSize;
     const run = (ids: Int32Array, B: number, S: number, pos0: number, bias: Float32Array, next: Int32Array, cache: OrtCache | null) => {
@@ -1003,7 +1006,7 @@ export class EmbeddedEngine implements Engine {
     if (pass.kind === "full") {
       const [Bp, Tp] = pass.targetShape as [number, number];
       const r = await run(pass.ids[0]!, Bp, Tp, 0, promptBias(new Int32Array(Bp), Tp), pass.next, null);
-      return { states: [pass.xs, ...r.x!.slice(1).map((x) => [np.array(x).reshape([Bp, Tp, D])])], scores: [r.lp!, r.ent!] };
+      return { states: [pass.xs, ...(keepStates ? r.x!.slice(1).map((x) => [np.array(x).reshape([Bp, Tp, D])]) : [])], scores: [r.lp!, r.ent!] };
     }
     const [[U, P], , [R, S]] = pass.outShapes as [number, number][];
     const UP = U! * P!;
@@ -1021,7 +1024,7 @@ export class EmbeddedEngine implements Engine {
       return o;
     };
     return {
-      states: [pass.xs, ...pre.x!.slice(1).map((x, l) => [np.array(x).reshape([U!, P!, D]), np.array(rest.x![l + 1]!).reshape([R!, S!, D])])],
+      states: [pass.xs, ...(keepStates ? pre.x!.slice(1).map((x, l) => [np.array(x).reshape([U!, P!, D]), np.array(rest.x![l + 1]!).reshape([R!, S!, D])]) : [])],
       scores: [cat(pre.lp!, rest.lp!), cat(pre.ent!, rest.ent!)],
     };
   }
