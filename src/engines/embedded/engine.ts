@@ -229,6 +229,9 @@ interface DecodeSteps {
   dispose(): void;
 }
 
+/** Native inference asked for, onnxruntime-node missing: the one line that says how to fix it. */
+const NO_ORT = "nativeInference needs the optional package onnxruntime-node: install it with `ONNXRUNTIME_NODE_INSTALL=skip npm install onnxruntime-node` (skip: CPU only, no CUDA download), or turn it off (nativeInference: false, RLVR_NATIVE_INFERENCE=off)";
+
 /** RLVR_NATIVE_INFERENCE: "on" → true, "off" or unset → false (EmbeddedEngineOptions.nativeInference). */
 function nativeInferenceDefault(): boolean {
   const v = typeof process !== "undefined" ? process.env?.RLVR_NATIVE_INFERENCE : undefined;
@@ -567,15 +570,15 @@ export class EmbeddedEngine implements Engine {
    * embedding). Without LoRA: `params`. Numerics: the unmerged forward's up to float32 rounding.
    * Costs one float32 copy of the base (memory.ts counts it in the "sample"/"prefill" passes).
    */
-  private samplingParams(src: Source = this.policy): Params {
+  private samplingParams(): Params {
     const lora = this.lora;
-    if (!lora || !src.adapters || this.opts.mergedSampling === false) return this.params(src);
+    if (!lora || !this.adapters || this.opts.mergedSampling === false) return this.params(this.policy);
     const blocks = { ...lora, targets: lora.targets.filter((t) => t !== LORA_HEAD_MODULE) };
-    const merged = mergeAdapters(src.weights, this.config, blocks, src.adapters);
+    const merged = mergeAdapters(this.weights, this.config, blocks, this.adapters);
     const p = paramsFromWeights(this.config, merged);
     tree.dispose(merged);
     if (!lora.targets.includes(LORA_HEAD_MODULE)) return p;
-    return attachAdapters(p, this.config, { ...lora, targets: [LORA_HEAD_MODULE] }, src.adapters);
+    return attachAdapters(p, this.config, { ...lora, targets: [LORA_HEAD_MODULE] }, this.adapters);
   }
 
   /**
@@ -585,34 +588,31 @@ export class EmbeddedEngine implements Engine {
    * the policy's weights are kept for its `version`, so sampling and training one version copy them once.
    */
   private async nativeWeights(src: Source): Promise<OrtWeights[]> {
-    if (this.lora && src.adapters) {
-      if (this.ortBase?.version !== this.baseVersion) {
-        this.ortBase = null;
-        const base = paramsFromWeights(this.config, src.weights);
-        try {
-          this.ortBase = { version: this.baseVersion, weights: await ortWeights(base, "base") };
-        } finally {
-          tree.dispose(base);
-        }
-      }
-      const p = this.params(src);
-      try {
-        return [this.ortBase!.weights, await ortWeights(p, "adapters")];
-      } finally {
-        tree.dispose(p);
-      }
-    }
-    const isPolicy = src.weights === this.weights && src.adapters === this.adapters;
-    if (isPolicy && this.ortBase?.version === this.version) return [this.ortBase.weights];
+    const base = await this.nativeBase(src);
+    if (!this.lora || !src.adapters) return [base];
     const p = this.params(src);
-    let w: OrtWeights;
     try {
-      w = await ortWeights(p);
+      return [base, await ortWeights(p, "adapters")];
     } finally {
       tree.dispose(p);
     }
-    if (isPolicy) this.ortBase = { version: this.version, weights: w };
-    return [w];
+  }
+
+  /** `nativeWeights` without the LoRA factors: under LoRA the frozen base, else all of `src`'s weights. */
+  private async nativeBase(src: Source): Promise<OrtWeights> {
+    const lora = !!this.lora && !!src.adapters;
+    const cacheable = lora || (src.weights === this.weights && src.adapters === this.adapters);
+    const version = lora ? this.baseVersion : this.version;
+    if (cacheable && this.ortBase?.version === version) return this.ortBase.weights;
+    const p = paramsFromWeights(this.config, src.weights);
+    let w: OrtWeights;
+    try {
+      w = await ortWeights(p, "base");
+    } finally {
+      tree.dispose(p);
+    }
+    if (cacheable) this.ortBase = { version, weights: w };
+    return w;
   }
 
   /** The policy being trained. */
@@ -790,8 +790,7 @@ export class EmbeddedEngine implements Engine {
     // free blocks) of the training step's forward; a scoring pass of 2 rows beside the training
     // step's blocks took the RL step past the heap.
     // Native inference scores every batch on onnxruntime (`layerScores` → `nativeForward`).
-    const native = !!(await this.nativeDecoder("states"));
-    const { logprobs, entropy } = native || this.layerwise(chunks.length > 1) ? await this.layerScores(src, batch) : await this.forwardChunks(src, batch, chunks);
+    const { logprobs, entropy } = this.native || this.layerwise(chunks.length > 1) ? await this.layerScores(src, batch) : await this.forwardChunks(src, batch, chunks);
     return opts.entropy ? { logprobs, entropy } : { logprobs };
   }
 
@@ -1108,11 +1107,11 @@ export class EmbeddedEngine implements Engine {
     const D = this.config.hiddenSize;
     const native = this.lora?.targets.includes(LORA_HEAD_MODULE) ? null : await this.nativeHeadGrad();
     if (native) {
-      const [base] = await this.nativeWeights(this.policy);
+      const base = await this.nativeBase(this.policy);
       const xs = (await x.data()) as Float32Array;
       const host = xs.buffer instanceof SharedArrayBuffer ? xs.slice() : xs;
       const dx = new Float32Array(n * D);
-      for (const [a, b] of rowChunks(n, NATIVE_HEAD_ROWS)) dx.set(await native.run(base!, host.subarray(a * D, b * D), pass.next.subarray(a, b), cLp.subarray(a, b), cEnt.subarray(a, b)), a * D);
+      for (const [a, b] of rowChunks(n, NATIVE_HEAD_ROWS)) dx.set(await native.run(base, host.subarray(a * D, b * D), pass.next.subarray(a, b), cLp.subarray(a, b), cEnt.subarray(a, b)), a * D);
       return np.array(dx).reshape([n, D]);
     }
     const { size, chunks } = EmbeddedEngine.headChunks(n);
@@ -1427,21 +1426,28 @@ export class EmbeddedEngine implements Engine {
     };
   }
 
+  /** Native inference on (EmbeddedEngineOptions.nativeInference, else RLVR_NATIVE_INFERENCE). */
+  private get native(): boolean {
+    return this.opts.nativeInference ?? nativeInferenceDefault();
+  }
+
   /** Native inference's head backward (ort-runtime.ts `OrtHeadGrad`), or null where native inference is off. */
   private async nativeHeadGrad(): Promise<OrtHeadGrad | null> {
-    if (!(this.opts.nativeInference ?? nativeInferenceDefault())) return null;
+    if (!this.native) return null;
     this.ortHeadGrad ??= OrtHeadGrad.create(this.decoderConfig, jaxThreads().threads);
-    return this.ortHeadGrad;
+    const hg = await this.ortHeadGrad;
+    if (!hg) throw new Error(NO_ORT);
+    return hg;
   }
 
   /** The onnxruntime decoder of this engine for `mode`, or null where native inference is off. */
   private async nativeDecoder(mode: "sample" | "states" = "sample"): Promise<OrtDecoder | null> {
-    if (!(this.opts.nativeInference ?? nativeInferenceDefault())) return null;
+    if (!this.native) return null;
     const lora = this.lora && this.adapters ? this.lora.targets : [];
     const blocks = lora.filter((t): t is LoraModule => t !== LORA_HEAD_MODULE);
     this.ortDecoders[mode] ??= OrtDecoder.create(this.decoderConfig, { head: lora.includes(LORA_HEAD_MODULE), blocks }, jaxThreads().threads, mode);
     const dec = await this.ortDecoders[mode];
-    if (!dec) throw new Error("nativeInference needs the optional package onnxruntime-node: install it with `ONNXRUNTIME_NODE_INSTALL=skip npm install onnxruntime-node` (skip: CPU only, no CUDA download), or turn it off (nativeInference: false, RLVR_NATIVE_INFERENCE=off)");
+    if (!dec) throw new Error(NO_ORT);
     return dec;
   }
 

@@ -19,7 +19,8 @@ const FLOAT = 1;
 const INT64 = 7;
 
 type Dim = number | string;
-type Attr = number | number[] | string;
+/** An attribute: an integer, integers, a string, or a float (`{ f }`: ONNX keeps the two apart). */
+type Attr = number | number[] | string | { f: number };
 
 /** Tensor names of the graph's weight inputs for layer `i` (and the model-wide ones). */
 export const ortWeightNames = {
@@ -61,9 +62,9 @@ class Graph {
         ? { name, type: onnx.AttributeProto.AttributeType.STRING, s: new TextEncoder().encode(v) }
         : Array.isArray(v)
           ? { name, type: onnx.AttributeProto.AttributeType.INTS, ints: v }
-          : Number.isInteger(v) && name !== "alpha" && name !== "beta"
-            ? { name, type: onnx.AttributeProto.AttributeType.INT, i: v }
-            : { name, type: onnx.AttributeProto.AttributeType.FLOAT, f: v },
+          : typeof v === "object"
+            ? { name, type: onnx.AttributeProto.AttributeType.FLOAT, f: v.f }
+            : { name, type: onnx.AttributeProto.AttributeType.INT, i: v },
     );
     this.nodes.push({ opType: type, input: inputs, output: [out], attribute, name: out });
     return out;
@@ -150,7 +151,7 @@ export function decoderOnnx(cfg: DecoderConfig, headLora: boolean, mode: "sample
     if (!blockLora.includes(module)) return lin(h, w);
     const a = g.input(ortWeightNames.lora(i, module, "a"), [dims[1], "R"]);
     const b = g.input(ortWeightNames.lora(i, module, "b"), ["R", dims[0]]);
-    return g.op("Gemm", [g.op("MatMul", [h, a]), b, lin(h, w)], { alpha: cfg.loraScale ?? 1, beta: 1 });
+    return g.op("Gemm", [g.op("MatMul", [h, a]), b, lin(h, w)], { alpha: { f: cfg.loraScale ?? 1 }, beta: { f: 1 } });
   };
   let x = g.op("Reshape", [g.op("Gather", [embed, ids], { axis: 0 }), ax([-1, D])]); // [B·S, D]
   const state = (i: number) => {

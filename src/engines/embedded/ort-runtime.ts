@@ -134,7 +134,13 @@ export class OrtCache {
       for (let b = 0; b < B; b++) {
         const sb = src ? src[b]! : b;
         for (let h = 0; h < K; h++) {
-          for (let e = 0; e < d; e++) kc.set(kn.subarray(((sb * K + h) * d + e) * S, ((sb * K + h) * d + e + 1) * S), ((b * K + h) * d + e) * Tc + at);
+          // Keys: d runs of S values (plain loops: a subarray view per run cost a decode step
+          // ~100k allocations on SmolLM2).
+          for (let e = 0; e < d; e++) {
+            const from = ((sb * K + h) * d + e) * S;
+            const to = ((b * K + h) * d + e) * Tc + at;
+            for (let t = 0; t < S; t++) kc[to + t] = kn[from + t]!;
+          }
           vc.set(vn.subarray((sb * K + h) * S * d, (sb * K + h + 1) * S * d), ((b * K + h) * Tc + at) * d);
         }
       }
@@ -188,7 +194,7 @@ export class OrtDecoder {
     const Tc = cache?.Tc ?? 0;
     const feeds: Record<string, Ort.Tensor> = {
       ...this.weightFeeds,
-      ids: new ort.Tensor("int64", BigInt64Array.from(ids, (t) => BigInt(t)), [B, S]),
+      ids: int64(ort, ids, [B, S]),
       cos: new ort.Tensor("float32", cos, [B, S, 1, half]),
       sin: new ort.Tensor("float32", sin, [B, S, 1, half]),
       bias: new ort.Tensor("float32", bias, [B, 1, S, Tc + S]),
@@ -197,7 +203,7 @@ export class OrtDecoder {
     const empty = new Float32Array(0);
     if (this.mode === "states") {
       if (!targets) throw new Error("OrtDecoder.step: a states session needs targets");
-      feeds["targets"] = new ort.Tensor("int64", BigInt64Array.from(targets, (t) => BigInt(t)), [B, S]);
+      feeds["targets"] = int64(ort, targets, [B, S]);
     }
     for (let i = 0; i < cfg.numLayers; i++) {
       feeds[`past_k.${i}`] = new ort.Tensor("float32", cache ? cache.k[i]! : empty, [B, K, d, Tc]);
@@ -215,6 +221,11 @@ export class OrtDecoder {
     this.weightFeeds = {};
     await this.session.release();
   }
+}
+
+/** An int64 tensor of token ids (ONNX's index type) from an Int32Array. */
+function int64(ort: OrtModule, a: Int32Array, dims: number[]): Ort.Tensor {
+  return new ort.Tensor("int64", BigInt64Array.from(a, (t) => BigInt(t)), dims);
 }
 
 /** Session options of rlvr's graphs: `threads` intra-op threads, sequential, no spin-waiting. */
@@ -266,7 +277,7 @@ export class OrtHeadGrad {
       x: new ort.Tensor("float32", x, [N, cfg.hiddenSize]),
       [ortWeightNames.norm]: weight(ortWeightNames.norm),
       [head]: weight(head),
-      targets: new ort.Tensor("int64", BigInt64Array.from(targets, (t) => BigInt(t)), [N]),
+      targets: int64(ort, targets, [N]),
       c_lp: new ort.Tensor("float32", cLp, [N]),
       c_ent: new ort.Tensor("float32", cEnt, [N]),
     });
