@@ -57,7 +57,7 @@ import {
   type LoraModule,
   type Params,
 } from "./model.ts";
-import { OrtCache, OrtDecoder, OrtHeadGrad, ortWeights, type OrtWeights } from "./ort-runtime.ts";
+import { loadOrt, nativeJit, OrtCache, OrtDecoder, OrtHeadGrad, ortWeights, type NativeJit, type OrtWeights } from "./ort-runtime.ts";
 import { passLength, planSharedPrefix, pow2, prefixShift, prefixUnshift, roundUp, type PrefixPlan } from "./prefix.ts";
 import { adamwUpdate, sumOfSquares, type Tensors } from "./optimizer.ts";
 import { sampleToken } from "./sampling.ts";
@@ -70,6 +70,15 @@ import { join, resolve } from "node:path";
 import { Rng, hash32 } from "../../util/rng.ts";
 import { checkpointFromFiles, initWeights, loadCheckpoint, saveCheckpoint, loadOptimizerState, paramsFromWeights, weightsFromParams } from "./checkpoint.ts";
 import { hfConfigFromFiles, type ModelFiles } from "./hf-config.ts";
+
+/** The forward of one pass: its log-probs and entropies (model.ts tokenLogprobs / prefixTokenLogprobs). */
+type PassScore = (p: Params, xs: np.Array[], fixed: np.Array[]) => np.Array[];
+/** The functions native training compiles for onnxruntime (`nativeFn`). */
+type NativeFns = { score: PassScore; pass: PassGrad; block: BlockGrad };
+/** The gradient of Σ outputs · cotangents of one pass w.r.t. the parameters and the embedded inputs. */
+type PassGrad = (p: Params, xs: np.Array[], fixed: np.Array[], cots: np.Array[]) => [Params, np.Array[]];
+/** The gradient of Σ outputs · cotangents of one block (layer-by-layer LoRA) w.r.t. its adapters and its input. */
+type BlockGrad = (ad: Partial<Record<LoraModule, Adapter>>, p: LayerParams, xs: np.Array[], fixed: np.Array[], cots: np.Array[]) => [Partial<Record<LoraModule, Adapter>>, np.Array[]];
 
 /** A model to run: the (base) weights, and the LoRA adapters attached to them (null: none). */
 type Source = { weights: Tensors; adapters: Tensors | null };
@@ -267,19 +276,19 @@ export class EmbeddedEngine implements Engine {
   private version = 0;
   /** Bumped whenever the base weights change (setWeight, load). */
   private baseVersion = 0;
-  private readonly passFns: Record<
-    Pass["kind"],
-    {
-      score: (p: Params, xs: np.Array[], fixed: np.Array[]) => np.Array[];
-      grad: (p: Params, xs: np.Array[], fixed: np.Array[], cots: np.Array[]) => [Params, np.Array[]];
-    }
-  >;
+  private readonly passFns: Record<Pass["kind"], { score: PassScore; grad: PassGrad }>;
+  /** The un-jitted forward and gradient of a pass and gradient of one block, for `nativeFn` (onnxruntime). */
+  private readonly scoreFns: Record<Pass["kind"], PassScore>;
+  private readonly gradFns: Record<Pass["kind"], PassGrad>;
+  private readonly blockGradFns: Record<Pass["kind"], BlockGrad>;
+  /** Native training (`nativeFn`): those functions compiled for onnxruntime, per pass layout. */
+  private nativeFns: { [K in keyof NativeFns]: Partial<Record<Pass["kind"], NativeJit<NativeFns[K]>>> } = { score: {}, pass: {}, block: {} };
   /** One block of a pass (the layer-by-layer LoRA path): its forward, and the gradient of Σ outputs · cotangents w.r.t. its adapters and its input. */
   private readonly layerFns: Record<
     Pass["kind"],
     {
       forward: (p: LayerParams, xs: np.Array[], fixed: np.Array[]) => np.Array[];
-      grad: (ad: Partial<Record<LoraModule, Adapter>>, p: LayerParams, xs: np.Array[], fixed: np.Array[], cots: np.Array[]) => [Partial<Record<LoraModule, Adapter>>, np.Array[]];
+      grad: BlockGrad;
     }
   >;
   /** The head over a chunk of positions x [M, D] with one-hot targets [M, V]: [lp, ent] [M], and the gradient of Σ cLp·lp + cEnt·ent w.r.t. x (and the head's adapter). */
@@ -320,21 +329,22 @@ export class EmbeddedEngine implements Engine {
       const r = prefixTokenLogprobs(p, cfg, { x0p: x0p!, x0s: x0s!, cos: cos!, sin: sin!, biasP: biasP!, biasS: biasS!, targets: targets! });
       return [r.lpP, r.entP, r.lpS, r.entS];
     };
-    // grad of Σ_i outputs_i · cotangents_i with respect to the parameters and the embeddings.
+    // grad of Σ_i outputs_i · cotangents_i with respect to the parameters and the embeddings
+    // (jitted for jax-js; `nativeGrad` compiles the same function for onnxruntime).
     const withGrad = (f: Forward) =>
-      jit(
-        grad(
-          (p: Params, xs: np.Array[], fixed: np.Array[], cots: np.Array[]) =>
-            f(p, xs, fixed).reduce((acc: np.Array | null, out, i) => {
-              const term = out.mul(cots[i]!).sum();
-              return acc ? acc.add(term) : term;
-            }, null)!,
-          { argnums: [0, 1] },
-        ),
-      );
+      grad(
+        (p: Params, xs: np.Array[], fixed: np.Array[], cots: np.Array[]) =>
+          f(p, xs, fixed).reduce((acc: np.Array | null, out, i) => {
+            const term = out.mul(cots[i]!).sum();
+            return acc ? acc.add(term) : term;
+          }, null)!,
+        { argnums: [0, 1] },
+      ) as unknown as PassGrad;
+    this.gradFns = { full: withGrad(full), prefix: withGrad(prefix) };
+    this.scoreFns = { full, prefix };
     this.passFns = {
-      full: { score: jit(full), grad: withGrad(full) },
-      prefix: { score: jit(prefix), grad: withGrad(prefix) },
+      full: { score: jit(full), grad: jit(this.gradFns.full) },
+      prefix: { score: jit(prefix), grad: jit(this.gradFns.prefix) },
     };
     // Layer by layer (LoRA): one block of either layout; the state is shaped like the pass's xs.
     type Block = (p: LayerParams, xs: np.Array[], fixed: np.Array[]) => np.Array[];
@@ -347,19 +357,18 @@ export class EmbeddedEngine implements Engine {
       return [y.ref.slice([0, U * P]).reshape([U, P, D]), y.slice([U * P, U * P + R * S]).reshape([R, S, D])];
     };
     const blockGrad = (f: Block) =>
-      jit(
-        grad(
-          (ad: Partial<Record<LoraModule, Adapter>>, p: LayerParams, xs: np.Array[], fixed: np.Array[], cots: np.Array[]) =>
-            f({ ...p, lora: ad }, xs, fixed).reduce((acc: np.Array | null, out, i) => {
-              const term = out.mul(cots[i]!).sum();
-              return acc ? acc.add(term) : term;
-            }, null)!,
-          { argnums: [0, 2] },
-        ),
-      );
+      grad(
+        (ad: Partial<Record<LoraModule, Adapter>>, p: LayerParams, xs: np.Array[], fixed: np.Array[], cots: np.Array[]) =>
+          f({ ...p, lora: ad }, xs, fixed).reduce((acc: np.Array | null, out, i) => {
+            const term = out.mul(cots[i]!).sum();
+            return acc ? acc.add(term) : term;
+          }, null)!,
+        { argnums: [0, 2] },
+      ) as unknown as BlockGrad;
+    this.blockGradFns = { full: blockGrad(fullBlock), prefix: blockGrad(prefixLayer) };
     this.layerFns = {
-      full: { forward: jit(fullBlock), grad: blockGrad(fullBlock) },
-      prefix: { forward: jit(prefixLayer), grad: blockGrad(prefixLayer) },
+      full: { forward: jit(fullBlock), grad: jit(this.blockGradFns.full) },
+      prefix: { forward: jit(prefixLayer), grad: jit(this.blockGradFns.prefix) },
     };
     type Head = Pick<Params, "embed" | "lmHead" | "norm" | "headLora">;
     const headSum = (hp: Head, x: np.Array, targets: np.Array, cLp: np.Array, cEnt: np.Array) => headCotangentSum(hp, cfg, x, targets, cLp, cEnt);
@@ -773,7 +782,8 @@ export class EmbeddedEngine implements Engine {
     for (const [a, b] of chunks) {
       const sub = sliceRows(batch, a, b);
       const pass = this.passInputs(src.weights, sub);
-      const outs = this.passFns[pass.kind].score(this.params(src), pass.xs, this.withTargets(pass));
+      const native = src.adapters ? null : await this.nativeFn("score", pass.kind);
+      const outs = native ? await native(this.params(src), pass.xs, this.withTargets(pass)) : this.passFns[pass.kind].score(this.params(src), pass.xs, this.withTargets(pass));
       const [lp, ent] = pass.unshift((await Promise.all(outs.map((o) => o.data()))) as Float32Array[]);
       logprobs.set(lp!, a * T);
       entropy.set(ent!, a * T);
@@ -834,6 +844,7 @@ export class EmbeddedEngine implements Engine {
     const chunks = rowChunks(batch.batchSize, this.passRows("train", T));
     const fits = passBytes(this.config, "train", pow2(batch.batchSize), roundUp(Math.max(T, 1), LEN_BUCKET), this.memoryPlan) <= passBudget(this.config, undefined, this.memoryPlan);
     if (this.layerwise(chunks.length > 1 || !fits)) return this.loraForwardBackwardLayers(batch, loss, opts);
+    if (this.native && !this.adapters) return this.nativeForwardBackward(batch, loss, opts, chunks);
     // One pass: vjp, no second forward. A/B interleaved (1 thread, loaded 2-core machine, best of
     // 2–3): 0.71× the two-call time at 256 × 4 (3.4M parameters, 256 × 12 tokens), 0.75× at 512 × 4
     // (13.6M, 64 × 12) once attention was token-major (model.ts); before that, the vjp path
@@ -906,6 +917,27 @@ export class EmbeddedEngine implements Engine {
       const pass = this.passInputs(this.weights, sliceRows(batch, a, b));
       const cots = EmbeddedEngine.cotangents(pass, out.dLogprobs.subarray(a * T, b * T), out.dEntropy?.subarray(a * T, b * T));
       const [gParams, gXs] = this.passFns[pass.kind].grad(paramsFromWeights(this.config, this.weights), pass.xs, this.withTargets(pass), cots);
+      await this.accumulate(gParams, gXs, pass.ids);
+    }
+    return { loss: out.loss, metrics: out.metrics, tokens: countTokens(batch) };
+  }
+
+  /**
+   * Full-weight forward-backward under native inference: the batch is scored on onnxruntime
+   * (`layerScores` → `nativeForward`), the loss is called once, then each row chunk runs the
+   * pass's gradient — the jax-js function of `passFns[kind].grad`, compiled for onnxruntime
+   * (`nativeGrad`) — a second forward and the backward on native kernels.
+   */
+  private async nativeForwardBackward(batch: TokenBatch, loss: TokenLossFn, opts: { entropy?: boolean }, chunks: [number, number][]): Promise<LossReport> {
+    const T = batch.seqLen;
+    const { logprobs, entropy } = await this.forwardChunks(this.policy, batch, chunks);
+    const out = loss(opts.entropy ? { logprobs, entropy } : { logprobs }, batch);
+    if (!Number.isFinite(out.loss)) return { loss: out.loss, metrics: out.metrics, tokens: countTokens(batch) };
+    for (const [a, b] of chunks) {
+      const pass = this.passInputs(this.weights, sliceRows(batch, a, b));
+      const cots = EmbeddedEngine.cotangents(pass, out.dLogprobs.subarray(a * T, b * T), out.dEntropy?.subarray(a * T, b * T));
+      const gradFn = (await this.nativeFn("pass", pass.kind))!;
+      const [gParams, gXs] = await gradFn(paramsFromWeights(this.config, this.weights), pass.xs, this.withTargets(pass), cots);
       await this.accumulate(gParams, gXs, pass.ids);
     }
     return { loss: out.loss, metrics: out.metrics, tokens: countTokens(batch) };
@@ -1163,10 +1195,12 @@ export class EmbeddedEngine implements Engine {
     const base = paramsFromWeights(this.config, this.weights);
     tree.dispose([base.embed, base.norm, base.lmHead ?? []]);
     const specs = adapterSpecs(this.config, lora);
+    const native = await this.nativeFn("block", pass.kind);
     for (let i = this.config.numLayers - 1; i >= 0; i--) {
       const mine = specs.filter((s) => s.layer === i && s.which === "A");
       const ad = Object.fromEntries(mine.map((s) => [s.module, { a: adapters[s.name]!.ref, b: adapters[adapterTensorName(i, s.module, "B")]!.ref }])) as Partial<Record<LoraModule, Adapter>>;
-      const [dAd, dState] = this.layerFns[pass.kind].grad(ad, base.layers[i]!, states[i]!, tree.ref(pass.fixed), cot);
+      // Natively, a bfloat16 base is unpacked first (the translation has no bit casts).
+      const [dAd, dState] = native ? await native(ad, denseLayer(base.layers[i]!), states[i]!, tree.ref(pass.fixed), cot) : this.layerFns[pass.kind].grad(ad, base.layers[i]!, states[i]!, tree.ref(pass.fixed), cot);
       for (const s of mine) {
         grads[s.name] = dAd[s.module as LoraModule]!.a;
         grads[adapterTensorName(i, s.module, "B")] = dAd[s.module as LoraModule]!.b;
@@ -1440,6 +1474,19 @@ export class EmbeddedEngine implements Engine {
     return hg;
   }
 
+  /**
+   * Native training: a pass's forward or gradient (full weights) or a block's gradient
+   * (layer-by-layer LoRA) compiled for onnxruntime (ort-runtime.ts `nativeJit`: the same jax-js
+   * function, traced and translated), or null where native inference is off.
+   */
+  private async nativeFn<K extends keyof NativeFns>(which: K, kind: Pass["kind"]): Promise<NativeJit<NativeFns[K]> | null> {
+    if (!this.native) return null;
+    if (!(await loadOrt())) throw new Error(NO_ORT);
+    const source = { score: this.scoreFns, pass: this.gradFns, block: this.blockGradFns }[which][kind] as NativeFns[K];
+    const fns = this.nativeFns[which] as Partial<Record<Pass["kind"], NativeJit<NativeFns[K]>>>;
+    return (fns[kind] ??= nativeJit(source, jaxThreads().threads));
+  }
+
   /** The onnxruntime decoder of this engine for `mode`, or null where native inference is off. */
   private async nativeDecoder(mode: "sample" | "states" = "sample"): Promise<OrtDecoder | null> {
     if (!this.native) return null;
@@ -1614,6 +1661,9 @@ export class EmbeddedEngine implements Engine {
     this.ortHeadGrad = undefined;
     this.ortBase = null;
     await Promise.all(decs.map((d) => d?.close()));
+    const fns = Object.values(this.nativeFns).flatMap((f) => Object.values(f));
+    this.nativeFns = { score: {}, pass: {}, block: {} };
+    await Promise.all(fns.map((f) => f.dispose()));
     tree.dispose(this.weights);
     if (this.adapters) tree.dispose(this.adapters);
     this.adapters = null;
@@ -1675,4 +1725,9 @@ async function packWeights(w: Tensors): Promise<Tensors> {
     out[name] = storeWeight((await a.data()) as Float32Array, shape, true);
   }
   return out;
+}
+
+/** A block's parameters with every packed bfloat16 weight unpacked to float32 (model.ts `dense`). Consumes `p`. */
+function denseLayer(p: LayerParams): LayerParams {
+  return Object.fromEntries(Object.entries(p).map(([k, v]) => [k, k === "lora" ? v : dense(v as np.Array)])) as LayerParams;
 }

@@ -15,8 +15,10 @@ import onnxProto from "onnx-proto";
 import type { DecoderConfig, LoraModule } from "./model.ts";
 
 const { onnx } = onnxProto;
-const FLOAT = 1;
-const INT64 = 7;
+/** ONNX element types (TensorProto.DataType) used by rlvr's graphs. */
+export const ONNX_TYPE = { float32: 1, int32: 6, int64: 7, bool: 9, float16: 10, float64: 11, uint32: 12 } as const;
+const FLOAT = ONNX_TYPE.float32;
+const INT64 = ONNX_TYPE.int64;
 
 type Dim = number | string;
 /** An attribute: an integer, integers, a string, or a float (`{ f }`: ONNX keeps the two apart). */
@@ -48,7 +50,7 @@ export const ortWeightNames = {
 };
 
 /** A small builder: each `op` appends one node and returns its (fresh) output name. */
-class Graph {
+export class Graph {
   readonly nodes: onnxProto.onnx.INodeProto[] = [];
   readonly inputs: onnxProto.onnx.IValueInfoProto[] = [];
   readonly outputs: onnxProto.onnx.IValueInfoProto[] = [];
@@ -56,7 +58,13 @@ class Graph {
   private n = 0;
 
   op(type: string, inputs: string[], attrs: Record<string, Attr> = {}, output?: string): string {
-    const out = output ?? `${type.toLowerCase()}_${this.n++}`;
+    return this.opN(type, inputs, 1, attrs, output ? [output] : undefined)[0]!;
+  }
+
+  /** A node with `count` outputs (Split), their fresh names unless given. */
+  opN(type: string, inputs: string[], count: number, attrs: Record<string, Attr> = {}, outputs?: string[]): string[] {
+    const base = `${type.toLowerCase()}_${this.n++}`;
+    const output = outputs ?? Array.from({ length: count }, (_, i) => (count === 1 ? base : `${base}_${i}`));
     const attribute = Object.entries(attrs).map(([name, v]) =>
       typeof v === "string"
         ? { name, type: onnx.AttributeProto.AttributeType.STRING, s: new TextEncoder().encode(v) }
@@ -66,21 +74,21 @@ class Graph {
             ? { name, type: onnx.AttributeProto.AttributeType.FLOAT, f: v.f }
             : { name, type: onnx.AttributeProto.AttributeType.INT, i: v },
     );
-    this.nodes.push({ opType: type, input: inputs, output: [out], attribute, name: out });
-    return out;
+    this.nodes.push({ opType: type, input: inputs, output, attribute, name: output[0] });
+    return output;
   }
 
   private info(name: string, elemType: number, dims: Dim[]): onnxProto.onnx.IValueInfoProto {
     return { name, type: { tensorType: { elemType, shape: { dim: dims.map((d) => (typeof d === "number" ? { dimValue: d } : { dimParam: d })) } } } };
   }
 
-  input(name: string, dims: Dim[], elemType = FLOAT): string {
+  input(name: string, dims: Dim[], elemType: number = FLOAT): string {
     this.inputs.push(this.info(name, elemType, dims));
     return name;
   }
 
-  output(name: string, dims: Dim[]): void {
-    this.outputs.push(this.info(name, FLOAT, dims));
+  output(name: string, dims: Dim[], elemType: number = FLOAT): void {
+    this.outputs.push(this.info(name, elemType, dims));
   }
 
   ints(values: number[]): string {
@@ -98,6 +106,19 @@ class Graph {
   scalar(value: number): string {
     const name = `c${this.n++}`;
     this.inits.push({ name, dataType: FLOAT, dims: [], floatData: [value] });
+    return name;
+  }
+
+  /** A scalar constant of an element type in ONNX_TYPE but float16 (bool and int32 travel as int32 data, as ONNX stores them; uint32 as uint64). */
+  typedScalar(value: number, elemType: number): string {
+    const name = `c${this.n++}`;
+    const data =
+      elemType === FLOAT ? { floatData: [value] }
+      : elemType === ONNX_TYPE.float64 ? { doubleData: [value] }
+      : elemType === INT64 ? { int64Data: [value] }
+      : elemType === ONNX_TYPE.uint32 ? { uint64Data: [value] }
+      : { int32Data: [elemType === ONNX_TYPE.bool ? Number(value !== 0) : value] };
+    this.inits.push({ name, dataType: elemType, dims: [], ...data });
     return name;
   }
 }
@@ -243,7 +264,7 @@ export function decoderOnnx(cfg: DecoderConfig, headLora: boolean, mode: "sample
 }
 
 /** The serialized ONNX model (IR 8, opset 17) of a built graph. */
-function encodeModel(g: Graph): Uint8Array {
+export function encodeModel(g: Graph): Uint8Array {
   const model = onnx.ModelProto.create({
     irVersion: 8,
     producerName: "rlvr",

@@ -10,8 +10,9 @@
  * ships for CPU inference, and it is an optional peer: without it nothing changes. Browsers keep
  * jax-js.
  */
-import type { numpy as np } from "@jax-js/jax";
+import { makeJaxpr, numpy as np, tree, type JsTree } from "@jax-js/jax";
 import { decoderOnnx, headGradOnnx, ortWeightNames } from "./ort-graph.ts";
+import { jaxprToOnnx, type OnnxProgram } from "./ort-jaxpr.ts";
 import { dense, type DecoderConfig, type LoraModule, type Params } from "./model.ts";
 
 /** The part of onnxruntime-node's API used here (an optional peer: its own types may be absent). */
@@ -26,7 +27,7 @@ declare namespace Ort {
 }
 /** The onnxruntime-node module (the subset rlvr calls). */
 export interface OrtModule {
-  Tensor: new (type: "float32" | "int64", data: Float32Array | BigInt64Array, dims: readonly number[]) => Ort.Tensor;
+  Tensor: new (type: "float32" | "int64" | "int32" | "uint32" | "bool" | "float64", data: HostData | BigInt64Array, dims: readonly number[]) => Ort.Tensor;
   InferenceSession: { create(model: Uint8Array, options: Record<string, unknown>): Promise<Ort.InferenceSession> };
 }
 let ortModule: Promise<OrtModule | null> | undefined;
@@ -45,6 +46,9 @@ export function loadOrt(): Promise<OrtModule | null> {
   }
   return ortModule;
 }
+
+/** A host array of one of jax-js's dtypes onnxruntime reads (bool travels as Uint8Array). */
+type HostData = Float32Array | Int32Array | Uint32Array | Uint8Array | Float64Array;
 
 /** Host float32 copies of the decoder's weights, keyed by the graph's input names (ort-graph.ts). */
 export type OrtWeights = Map<string, { data: Float32Array; dims: number[] }>;
@@ -287,4 +291,88 @@ export class OrtHeadGrad {
   async close(): Promise<void> {
     await this.session.release();
   }
+}
+
+/**
+ * A translated jax-js program (ort-jaxpr.ts) as an onnxruntime session: `run` takes the program's
+ * inputs in order (its traced constants are held here) and returns its outputs.
+ */
+export class OrtProgram {
+  private constructor(
+    private readonly ort: OrtModule,
+    private readonly session: Ort.InferenceSession,
+    private readonly program: OnnxProgram,
+    private readonly consts: HostData[],
+  ) {}
+
+  /** @returns null when onnxruntime-node is not installed */
+  static async create(program: OnnxProgram, consts: HostData[], threads: number): Promise<OrtProgram | null> {
+    const ort = await loadOrt();
+    if (!ort) return null;
+    // No graph rewrites: onnxruntime's transpose optimizer re-merges the 2-D transposes the
+    // translation emits into N-D ones (measured 3× the transpose time on a 13.6M model's gradient).
+    return new OrtProgram(ort, await ort.InferenceSession.create(program.model, { ...sessionOptions(threads), graphOptimizationLevel: "disabled" }), program, consts);
+  }
+
+  /** @param args the program's arguments (`in.i`), host arrays of their dtypes and sizes */
+  async run(args: HostData[]): Promise<HostData[]> {
+    const { ort, program } = this;
+    const values = [...this.consts, ...args];
+    if (values.length !== program.inputs.length) throw new Error(`OrtProgram: ${args.length} arguments for ${program.inputs.length - this.consts.length} inputs`);
+    const feeds: Record<string, Ort.Tensor> = {};
+    program.inputs.forEach(({ name, shape, dtype }, i) => (feeds[name] = new ort.Tensor(dtype as "float32", values[i]!, shape)));
+    const r = await this.session.run(feeds);
+    return program.outputs.map(({ name }) => r[name]!.data as HostData);
+  }
+
+  async close(): Promise<void> {
+    await this.session.release();
+  }
+}
+
+/** `nativeJit(f)`: `f` on onnxruntime, asynchronous, with the sessions' `dispose`. */
+export type NativeJit<F extends (...args: never[]) => unknown> = ((...args: Parameters<F>) => Promise<ReturnType<F>>) & { dispose(): Promise<void> };
+
+/** A jax-js array's data as a host array onnxruntime reads (copied off a shared Wasm heap). Consumes `a`. */
+async function hostData(a: np.Array): Promise<HostData> {
+  const raw = (await a.data()) as HostData | Uint8Array;
+  const data = a.dtype === "bool" && !(raw instanceof Uint8Array) ? Uint8Array.from(raw as Int32Array) : raw;
+  return data.buffer instanceof SharedArrayBuffer ? data.slice() : data;
+}
+
+/**
+ * `f` compiled for onnxruntime: like jax-js `jit`, traced once per argument shape signature
+ * (`makeJaxpr`), then translated (ort-jaxpr.ts) and run as a native session. Arguments are
+ * pytrees of jax-js arrays (consumed, as jax-js functions consume theirs); the result is the
+ * same pytree `f` returns, as jax-js arrays. Sessions are kept per signature until `dispose`.
+ * Used for the embedded engine's full-weight training step under native inference.
+ * @throws Error where onnxruntime-node is missing, or `f` uses a primitive without a translation
+ */
+export function nativeJit<F extends (...args: never[]) => JsTree<np.Array>>(f: F, threads: number): NativeJit<F> {
+  const cache = new Map<string, Promise<{ prog: OrtProgram; out: tree.JsTreeDef; shapes: OnnxProgram["outputs"] }>>();
+  const compile = async (args: Parameters<F>) => {
+    const avals = tree.map((a: np.Array) => a.aval, args as unknown as JsTree<np.Array>);
+    const { jaxpr, treedef } = makeJaxpr(f as unknown as (...a: unknown[]) => JsTree<np.Array>)(...(avals as unknown as unknown[]));
+    const program = jaxprToOnnx(jaxpr);
+    const consts = await Promise.all(jaxpr.consts.map((c) => hostData((c as unknown as np.Array).ref)));
+    jaxpr.dispose();
+    const prog = await OrtProgram.create(program, consts, threads);
+    if (!prog) throw new Error("native training needs onnxruntime-node");
+    return { prog, out: treedef, shapes: program.outputs };
+  };
+  const run = async (...args: Parameters<F>) => {
+    const [leaves, def] = tree.flatten(args as unknown as JsTree<np.Array>);
+    const key = def.toString() + leaves.map((a) => `${a.dtype}[${a.shape.join(",")}]`).join(";");
+    let entry = cache.get(key);
+    if (!entry) cache.set(key, (entry = compile(args)));
+    const { prog, out, shapes } = await entry;
+    const outs = await prog.run(await Promise.all(leaves.map(hostData)));
+    return tree.unflatten(out, outs.map((d, i) => np.array(d as Float32Array, { dtype: shapes[i]!.dtype as np.DType }).reshape(shapes[i]!.shape))) as ReturnType<F>;
+  };
+  return Object.assign(run, {
+    dispose: async () => {
+      for (const e of cache.values()) await (await e).prog.close();
+      cache.clear();
+    },
+  });
 }
