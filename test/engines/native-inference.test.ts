@@ -17,7 +17,8 @@ import { loadOrt } from "../../src/engines/embedded/ort-runtime.ts";
 import { loraConfigSchema } from "../../src/engines/lora.ts";
 import type { ModelConfig } from "../../src/engines/embedded/hf-config.ts";
 import type { SampleRequest, TokenLossFn } from "../../src/core/engine.ts";
-import { tinyLlama, tinyQwen2, randomBatch, groupBatch, maxAbsDiff, Rng } from "./helpers/tiny.ts";
+import { tinyLlama, tinyQwen2, randomBatch, groupBatch, randomHfWeights, maxAbsDiff, Rng } from "./helpers/tiny.ts";
+import { hfParamNames } from "../../src/engines/embedded/hf-config.ts";
 import { checkLayerwiseNative, layerwiseCases } from "./helpers/native.ts";
 
 const ort = await loadOrt();
@@ -125,9 +126,51 @@ describe("native inference (onnxruntime) against the jax-js path", { skip }, () 
     }
   });
 
+  test("full-weight training (native forward and backward): every weight's gradient is jax-js's, in one pass and in row chunks", async () => {
+    for (const [cfg, makeBatch] of [
+      [tinyLlama({ vocabSize: 23 }), (rng: Rng) => randomBatch(rng, 23, [9, 5, 12, 3, 7], { promptLen: 2, extraPad: 1 })],
+      [tinyQwen2({ vocabSize: 23 }), (rng: Rng) => groupBatch(rng, 23, 2, 3, 6, 4)],
+    ] as const) {
+      const engines = await Promise.all(
+        ([{ nativeInference: false }, { nativeInference: true }, { nativeInference: true, maxPassRows: 2 }] as EmbeddedEngineOptions[]).map((o) => EmbeddedEngine.create(cfg, { seed: 3, ...o })),
+      );
+      try {
+        // Weights at a healthy scale, so every gradient stands well above float32 rounding.
+        const weights = randomHfWeights(hfParamNames(cfg), new Rng(5), 0.25);
+        for (const e of engines) for (const [n, d] of weights) e.setWeight(n, Float32Array.from(d));
+        const rng = new Rng(2);
+        const batch = makeBatch(rng);
+        const c = Float32Array.from(batch.lossMask, (m) => m * rng.normal());
+        const ce = Float32Array.from(batch.lossMask, (m) => m * rng.normal());
+        const seen: Float32Array[] = [];
+        const loss: TokenLossFn = (scores) => {
+          seen.push(scores.logprobs);
+          return { loss: 0, dLogprobs: c, dEntropy: ce, metrics: {} };
+        };
+        for (const e of engines) await e.forwardBackward(batch, loss, { entropy: true });
+        for (const lp of seen.slice(1)) assert.ok(maxAbsDiff(lp, seen[0]!) < 1e-4);
+        let differs = 0;
+        for (const n of engines[0]!.weightNames()) {
+          const g = (await engines[0]!.getGrad(n))!;
+          const scale = maxAbsDiff(g, new Float32Array(g.length));
+          // The key bias's gradient is zero in exact arithmetic (it shifts a query's scores by a constant).
+          if (!n.endsWith("k_proj.bias")) assert.ok(scale > 1e-3, `${n}: the gradient is not trivially zero`);
+          for (const other of engines.slice(1)) {
+            const d = maxAbsDiff((await other.getGrad(n))!, g);
+            assert.ok(d <= 1e-4 * Math.max(1, scale), `${n}: gradients differ by ${d} (largest entry ${scale})`);
+            differs = Math.max(differs, d);
+          }
+        }
+        assert.ok(differs > 0, "bit-identical gradients: the jax-js backward ran on both paths");
+      } finally {
+        await Promise.all(engines.map((e) => e.close()));
+      }
+    }
+  });
+
   // One layer-by-layer case here (shared prefix, the head's backward native too); the others run
   // in native-inference.slow.test.ts.
-  const quick = layerwiseCases.find((c) => c.name.includes("shared-prefix") && c.name.includes("no head adapter"))!;
+  const quick = layerwiseCases.find((c) => c.name.endsWith("shared-prefix layout, no head adapter"))!;
   test(`layer-by-layer LoRA training and scoring: native = jax-js (${quick.name}; one chunk and row chunks of 2)`, () => checkLayerwiseNative(quick));
 });
 
