@@ -25,7 +25,7 @@
  * reported in its cell; the phases before it keep their numbers.
  *
  * Where onnxruntime-node is installed, a third variant, `embedded-native`, is the embedded engine
- * with native inference (model.nativeInference: sampling, scoring and LoRA training's forward on
+ * with native kernels (model.nativeKernels: sampling, scoring and LoRA training's forward on
  * onnxruntime's CPU kernels, gradients on jax-js), with its own ratios.
  *
  * Torch rows need python/.venv (rlvr setup torch); without it they are skipped with the reason.
@@ -35,7 +35,7 @@ import { spawnSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
 
 type Phase = "train" | "sample" | "step";
-/** The engines compared: embedded-native is the embedded engine with native inference (onnxruntime-node, when installed). */
+/** The engines compared: embedded-native is the embedded engine with native kernels (onnxruntime-node, when installed). */
 type Variant = "embedded" | "embedded-native" | "torch";
 type Row = Record<Phase, number> & { params: number; tokens: number };
 
@@ -64,7 +64,7 @@ async function child(variant: Variant, hidden: number, layers: number, reps: num
     const base = quickstartConfig({ out: dir, digits: 2, sftSteps: 0, rlSteps: reps + 1, seed: 1 }, "", "");
     const cfg = parseRunConfig({
       ...base,
-      model: { engine, device: engine === "torch" ? "cpu" : undefined, nativeInference: variant === "embedded-native" ? true : undefined, init: { hiddenSize: hidden, numLayers: layers, numHeads: Math.max(1, hidden / 32), maxPositionEmbeddings: 32 } },
+      model: { engine, device: engine === "torch" ? "cpu" : undefined, nativeKernels: variant === "embedded-native" ? true : undefined, init: { hiddenSize: hidden, numLayers: layers, numHeads: Math.max(1, hidden / 32), maxPositionEmbeddings: 32 } },
       data: { task: "addition-padded", difficulty: 2, trainSize: 2000, testSize: 64 },
     });
     const ctx = await buildContext(cfg);
@@ -125,7 +125,7 @@ async function realChild(variant: Variant, modelDir: string, reps: number): Prom
     const base = realRecipeConfig({ out: dir, modelPath: modelDir, engine, steps: reps + 1, seed: 1 }, trainFile, testFile);
     const cfg = parseRunConfig({
       ...base,
-      model: { ...base.model, device: engine === "torch" ? "cpu" : undefined, nativeInference: variant === "embedded-native" ? true : undefined, lora: { rank: 16 } },
+      model: { ...base.model, device: engine === "torch" ? "cpu" : undefined, nativeKernels: variant === "embedded-native" ? true : undefined, lora: { rank: 16 } },
       rl: { ...base.rl, promptsPerStep: 4, groupSize: 4, maxNewTokens: 32 },
     });
     const ctx = await buildContext(cfg);

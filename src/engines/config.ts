@@ -56,10 +56,10 @@ export const modelSchema = z
     sharedPrompts: z.boolean().default(true),
     /**
      * Embedded engine only: sample on onnxruntime's native CPU kernels instead of jax-js's
-     * WebAssembly ones (EmbeddedEngineOptions.nativeInference; needs the optional package
-     * onnxruntime-node, Node only). Default: RLVR_NATIVE_INFERENCE=on/off, else off.
+     * WebAssembly ones (EmbeddedEngineOptions.nativeKernels; needs the optional package
+     * onnxruntime-node, Node only). Default: RLVR_NATIVE_KERNELS=on/off, else off.
      */
-    nativeInference: z.boolean().optional(),
+    nativeKernels: z.boolean().optional(),
     /** Torch engine only: data-parallel training under torchrun (FSDP2 or DDP); see docs/scaling.md. */
     distributed: z
       .strictObject({

@@ -53,17 +53,17 @@ export async function openEngineOfKind(model: ModelSpec, o: EngineKindOptions): 
   const torchOpts = { python: model.python, device: model.device ?? "auto", dtype: model.dtype ?? "auto", gradientCheckpointing: model.gradientCheckpointing ?? false, tokenBudget: model.tokenBudget ?? 16384, sharedPrompts: model.sharedPrompts ?? true, seed, tokenizer: o.tokenizer, distributed: model.distributed, onStderr: o.torchStderr, lora: model.lora, timeouts: { call: model.callTimeoutS, load: model.loadTimeoutS } };
   if (o.files) {
     if (model.engine === "torch") throw new Error(`config error at model.engine: a model given as files in memory (a browser tab) opens on the embedded engine only, not "${model.engine}"`);
-    return EmbeddedEngine.fromFiles(o.files, { where: model.path, tokenizer: o.tokenizer, seed, inferenceOnly: o.inferenceOnly, lora: model.lora, sharedPrefix: model.sharedPrompts ?? true, nativeInference: model.nativeInference });
+    return EmbeddedEngine.fromFiles(o.files, { where: model.path, tokenizer: o.tokenizer, seed, inferenceOnly: o.inferenceOnly, lora: model.lora, sharedPrefix: model.sharedPrompts ?? true, nativeKernels: model.nativeKernels });
   }
   if (model.path) {
     if (!existsSync(model.path)) throw new Error(missingModel(model.path));
     if (model.engine === "torch") return TorchEngine.fromPretrained(model.path, torchOpts);
-    return EmbeddedEngine.fromPretrained(model.path, { tokenizer: o.tokenizer, seed, inferenceOnly: o.inferenceOnly, lora: model.lora, sharedPrefix: model.sharedPrompts ?? true, nativeInference: model.nativeInference });
+    return EmbeddedEngine.fromPretrained(model.path, { tokenizer: o.tokenizer, seed, inferenceOnly: o.inferenceOnly, lora: model.lora, sharedPrefix: model.sharedPrompts ?? true, nativeKernels: model.nativeKernels });
   }
   if (!model.init) throw new Error("config error at model: set model.path (a checkpoint directory) or model.init (a random model's size)");
   const mc = initModelConfig(parseModelInit(model.init), o.tokenizer);
   if (model.engine === "torch") return TorchEngine.create(mc, torchOpts);
-  return EmbeddedEngine.create(mc, { seed, tokenizer: o.tokenizer, modelId: `random-init(${mc.hiddenSize}x${mc.numLayers})`, lora: model.lora, sharedPrefix: model.sharedPrompts ?? true, nativeInference: model.nativeInference });
+  return EmbeddedEngine.create(mc, { seed, tokenizer: o.tokenizer, modelId: `random-init(${mc.hiddenSize}x${mc.numLayers})`, lora: model.lora, sharedPrefix: model.sharedPrompts ?? true, nativeKernels: model.nativeKernels });
 }
 
 /** The Llama-style model config of a `model.init` block; the vocabulary comes from the tokenizer. */

@@ -150,7 +150,7 @@ function rlvrVersion(): string {
 
 /**
  * What a probe's result depends on: this machine (host, CPU model and count, platform), the
- * Python, the thread settings, rlvr's version, the model's shape, LoRA and native inference, and
+ * Python, the thread settings, rlvr's version, the model's shape, LoRA and native kernels, and
  * the probe's shape.
  */
 export function probeCacheKey(model: ModelSpec, o: { tokenizer: { vocabSize: number }; python: string; shape: ProbeShape; steps: number }): string {
@@ -173,8 +173,8 @@ export function probeCacheKey(model: ModelSpec, o: { tokenizer: { vocabSize: num
     dtype: model.dtype ?? "auto",
     threads: `${process.env.RLVR_THREADS ?? ""}/${process.env.OMP_NUM_THREADS ?? ""}`,
     jaxPatch: process.env.RLVR_JAX_PATCH ?? "", // the embedded engine's jax-js patch on or off (docs/jax-js-patch.md)
-    // The embedded engine's native inference (docs/engines.md) and LoRA change its speed several-fold.
-    native: model.nativeInference ?? process.env.RLVR_NATIVE_INFERENCE ?? "",
+    // The embedded engine's native kernels (docs/engines.md) and LoRA change its speed several-fold.
+    native: model.nativeKernels ?? process.env.RLVR_NATIVE_KERNELS ?? "",
     lora: model.lora ?? null,
     model: modelShape,
     shape: o.shape,

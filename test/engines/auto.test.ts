@@ -296,20 +296,20 @@ test("the probe's cache key changes with RLVR_JAX_PATCH (a result measured with 
   }
 });
 
-test("the probe's cache key changes with native inference (option or RLVR_NATIVE_INFERENCE) and with LoRA", () => {
-  const prev = process.env.RLVR_NATIVE_INFERENCE;
+test("the probe's cache key changes with native kernels (option or RLVR_NATIVE_KERNELS) and with LoRA", () => {
+  const prev = process.env.RLVR_NATIVE_KERNELS;
   const key = (m: object = {}) => probeCacheKey({ init: { hiddenSize: 64, numLayers: 2 }, ...m } as unknown as ModelSpec, { tokenizer: { vocabSize: 16 }, python: "py", shape: probeShapeOf(undefined), steps: 3 });
   try {
-    delete process.env.RLVR_NATIVE_INFERENCE;
+    delete process.env.RLVR_NATIVE_KERNELS;
     const plain = key();
-    assert.notEqual(key({ nativeInference: true }), plain);
+    assert.notEqual(key({ nativeKernels: true }), plain);
     assert.notEqual(key({ lora: { rank: 16 } }), plain);
-    process.env.RLVR_NATIVE_INFERENCE = "on";
+    process.env.RLVR_NATIVE_KERNELS = "on";
     assert.notEqual(key(), plain);
-    delete process.env.RLVR_NATIVE_INFERENCE;
+    delete process.env.RLVR_NATIVE_KERNELS;
     assert.equal(key(), plain, "the key is otherwise stable");
   } finally {
-    if (prev === undefined) delete process.env.RLVR_NATIVE_INFERENCE;
-    else process.env.RLVR_NATIVE_INFERENCE = prev;
+    if (prev === undefined) delete process.env.RLVR_NATIVE_KERNELS;
+    else process.env.RLVR_NATIVE_KERNELS = prev;
   }
 });

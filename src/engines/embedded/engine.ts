@@ -179,11 +179,11 @@ export interface EmbeddedEngineOptions {
    * WebAssembly ones: sampling, and under layer-by-layer training and scoring the forward without
    * gradient (every block's input and the head's log-probs; the backward stays on jax-js). Node
    * only; needs the optional package onnxruntime-node (an error names the fix when it is missing).
-   * Default: RLVR_NATIVE_INFERENCE=on/off, else off. Same decoder; results agree to float32
+   * Default: RLVR_NATIVE_KERNELS=on/off, else off. Same decoder; results agree to float32
    * rounding, so a seed gives the same tokens except where a draw falls within rounding of a
    * boundary (tested). Under LoRA the adapters run beside the frozen base (no merged copy).
    */
-  nativeInference?: boolean;
+  nativeKernels?: boolean;
   /**
    * Train LoRA adapters (../lora.ts) on a frozen base instead of all weights: only the adapters
    * get gradients, a reference snapshot and AdamW state, and the base may be stored as packed
@@ -238,15 +238,15 @@ interface DecodeSteps {
   dispose(): void;
 }
 
-/** Native inference asked for, onnxruntime-node missing: the one line that says how to fix it. */
-const NO_ORT = "nativeInference needs the optional package onnxruntime-node: install it with `ONNXRUNTIME_NODE_INSTALL=skip npm install onnxruntime-node` (skip: CPU only, no CUDA download), or turn it off (nativeInference: false, RLVR_NATIVE_INFERENCE=off)";
+/** Native kernels asked for, onnxruntime-node missing: the one line that says how to fix it. */
+const NO_ORT = "nativeKernels needs the optional package onnxruntime-node: install it with `ONNXRUNTIME_NODE_INSTALL=skip npm install onnxruntime-node` (skip: CPU only, no CUDA download), or turn it off (nativeKernels: false, RLVR_NATIVE_KERNELS=off)";
 
-/** RLVR_NATIVE_INFERENCE: "on" → true, "off" or unset → false (EmbeddedEngineOptions.nativeInference). */
-function nativeInferenceDefault(): boolean {
-  const v = typeof process !== "undefined" ? process.env?.RLVR_NATIVE_INFERENCE : undefined;
+/** RLVR_NATIVE_KERNELS: "on" → true, "off" or unset → false (EmbeddedEngineOptions.nativeKernels). */
+function nativeKernelsDefault(): boolean {
+  const v = typeof process !== "undefined" ? process.env?.RLVR_NATIVE_KERNELS : undefined;
   if (v === undefined || v === "" || v === "off" || v === "0") return false;
   if (v === "on" || v === "1") return true;
-  throw new Error(`RLVR_NATIVE_INFERENCE=${v}: expected on or off`);
+  throw new Error(`RLVR_NATIVE_KERNELS=${v}: expected on or off`);
 }
 
 export class EmbeddedEngine implements Engine {
@@ -267,10 +267,10 @@ export class EmbeddedEngine implements Engine {
   private readonly invFreq: Float64Array;
   /** The decoder's config with the LoRA scale (model.ts DecoderConfig). */
   private readonly decoderConfig: DecoderConfig;
-  /** Native inference's onnxruntime sessions by mode, opened on first use (null: unavailable). */
+  /** Native kernels's onnxruntime sessions by mode, opened on first use (null: unavailable). */
   private ortDecoders: Partial<Record<"sample" | "states", Promise<OrtDecoder | null>>> = {};
   private ortHeadGrad: Promise<OrtHeadGrad | null> | undefined;
-  /** Native inference: host weights (`nativeWeights`): under LoRA the base for `baseVersion`, else the policy for `version`. */
+  /** Native kernels: host weights (`nativeWeights`): under LoRA the base for `baseVersion`, else the policy for `version`. */
   private ortBase: { version: number; weights: OrtWeights } | null = null;
   /** Bumped whenever the policy's weights change (optimStep, setWeight, load). */
   private version = 0;
@@ -591,7 +591,7 @@ export class EmbeddedEngine implements Engine {
   }
 
   /**
-   * Native inference: `src`'s weights as host arrays for onnxruntime (ort-runtime.ts `ortWeights`).
+   * Native kernels: `src`'s weights as host arrays for onnxruntime (ort-runtime.ts `ortWeights`).
    * Under LoRA the frozen base is copied once (kept while `baseVersion` holds) and the adapters
    * are graph inputs of their own, copied per call (20 MB for SmolLM2 at rank 16); without LoRA
    * the policy's weights are kept for its `version`, so sampling and training one version copy them once.
@@ -799,7 +799,7 @@ export class EmbeddedEngine implements Engine {
     // LoRA: a batch past one scoring pass scores layer by layer, in the shapes (and the heap's
     // free blocks) of the training step's forward; a scoring pass of 2 rows beside the training
     // step's blocks took the RL step past the heap.
-    // Native inference scores every batch on onnxruntime (`layerScores` → `nativeForward`).
+    // Native kernels scores every batch on onnxruntime (`layerScores` → `nativeForward`).
     const { logprobs, entropy } = this.native || this.layerwise(chunks.length > 1) ? await this.layerScores(src, batch) : await this.forwardChunks(src, batch, chunks);
     return opts.entropy ? { logprobs, entropy } : { logprobs };
   }
@@ -923,7 +923,7 @@ export class EmbeddedEngine implements Engine {
   }
 
   /**
-   * Full-weight forward-backward under native inference: the batch is scored on onnxruntime
+   * Full-weight forward-backward under native kernels: the batch is scored on onnxruntime
    * (`layerScores` → `nativeForward`), the loss is called once, then each row chunk runs the
    * pass's gradient — the jax-js function of `passFns[kind].grad`, compiled for onnxruntime
    * (`nativeGrad`) — a second forward and the backward on native kernels.
@@ -1011,7 +1011,7 @@ export class EmbeddedEngine implements Engine {
   /**
    * One pass's forward without gradient, block by block: every block's input and the last block's
    * output (`layerForward`; natively only with `keepStates`, else just `pass.xs`) and the head's
-   * flat lp, ent in the stacked order (`headScores`) — on onnxruntime under native inference
+   * flat lp, ent in the stacked order (`headScores`) — on onnxruntime under native kernels
    * (`nativeForward`), else on jax-js.
    */
   private async forwardScores(pass: Pass, src: Source = this.policy, keepStates = true): Promise<{ states: np.Array[][]; scores: [Float32Array, Float32Array] }> {
@@ -1460,12 +1460,12 @@ export class EmbeddedEngine implements Engine {
     };
   }
 
-  /** Native inference on (EmbeddedEngineOptions.nativeInference, else RLVR_NATIVE_INFERENCE). */
+  /** Native kernels on (EmbeddedEngineOptions.nativeKernels, else RLVR_NATIVE_KERNELS). */
   private get native(): boolean {
-    return this.opts.nativeInference ?? nativeInferenceDefault();
+    return this.opts.nativeKernels ?? nativeKernelsDefault();
   }
 
-  /** Native inference's head backward (ort-runtime.ts `OrtHeadGrad`), or null where native inference is off. */
+  /** The native head backward (ort-runtime.ts `OrtHeadGrad`), or null where native kernels are off. */
   private async nativeHeadGrad(): Promise<OrtHeadGrad | null> {
     if (!this.native) return null;
     this.ortHeadGrad ??= OrtHeadGrad.create(this.decoderConfig, jaxThreads().threads);
@@ -1477,7 +1477,7 @@ export class EmbeddedEngine implements Engine {
   /**
    * Native training: a pass's forward or gradient (full weights) or a block's gradient
    * (layer-by-layer LoRA) compiled for onnxruntime (ort-runtime.ts `nativeJit`: the same jax-js
-   * function, traced and translated), or null where native inference is off.
+   * function, traced and translated), or null where native kernels are off.
    */
   private async nativeFn<K extends keyof NativeFns>(which: K, kind: Pass["kind"]): Promise<NativeJit<NativeFns[K]> | null> {
     if (!this.native) return null;
@@ -1487,7 +1487,7 @@ export class EmbeddedEngine implements Engine {
     return (fns[kind] ??= nativeJit(source, jaxThreads().threads));
   }
 
-  /** The onnxruntime decoder of this engine for `mode`, or null where native inference is off. */
+  /** The onnxruntime decoder of this engine for `mode`, or null where native kernels are off. */
   private async nativeDecoder(mode: "sample" | "states" = "sample"): Promise<OrtDecoder | null> {
     if (!this.native) return null;
     const lora = this.lora && this.adapters ? this.lora.targets : [];

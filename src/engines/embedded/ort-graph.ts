@@ -268,7 +268,8 @@ export function encodeModel(g: Graph): Uint8Array {
   const model = onnx.ModelProto.create({
     irVersion: 8,
     producerName: "rlvr",
-    opsetImport: [{ domain: "", version: 17 }],
+    // onnxruntime's contrib domain where a node uses it (FusedMatMul: a batched product with transposed operands).
+    opsetImport: [{ domain: "", version: 17 }, ...(g.nodes.some((n) => n.domain === "com.microsoft") ? [{ domain: "com.microsoft", version: 1 }] : [])],
     graph: { name: "rlvr", node: g.nodes, input: g.inputs, output: g.outputs, initializer: g.inits },
   });
   return onnx.ModelProto.encode(model).finish();

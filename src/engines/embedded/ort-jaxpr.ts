@@ -1,7 +1,7 @@
 /**
  * A jax-js program (a traced `Jaxpr`, e.g. of `grad(f)`) translated to an ONNX graph, so that the
  * embedded engine's full-weight training step — forward and backward — runs on onnxruntime's
- * native kernels (ort-runtime.ts `OrtProgram`) where native inference is on. The model and its
+ * native kernels (ort-runtime.ts `OrtProgram`) where native kernels are on. The model and its
  * derivative stay written once, in model.ts, differentiated by jax-js; only the kernels change.
  *
  * The translation is op for op (ONNX opset 17). jax-js's `dot` is `sum(x * y, axis = −1)` over
@@ -21,9 +21,33 @@ import type { ClosedJaxpr } from "@jax-js/jax";
 import { encodeModel, Graph, ONNX_TYPE } from "./ort-graph.ts";
 
 /** A tensor of the translated graph: its ONNX name and its shape there, with 1 on a lazily broadcast axis. */
-type Value = { name: string; dims: number[] };
+type Value = { readonly name: string; dims: number[]; mem?: Memory };
+/**
+ * Where a value's data already lies: tensor `name` holds the value's axes of length > 1 in the
+ * order `order`, row-major. A transpose or an inserted axis changes only this bookkeeping, and is
+ * emitted only where something reads the value's `name`; a matmul operand laid out in
+ * memory as it needs (or transposed: Gemm's trans flags) takes the tensor as it is.
+ */
+type Memory = { name: string; order: number[] };
+
+/** A value whose node is emitted on first read of `name` (`emit`), readable before that through `mem`. */
+function lazy(dims: number[], mem: Memory, emit: () => string): Value {
+  let name: string | undefined;
+  return {
+    dims,
+    mem,
+    get name() {
+      return (name ??= emit());
+    },
+  };
+}
+
+/** `v`'s memory layout (an emitted value: its own tensor, axes in order). */
+function memoryOf(v: Value): Memory {
+  return v.mem ?? { name: v.name, order: v.dims.map((_, i) => i).filter((i) => v.dims[i] !== 1) };
+}
 /** The jax-js atoms the translation reads (structural view of Var / Lit). */
-type Atom = { aval: { shape: number[]; dtype: string }; value?: number };
+type Atom = { aval: { shape: number[]; dtype: string; weakType?: boolean }; value?: number };
 type Eqn = { primitive: string; inputs: Atom[]; params: Record<string, unknown>; outBinders: Atom[] };
 
 /** A translated program: the model bytes and the logical shapes/dtypes of its inputs and outputs, in order. */
@@ -85,11 +109,12 @@ export function jaxprToOnnx(closed: ClosedJaxpr): OnnxProgram {
   // makeJaxpr's closed form binds the traced constants first, then the function's arguments.
   const nConst = closed.consts.length;
   jaxpr.inBinders.forEach((v, i) => addInput(v as unknown as Atom, i < nConst ? `const.${i}` : `in.${i - nConst}`));
-  const read = (a: Atom): Value => {
+  /** A bound value, or a literal as a scalar constant (a weakly typed one takes `peer`'s dtype, as jax-js promotes it). */
+  const read = (a: Atom, peer?: string): Value => {
     const v = env.get(a);
     if (v) return v;
     if (a.value === undefined) throw new Error("native training: an unbound variable in the jaxpr");
-    return { name: g.typedScalar(a.value, elemType(a.aval.dtype)), dims: [] };
+    return { name: g.typedScalar(a.value, elemType(a.aval.weakType && peer ? peer : a.aval.dtype)), dims: [] };
   };
   /** `v` expanded to the full shape `shape` (a no-op when nothing is lazily broadcast). */
   const full = (v: Value, shape: number[]): Value => {
@@ -106,12 +131,18 @@ export function jaxprToOnnx(closed: ClosedJaxpr): OnnxProgram {
   for (const e of jaxpr.eqns as unknown as Eqn[]) {
     const out = e.outBinders[0]!;
     const shape = out.aval.shape;
-    const ins = e.inputs.map(read);
-    const p = e.params;
     prim = e.primitive;
+    // The dtype a weakly typed literal takes: its operation's other operand's (where's: the branches').
+    const peer = e.inputs.find((a, k) => a.value === undefined && !(prim === "where" && k === 0))?.aval.dtype;
+    const ins = e.inputs.map((a) => read(a, peer));
+    const p = e.params;
     if (prim in UNARY) bind(out, { name: g.op(UNARY[prim]!, [ins[0]!.name]), dims: ins[0]!.dims });
     else if (prim === "stop_gradient") bind(out, ins[0]!);
-    else if (prim in BINARY) bind(out, { name: g.op(BINARY[prim]!, ins.map((v) => v.name)), dims: broadcastDims(ins.map((v) => v.dims)) });
+    else if (prim in BINARY) {
+      // On booleans jax-js's add/max are "or" and mul/min are "and" (ONNX's arithmetic takes no bool).
+      const op = peer === "bool" ? { add: "Or", max: "Or", mul: "And", min: "And" }[prim]! : BINARY[prim]!;
+      bind(out, { name: g.op(op, ins.map((v) => v.name)), dims: broadcastDims(ins.map((v) => v.dims)) });
+    }
     else if (prim === "compare") {
       const op = p["op"] as string;
       const dims = broadcastDims(ins.map((v) => v.dims));
@@ -125,13 +156,26 @@ export function jaxprToOnnx(closed: ClosedJaxpr): OnnxProgram {
       const x = ins[0]!;
       const dims = [...x.dims];
       for (const a of [...axes].sort((u, v) => u - v)) dims.splice(a, 0, 1);
-      bind(out, axes.length ? { name: g.op("Unsqueeze", [x.name, ints(axes)]), dims } : x);
+      const at = dims.map((_, j) => j).filter((j) => !axes.includes(j)); // x's axis i is axis at[i]
+      const m = memoryOf(x);
+      bind(out, axes.length ? lazy(dims, { name: m.name, order: m.order.map((a) => at[a]!) }, () => g.op("Unsqueeze", [x.name, ints(axes)])) : x);
     } else if (prim === "reshape") bind(out, reshape(g, ins[0]!, e.inputs[0]!.aval.shape, shape, full));
     else if (prim === "transpose") {
       const perm = p["perm"] as number[];
-      bind(out, { name: transpose(g, ins[0]!.name, ins[0]!.dims, perm), dims: perm.map((i) => ins[0]!.dims[i]!) });
+      const x = ins[0]!;
+      const m = memoryOf(x);
+      bind(out, lazy(perm.map((i) => x.dims[i]!), { name: m.name, order: m.order.map((a) => perm.indexOf(a)) }, () => transpose(g, x.name, x.dims, perm)));
     } else if (prim === "reduce") bind(out, reduce(g, ins[0]!, e.inputs[0]!.aval.shape, p["op"] as string, p["axis"] as number[]));
-    else if (prim === "dot") bind(out, dot(g, ins[0]!, ins[1]!, e.inputs.map((a) => a.aval.shape), full));
+    else if (prim === "dot") {
+      // Operands of different ranks line up from the right (leading 1s), as jax-js broadcasts them.
+      const r = Math.max(...e.inputs.map((a) => a.aval.shape.length));
+      const [x, y] = ins.map((v, k) => {
+        const pad = Array<number>(r - e.inputs[k]!.aval.shape.length).fill(1);
+        return pad.length ? { name: g.op("Reshape", [v.name, ints([...pad, ...v.dims])], Z), dims: [...pad, ...v.dims] } : v;
+      });
+      const shapes = e.inputs.map((a) => [...Array<number>(r - a.aval.shape.length).fill(1), ...a.aval.shape]);
+      bind(out, dot(g, x!, y!, shapes, full, out.aval.dtype.startsWith("float")));
+    }
     else if (prim === "shrink") {
       const slice = p["slice"] as [number, number][];
       const logical = e.inputs[0]!.aval.shape;
@@ -174,12 +218,47 @@ export function jaxprToOnnx(closed: ClosedJaxpr): OnnxProgram {
  * (a weight gradient's [D_out, 1→D_in, B, T] → [D_out, 1→D_in, B·T]); otherwise `x` is expanded first.
  */
 function reshape(g: Graph, x: Value, from: number[], to: number[], full: (v: Value, s: number[]) => Value): Value {
-  const lazy = from.map((d, i) => x.dims[i] === 1 && d > 1);
-  if (!lazy.some(Boolean)) return { name: g.op("Reshape", [x.name, g.ints(to)], Z), dims: [...to] };
-  const dims = lazyReshape(from, to, lazy);
-  if (dims) return { name: g.op("Reshape", [x.name, g.ints(dims)], Z), dims };
-  const v = full(x, from);
-  return { name: g.op("Reshape", [v.name, g.ints(to)], Z), dims: [...to] };
+  const broadcast = from.map((d, i) => x.dims[i] === 1 && d > 1);
+  const dims = broadcast.some(Boolean) ? lazyReshape(from, to, broadcast) : [...to];
+  if (!dims) {
+    const v = full(x, from);
+    return { name: g.op("Reshape", [v.name, g.ints(to)], Z), dims: [...to] };
+  }
+  const mem = reshapeMemory(memoryOf(x), x.dims, dims);
+  const emit = () => g.op("Reshape", [x.name, g.ints(dims)], Z);
+  return mem ? lazy(dims, mem, emit) : { name: emit(), dims };
+}
+
+/**
+ * The memory layout of a reshape from `from` to `to` (both without lazy axes) of a value laid out as
+ * `m`: where every axis of `to` merges source axes, or splits one, that lie together in memory in
+ * their order; else null (the reshape needs the value in its own order).
+ */
+function reshapeMemory(m: Memory, from: number[], to: number[]): Memory | null {
+  const src = from.map((_, i) => i).filter((i) => from[i] !== 1);
+  const tgt = to.map((_, i) => i).filter((i) => to[i] !== 1);
+  const groups: { s: number[]; t: number[] }[] = [];
+  let [i, j] = [0, 0];
+  while (i < src.length && j < tgt.length) {
+    const grp = { s: [src[i++]!], t: [tgt[j++]!] };
+    let [ps, pt] = [from[grp.s[0]!]!, to[grp.t[0]!]!];
+    while (ps !== pt) {
+      if (ps < pt && i < src.length) ps *= from[grp.s[grp.s.push(src[i++]!) - 1]!]!;
+      else if (pt < ps && j < tgt.length) pt *= to[grp.t[grp.t.push(tgt[j++]!) - 1]!]!;
+      else return null;
+    }
+    if (grp.s.length > 1 && grp.t.length > 1) return null;
+    groups.push(grp);
+  }
+  if (i < src.length || j < tgt.length) return null;
+  const order: number[] = [];
+  for (let k = 0; k < m.order.length; ) {
+    const grp = groups.find((q) => q.s[0] === m.order[k]);
+    if (!grp || grp.s.some((a, n) => m.order[k + n] !== a)) return null;
+    order.push(...grp.t);
+    k += grp.s.length;
+  }
+  return { name: m.name, order };
 }
 
 /** The target dims of `reshape` with the lazy axes of `from` kept lazy (1), or null where they cannot be. */
@@ -251,11 +330,29 @@ function reduce(g: Graph, x: Value, logical: number[], op: string, axis: number[
 }
 
 /**
+ * One operand of `dot` as a matrix (or a batch of them) [(Bn,) R, K] whose rows are the axes
+ * `rows` and batch the axes `batch` of `v`, the contracted axis last: without a copy when `v`'s
+ * memory already runs batch, rows, K (a reshape), or batch, K, rows (`trans`: the product reads it
+ * transposed); else through a transpose.
+ */
+function operand(g: Graph, v: Value, batch: number[], rows: number[], [Bn, R, K]: number[]): { name: string; trans: boolean } {
+  const r = v.dims.length;
+  const big = (axes: number[]) => axes.filter((i) => v.dims[i] !== 1);
+  const { name, order } = memoryOf(v);
+  const same = (a: number[]) => a.length === order.length && a.every((d, i) => d === order[i]);
+  const shape = (trans: boolean) => g.ints(Bn === 1 ? (trans ? [K, R] : [R, K]) : trans ? [Bn, K, R] : [Bn, R, K]);
+  if (same(big([...batch, ...rows, r - 1]))) return { name: g.op("Reshape", [name, shape(false)], Z), trans: false };
+  if (same(big([...batch, r - 1, ...rows]))) return { name: g.op("Reshape", [name, shape(true)], Z), trans: true };
+  const perm = [...batch, ...rows, ...v.dims.map((_, i) => i).filter((i) => i !== r - 1 && !batch.includes(i) && !rows.includes(i)), r - 1];
+  return { name: g.op("Reshape", [transpose(g, v.name, v.dims, perm), shape(false)], Z), trans: false };
+}
+
+/**
  * jax-js `dot`: out[...] = Σ_k x[..., k] · y[..., k] over broadcast leading axes, as one Gemm
  * (no batch axis) or a batched MatMul. Each leading axis is batch (both operands > 1), row (x
  * only), column (y only) or neither (size 1 in both; stays lazily broadcast in the result).
  */
-function dot(g: Graph, x0: Value, y0: Value, [sx, sy]: number[][], full: (v: Value, s: number[]) => Value): Value {
+function dot(g: Graph, x0: Value, y0: Value, [sx, sy]: number[][], full: (v: Value, s: number[]) => Value, float: boolean): Value {
   const r = sx!.length;
   // A contracted axis that is lazily broadcast in one operand is expanded (rare).
   const x = x0.dims[r - 1] === sx![r - 1] ? x0 : full(x0, sx!);
@@ -269,10 +366,18 @@ function dot(g: Graph, x0: Value, y0: Value, [sx, sy]: number[][], full: (v: Val
   for (const i of batch) if (x.dims[i] !== y.dims[i]) throw new Error("native training: dot batch axes disagree");
   const K = x.dims[r - 1]!;
   const [Bn, M, N] = [prod(batch.map((i) => x.dims[i]!)), prod(rows.map((i) => x.dims[i]!)), prod(cols.map((i) => y.dims[i]!))];
-  const order = (first: number[]) => [...first, ...lead.filter((i) => !first.includes(i)), r - 1];
-  const xt = g.op("Reshape", [transpose(g, x.name, x.dims, order([...batch, ...rows])), g.ints(Bn === 1 ? [M, K] : [Bn, M, K])], Z);
-  const yt = g.op("Reshape", [transpose(g, y.name, y.dims, order([...batch, ...cols])), g.ints(Bn === 1 ? [N, K] : [Bn, N, K])], Z);
-  const prodName = Bn === 1 ? g.op("Gemm", [xt, yt], { transB: 1 }) : g.op("MatMul", [xt, g.op("Transpose", [yt], { perm: [0, 2, 1] })]);
+  const a = operand(g, x, batch, rows, [Bn, M, K]);
+  const b = operand(g, y, batch, cols, [Bn, N, K]);
+  // a: [(Bn,) M, K], or [(Bn,) K, M] with a.trans; b likewise with N — the transposes fold into the product.
+  let prodName: string;
+  const swap = Bn === 1 ? [1, 0] : [0, 2, 1];
+  // Integers: onnxruntime's Gemm and FusedMatMul are float-only; MatMul of explicit transposes.
+  if (!float) prodName = g.op("MatMul", [a.trans ? g.op("Transpose", [a.name], { perm: swap }) : a.name, b.trans ? b.name : g.op("Transpose", [b.name], { perm: swap })]);
+  else if (Bn === 1) prodName = g.op("Gemm", [a.name, b.name], { transA: Number(a.trans), transB: Number(!b.trans) });
+  else {
+    prodName = g.op("FusedMatMul", [a.name, b.name], { transA: Number(a.trans), transB: Number(!b.trans), alpha: { f: 1 } });
+    g.nodes.at(-1)!.domain = "com.microsoft";
+  }
   // [batch…, rows…, cols…] then the output's axis order, size-1 axes where neither operand has one.
   const grouped = [...batch, ...rows, ...cols];
   const shaped = g.op("Reshape", [prodName, g.ints([...grouped.map((i) => (cols.includes(i) ? y.dims[i]! : x.dims[i]!)), ...none.map(() => 1)])], Z);

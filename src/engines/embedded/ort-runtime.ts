@@ -1,14 +1,15 @@
 /**
- * Native inference (EmbeddedEngineOptions.nativeInference): the embedded engine's decoder graphs
- * (ort-graph.ts) run on onnxruntime's native CPU kernels (MLAS: AVX2/AVX-512/NEON GEMMs), where the
- * optional package `onnxruntime-node` is installed — sampling (`OrtDecoder` "sample", `OrtCache`),
- * the forward without gradient of scoring and layer-by-layer LoRA training (`OrtDecoder` "states")
- * and the head's backward (`OrtHeadGrad`). Gradients through the blocks stay on jax-js. Its float32
- * GEMMs run 4–6× faster than jax-js's 128-bit Wasm SIMD on an AVX-512 CPU (docs/benchmarks.md,
- * "Native inference on onnxruntime"). Why a library and not our own kernels: onnxruntime is
- * Microsoft's maintained inference runtime (monthly releases), its CPU kernels are what the field
- * ships for CPU inference, and it is an optional peer: without it nothing changes. Browsers keep
- * jax-js.
+ * Native kernels (EmbeddedEngineOptions.nativeKernels): the embedded engine's model on
+ * onnxruntime's native CPU kernels (MLAS: AVX2/AVX-512/NEON GEMMs), where the optional package
+ * `onnxruntime-node` is installed. Inference runs hand-built decoder graphs (ort-graph.ts):
+ * sampling (`OrtDecoder` "sample", `OrtCache`), the forward of scoring and of layer-by-layer LoRA
+ * training (`OrtDecoder` "states") and the head's backward (`OrtHeadGrad`). Training runs jax-js's
+ * own gradient programs translated to ONNX (`nativeJit`, ort-jaxpr.ts): the full-weight forward
+ * and backward, and each block's backward under LoRA. Its float32 GEMMs run 4–6× faster than
+ * jax-js's 128-bit Wasm SIMD on an AVX-512 CPU (docs/benchmarks.md, "Native inference on
+ * onnxruntime" and "Native training"). Why a library and not our own kernels: onnxruntime is
+ * Microsoft's maintained runtime (monthly releases), its CPU kernels are what the field ships for
+ * CPU inference, and it is an optional peer: without it nothing changes. Browsers keep jax-js.
  */
 import { makeJaxpr, numpy as np, tree, type JsTree } from "@jax-js/jax";
 import { decoderOnnx, headGradOnnx, ortWeightNames } from "./ort-graph.ts";
@@ -34,7 +35,7 @@ let ortModule: Promise<OrtModule | null> | undefined;
 
 /**
  * onnxruntime-node when it is installed and loads (Node only), else null. Loaded once per process.
- * The package is an optional peer dependency: `npm install onnxruntime-node` enables native inference.
+ * The package is an optional peer dependency: `npm install onnxruntime-node` enables native kernels.
  */
 export function loadOrt(): Promise<OrtModule | null> {
   if (!ortModule) {
@@ -239,6 +240,7 @@ function sessionOptions(threads: number): Record<string, unknown> {
     interOpNumThreads: 1,
     executionMode: "sequential",
     graphOptimizationLevel: "all",
+    ...(process.env.DBG_PROF ? { enableProfiling: true, profileFilePrefix: "/tmp/ortprof" } : {}),
     // No spin-waiting after a run: onnxruntime's idle threads would otherwise spin and take the
     // cores from jax-js's kernels that follow.
     extra: { session: { intra_op: { allow_spinning: "0" }, inter_op: { allow_spinning: "0" } } },
@@ -345,7 +347,7 @@ async function hostData(a: np.Array): Promise<HostData> {
  * (`makeJaxpr`), then translated (ort-jaxpr.ts) and run as a native session. Arguments are
  * pytrees of jax-js arrays (consumed, as jax-js functions consume theirs); the result is the
  * same pytree `f` returns, as jax-js arrays. Sessions are kept per signature until `dispose`.
- * Used for the embedded engine's full-weight training step under native inference.
+ * Used for the embedded engine's full-weight training step under native kernels.
  * @throws Error where onnxruntime-node is missing, or `f` uses a primitive without a translation
  */
 export function nativeJit<F extends (...args: never[]) => JsTree<np.Array>>(f: F, threads: number): NativeJit<F> {
@@ -364,10 +366,15 @@ export function nativeJit<F extends (...args: never[]) => JsTree<np.Array>>(f: F
     const [leaves, def] = tree.flatten(args as unknown as JsTree<np.Array>);
     const key = def.toString() + leaves.map((a) => `${a.dtype}[${a.shape.join(",")}]`).join(";");
     let entry = cache.get(key);
-    if (!entry) cache.set(key, (entry = compile(args)));
+    if (!entry) {
+      cache.set(key, (entry = compile(args)));
+      entry.catch(() => cache.delete(key)); // a failed translation is not kept (nor awaited by dispose)
+    }
     const { prog, out, shapes } = await entry;
     const outs = await prog.run(await Promise.all(leaves.map(hostData)));
-    return tree.unflatten(out, outs.map((d, i) => np.array(d as Float32Array, { dtype: shapes[i]!.dtype as np.DType }).reshape(shapes[i]!.shape))) as ReturnType<F>;
+    // onnxruntime returns bool tensors as bytes; jax-js takes booleans as int32 data.
+    const arrays = outs.map((d, i) => np.array((d instanceof Uint8Array ? Int32Array.from(d) : d) as Float32Array, { dtype: shapes[i]!.dtype as np.DType }).reshape(shapes[i]!.shape));
+    return tree.unflatten(out, arrays) as ReturnType<F>;
   };
   return Object.assign(run, {
     dispose: async () => {

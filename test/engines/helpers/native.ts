@@ -1,6 +1,6 @@
 /**
- * Native inference checks shared by test/engines/native-inference.test.ts (npm test: one case) and
- * native-inference.slow.test.ts (npm run test:slow: the others): layer-by-layer LoRA training and
+ * Native kernels checks shared by test/engines/native-kernels.test.ts (npm test: one case) and
+ * native-kernels.slow.test.ts (npm run test:slow: the others): layer-by-layer LoRA training and
  * scoring with the forward (and, without a head adapter, the head's backward) on onnxruntime must
  * give the jax-js path's scores, entropies and adapter gradients within float32 rounding.
  */
@@ -48,7 +48,7 @@ export async function checkLayerwiseNative({ cfg, makeBatch, lora }: (typeof lay
     await e.setReference("policy");
     return e;
   };
-  const engines = [await make({ nativeInference: false }), await make({ nativeInference: true }), await make({ nativeInference: true, maxPassRows: 2 })];
+  const engines = [await make({ nativeKernels: false }), await make({ nativeKernels: true }), await make({ nativeKernels: true, maxPassRows: 2 })];
   try {
     const rng = new Rng(6);
     const batch = makeBatch(rng, cfg.vocabSize);

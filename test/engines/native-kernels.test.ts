@@ -1,10 +1,10 @@
 /**
- * Native inference (EmbeddedEngineOptions.nativeInference, ort-runtime.ts): the embedded engine's
+ * Native kernels (EmbeddedEngineOptions.nativeKernels, ort-runtime.ts): the embedded engine's
  * decoder as an ONNX graph on onnxruntime's CPU kernels must sample what the jax-js path samples —
  * the same tokens for a seed and log-probs within float32 rounding — for Llama (GQA, untied head),
  * Qwen2 (q/k/v biases, tied head), shared and distinct prompts of different lengths, and LoRA
  * (block and head adapters beside the base); scoring without LoRA; and one case of layer-by-layer
- * LoRA training and scoring (helpers/native.ts; the other cases in native-inference.slow.test.ts),
+ * LoRA training and scoring (helpers/native.ts; the other cases in native-kernels.slow.test.ts),
  * whose forward and head backward run natively: the jax-js path's scores and adapter gradients
  * within float32 rounding, in one chunk and in row chunks, for the policy after a step (the cached
  * host weights follow the version) and for the reference. Skipped where onnxruntime-node is not
@@ -34,10 +34,10 @@ const req: SampleRequest = {
   stopTokens: [],
 };
 
-/** Samples `r` with native inference off and on (same weights); returns both and the worst |Δ log-prob|. */
+/** Samples `r` with native kernels off and on (same weights); returns both and the worst |Δ log-prob|. */
 async function both(cfg: ModelConfig, opts: EmbeddedEngineOptions, r: SampleRequest, setup?: (e: EmbeddedEngine) => Promise<void>) {
-  const wasm = await EmbeddedEngine.create(cfg, { seed: 4, ...opts, nativeInference: false });
-  const native = await EmbeddedEngine.create(cfg, { seed: 4, ...opts, nativeInference: true });
+  const wasm = await EmbeddedEngine.create(cfg, { seed: 4, ...opts, nativeKernels: false });
+  const native = await EmbeddedEngine.create(cfg, { seed: 4, ...opts, nativeKernels: true });
   try {
     if (setup) {
       await setup(wasm);
@@ -55,7 +55,7 @@ async function both(cfg: ModelConfig, opts: EmbeddedEngineOptions, r: SampleRequ
 
 const tokens = (rs: { tokens: Int32Array }[]) => rs.map((r) => [...r.tokens]);
 
-describe("native inference (onnxruntime) against the jax-js path", { skip }, () => {
+describe("native kernels (onnxruntime) against the jax-js path", { skip }, () => {
   for (const [name, cfg] of [
     ["llama, GQA, untied head", tinyLlama({ vocabSize: 23, numLayers: 3 })],
     ["qwen2, q/k/v biases, tied head", tinyQwen2({ vocabSize: 23 })],
@@ -106,7 +106,7 @@ describe("native inference (onnxruntime) against the jax-js path", { skip }, () 
       [tinyLlama({ vocabSize: 23 }), (rng: Rng) => randomBatch(rng, 23, [9, 5, 12, 3], { promptLen: 2, extraPad: 1 })],
       [tinyQwen2({ vocabSize: 23 }), (rng: Rng) => groupBatch(rng, 23, 2, 3, 6, 4)],
     ] as const) {
-      const engines = await Promise.all([false, true].map((nativeInference) => EmbeddedEngine.create(cfg, { seed: 3, nativeInference })));
+      const engines = await Promise.all([false, true].map((nativeKernels) => EmbeddedEngine.create(cfg, { seed: 3, nativeKernels })));
       try {
         const batch = makeBatch(new Rng(2));
         const loss: TokenLossFn = (scores, b) => ({ loss: 0, dLogprobs: Float32Array.from(b.lossMask, (m) => -m), metrics: {} });
@@ -132,7 +132,7 @@ describe("native inference (onnxruntime) against the jax-js path", { skip }, () 
       [tinyQwen2({ vocabSize: 23 }), (rng: Rng) => groupBatch(rng, 23, 2, 3, 6, 4)],
     ] as const) {
       const engines = await Promise.all(
-        ([{ nativeInference: false }, { nativeInference: true }, { nativeInference: true, maxPassRows: 2 }] as EmbeddedEngineOptions[]).map((o) => EmbeddedEngine.create(cfg, { seed: 3, ...o })),
+        ([{ nativeKernels: false }, { nativeKernels: true }, { nativeKernels: true, maxPassRows: 2 }] as EmbeddedEngineOptions[]).map((o) => EmbeddedEngine.create(cfg, { seed: 3, ...o })),
       );
       try {
         // Weights at a healthy scale, so every gradient stands well above float32 rounding.
@@ -169,20 +169,20 @@ describe("native inference (onnxruntime) against the jax-js path", { skip }, () 
   });
 
   // One layer-by-layer case here (shared prefix, the head's backward native too); the others run
-  // in native-inference.slow.test.ts.
+  // in native-kernels.slow.test.ts.
   const quick = layerwiseCases.find((c) => c.name.endsWith("shared-prefix layout, no head adapter"))!;
   test(`layer-by-layer LoRA training and scoring: native = jax-js (${quick.name}; one chunk and row chunks of 2)`, () => checkLayerwiseNative(quick));
 });
 
-test("RLVR_NATIVE_INFERENCE accepts on/off only", async () => {
-  const old = process.env.RLVR_NATIVE_INFERENCE;
-  process.env.RLVR_NATIVE_INFERENCE = "yes";
+test("RLVR_NATIVE_KERNELS accepts on/off only", async () => {
+  const old = process.env.RLVR_NATIVE_KERNELS;
+  process.env.RLVR_NATIVE_KERNELS = "yes";
   const e = await EmbeddedEngine.create(tinyLlama(), { seed: 1 });
   try {
-    await assert.rejects(e.sample(req), /RLVR_NATIVE_INFERENCE=yes: expected on or off/);
+    await assert.rejects(e.sample(req), /RLVR_NATIVE_KERNELS=yes: expected on or off/);
   } finally {
-    if (old === undefined) delete process.env.RLVR_NATIVE_INFERENCE;
-    else process.env.RLVR_NATIVE_INFERENCE = old;
+    if (old === undefined) delete process.env.RLVR_NATIVE_KERNELS;
+    else process.env.RLVR_NATIVE_KERNELS = old;
     await e.close();
   }
 });
