@@ -240,7 +240,6 @@ function sessionOptions(threads: number): Record<string, unknown> {
     interOpNumThreads: 1,
     executionMode: "sequential",
     graphOptimizationLevel: "all",
-    ...(process.env.DBG_PROF ? { enableProfiling: true, profileFilePrefix: "/tmp/ortprof" } : {}),
     // No spin-waiting after a run: onnxruntime's idle threads would otherwise spin and take the
     // cores from jax-js's kernels that follow.
     extra: { session: { intra_op: { allow_spinning: "0" }, inter_op: { allow_spinning: "0" } } },
