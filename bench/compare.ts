@@ -259,7 +259,7 @@ if (realArg !== "off" && existsSync(join(realArg, "config.json"))) {
   const b = realRows.get("torch");
   for (const v of ["embedded", "embedded-native"]) {
     const a = realRows.get(v);
-    if (a && b) console.log(`| **${v}/torch** | ${(b.sampleTokensPerS / a.sampleTokensPerS).toFixed(2)}× slower | ${(a.score / b.score).toFixed(2)}× | ${typeof a.step === "number" && typeof b.step === "number" ? `${(a.step / b.step).toFixed(2)}×` : "n/a"} | |`);
+    if (a && b) console.log(`| **${v}/torch** | ${(b.sampleTokensPerS / a.sampleTokensPerS).toFixed(2)}× the time | ${(a.score / b.score).toFixed(2)}× | ${typeof a.step === "number" && typeof b.step === "number" ? `${(a.step / b.step).toFixed(2)}×` : "n/a"} | |`);
   }
   if (phaseLines.length) console.log(`\nRL step phases (s, last timed step):\n${phaseLines.join("\n")}`);
 } else if (realArg !== "off") console.log(`\nreal-model row skipped: no config.json in ${realArg} (set it up with: rlvr setup model smollm2-135m-instruct)`);
