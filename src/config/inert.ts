@@ -13,7 +13,7 @@
  * | model.device, dtype, gradientCheckpointing, tokenBudget, callTimeoutS, loadTimeoutS | model.engine embedded (torch only; `auto` may pick torch, so allowed). model.python is read there too (the engine advice probes torch) |
  * | model.init                                          | model.path is set (the checkpoint is loaded) |
  * | model.lora.baseDtype                                | model.engine torch (it keeps model.dtype)    |
- * | model.nativeKernels                                | model.engine torch or tinker (the embedded engine's sampler) |
+ * | model.nativeKernels                                | model.engine torch or tinker (the embedded engine's kernels) |
  * | model.lora.dropout > 0                              | model.engine embedded (trains without dropout) |
  * | rollout.* except engine                             | rollout.engine trainer (the default)         |
  * | rollout.baseURL, model, apiKey                      | rollout.engine vllm (openai options)         |
@@ -87,7 +87,7 @@ const onCpu = (c: RunConfig) => c.model.engine === "embedded" || c.model.device 
 export const INERT_RULES: readonly Rule[] = [
   { fields: TORCH_ONLY, inert: (_, c) => (c.model.engine === "embedded" ? "a torch-engine option, and model.engine is embedded; set model.engine: torch (or auto), or remove it" : null) },
   { fields: ["model.init"], inert: (_, c) => (c.model.path !== undefined ? "model.path is loaded, so the random-model shape is unused; remove model.init or model.path" : null) },
-  { fields: ["model.nativeKernels"], inert: (_, c) => (c.model.engine === "torch" || c.model.engine === "tinker" ? `the embedded engine's sampler, and model.engine is ${c.model.engine}; remove it` : null) },
+  { fields: ["model.nativeKernels"], inert: (_, c) => (c.model.engine === "torch" || c.model.engine === "tinker" ? `the embedded engine's kernels, and model.engine is ${c.model.engine}; remove it` : null) },
   { fields: ["model.lora.baseDtype"], inert: (_, c) => (c.model.engine === "torch" ? "the embedded engine's storage of the frozen base; the torch engine keeps model.dtype. Remove it (or set model.dtype)" : null) },
   { fields: ["model.lora.dropout"], inert: (raw, c) => (c.model.engine === "embedded" && Number(at(raw, "model.lora.dropout")) > 0 ? "the embedded engine trains LoRA without dropout; set 0, or use model.engine: torch" : null) },
   { fields: ROLLOUT_ALL, inert: (_, c) => ((c.rollout?.engine ?? "trainer") === "trainer" ? "configures vLLM or OpenAI-server rollouts, and rollout.engine is trainer (the default); set rollout.engine, or remove it" : null) },

@@ -55,8 +55,8 @@ export const modelSchema = z
      */
     sharedPrompts: z.boolean().default(true),
     /**
-     * Embedded engine only: sample on onnxruntime's native CPU kernels instead of jax-js's
-     * WebAssembly ones (EmbeddedEngineOptions.nativeKernels; needs the optional package
+     * Embedded engine only: sample, score and train on onnxruntime's native CPU kernels instead of
+     * jax-js's WebAssembly ones (EmbeddedEngineOptions.nativeKernels; needs the optional package
      * onnxruntime-node, Node only). Default: RLVR_NATIVE_KERNELS=on/off, else off.
      */
     nativeKernels: z.boolean().optional(),

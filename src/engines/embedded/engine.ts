@@ -175,13 +175,14 @@ export interface EmbeddedEngineOptions {
    */
   mergedSampling?: boolean;
   /**
-   * Run inference on onnxruntime's native CPU kernels (ort-runtime.ts) instead of jax-js's
-   * WebAssembly ones: sampling, and under layer-by-layer training and scoring the forward without
-   * gradient (every block's input and the head's log-probs; the backward stays on jax-js). Node
+   * Run the model on onnxruntime's native CPU kernels (ort-runtime.ts) instead of jax-js's
+   * WebAssembly ones: sampling and scoring as hand-built decoder graphs (ort-graph.ts); training
+   * as jax-js's own gradient programs translated to ONNX (ort-jaxpr.ts, `nativeJit`) — the
+   * full-weight forward and backward, and under layer-by-layer LoRA each block's backward. Node
    * only; needs the optional package onnxruntime-node (an error names the fix when it is missing).
-   * Default: RLVR_NATIVE_KERNELS=on/off, else off. Same decoder; results agree to float32
-   * rounding, so a seed gives the same tokens except where a draw falls within rounding of a
-   * boundary (tested). Under LoRA the adapters run beside the frozen base (no merged copy).
+   * Default: RLVR_NATIVE_KERNELS=on/off, else off. Results agree with jax-js's to float32
+   * rounding (tested: tokens for a seed, scores, every gradient), so runs follow other
+   * trajectories after a few steps. Under LoRA the adapters run beside the frozen base.
    */
   nativeKernels?: boolean;
   /**
