@@ -379,11 +379,9 @@ function dot(g: Graph, x0: Value, y0: Value, [sx, sy]: number[][], full: (v: Val
     g.nodes.at(-1)!.domain = "com.microsoft";
   }
   // [batch…, rows…, cols…] then the output's axis order, size-1 axes where neither operand has one.
-  const grouped = [...batch, ...rows, ...cols];
-  const shaped = g.op("Reshape", [prodName, g.ints([...grouped.map((i) => (cols.includes(i) ? y.dims[i]! : x.dims[i]!)), ...none.map(() => 1)])], Z);
-  const positions = [...grouped, ...none];
+  const size = (i: number) => (none.includes(i) ? 1 : cols.includes(i) ? y.dims[i]! : x.dims[i]!);
+  const positions = [...batch, ...rows, ...cols, ...none];
+  const shaped = g.op("Reshape", [prodName, g.ints(positions.map(size))], Z);
   const perm = lead.map((i) => positions.indexOf(i));
-  const dims = lead.map((i) => (none.includes(i) ? 1 : cols.includes(i) ? y.dims[i]! : x.dims[i]!));
-  const shapedDims = [...grouped.map((i) => (cols.includes(i) ? y.dims[i]! : x.dims[i]!)), ...none.map(() => 1)];
-  return { name: transpose(g, shaped, shapedDims, perm), dims };
+  return { name: transpose(g, shaped, positions.map(size), perm), dims: lead.map(size) };
 }
