@@ -57,7 +57,7 @@ import {
   type LoraModule,
   type Params,
 } from "./model.ts";
-import { loadOrt, nativeJit, OrtCache, OrtDecoder, OrtHeadGrad, ortWeights, type NativeJit, type OrtWeights } from "./ort-runtime.ts";
+import { loadOrt, nativeJit, ortReadable, OrtCache, OrtDecoder, OrtHeadGrad, ortWeights, type NativeJit, type OrtWeights } from "./ort-runtime.ts";
 import { passLength, planSharedPrefix, pow2, prefixShift, prefixUnshift, roundUp, type PrefixPlan } from "./prefix.ts";
 import { adamwUpdate, sumOfSquares, type Tensors } from "./optimizer.ts";
 import { sampleToken } from "./sampling.ts";
@@ -74,7 +74,7 @@ import { hfConfigFromFiles, type ModelFiles } from "./hf-config.ts";
 /** The forward of one pass: its log-probs and entropies (model.ts tokenLogprobs / prefixTokenLogprobs). */
 type PassScore = (p: Params, xs: np.Array[], fixed: np.Array[]) => np.Array[];
 /** The functions native training compiles for onnxruntime (`nativeFn`). */
-type NativeFns = { score: PassScore; pass: PassGrad; block: BlockGrad };
+type NativeFns = { pass: PassGrad; block: BlockGrad };
 /** The gradient of Σ outputs · cotangents of one pass w.r.t. the parameters and the embedded inputs. */
 type PassGrad = (p: Params, xs: np.Array[], fixed: np.Array[], cots: np.Array[]) => [Params, np.Array[]];
 /** The gradient of Σ outputs · cotangents of one block (layer-by-layer LoRA) w.r.t. its adapters and its input. */
@@ -268,7 +268,7 @@ export class EmbeddedEngine implements Engine {
   private readonly invFreq: Float64Array;
   /** The decoder's config with the LoRA scale (model.ts DecoderConfig). */
   private readonly decoderConfig: DecoderConfig;
-  /** Native kernels's onnxruntime sessions by mode, opened on first use (null: unavailable). */
+  /** The native decoder's onnxruntime sessions by mode, opened on first use (null: unavailable). */
   private ortDecoders: Partial<Record<"sample" | "states", Promise<OrtDecoder | null>>> = {};
   private ortHeadGrad: Promise<OrtHeadGrad | null> | undefined;
   /** Native kernels: host weights (`nativeWeights`): under LoRA the base for `baseVersion`, else the policy for `version`. */
@@ -278,12 +278,11 @@ export class EmbeddedEngine implements Engine {
   /** Bumped whenever the base weights change (setWeight, load). */
   private baseVersion = 0;
   private readonly passFns: Record<Pass["kind"], { score: PassScore; grad: PassGrad }>;
-  /** The un-jitted forward and gradient of a pass and gradient of one block, for `nativeFn` (onnxruntime). */
-  private readonly scoreFns: Record<Pass["kind"], PassScore>;
+  /** The un-jitted gradients of a pass and of one block, for `nativeFn` (onnxruntime). */
   private readonly gradFns: Record<Pass["kind"], PassGrad>;
   private readonly blockGradFns: Record<Pass["kind"], BlockGrad>;
   /** Native training (`nativeFn`): those functions compiled for onnxruntime, per pass layout. */
-  private nativeFns: { [K in keyof NativeFns]: Partial<Record<Pass["kind"], NativeJit<NativeFns[K]>>> } = { score: {}, pass: {}, block: {} };
+  private nativeFns: { [K in keyof NativeFns]: Partial<Record<Pass["kind"], NativeJit<NativeFns[K]>>> } = { pass: {}, block: {} };
   /** One block of a pass (the layer-by-layer LoRA path): its forward, and the gradient of Σ outputs · cotangents w.r.t. its adapters and its input. */
   private readonly layerFns: Record<
     Pass["kind"],
@@ -330,19 +329,17 @@ export class EmbeddedEngine implements Engine {
       const r = prefixTokenLogprobs(p, cfg, { x0p: x0p!, x0s: x0s!, cos: cos!, sin: sin!, biasP: biasP!, biasS: biasS!, targets: targets! });
       return [r.lpP, r.entP, r.lpS, r.entS];
     };
+    // Σ_i sum(outputs_i · cotangents_i): the scalar whose gradient back-propagates the cotangents.
+    const cotangentSum = (outs: np.Array[], cots: np.Array[]) =>
+      outs.reduce((acc: np.Array | null, out, i) => {
+        const term = out.mul(cots[i]!).sum();
+        return acc ? acc.add(term) : term;
+      }, null)!;
     // grad of Σ_i outputs_i · cotangents_i with respect to the parameters and the embeddings
-    // (jitted for jax-js; `nativeGrad` compiles the same function for onnxruntime).
+    // (jitted for jax-js; `nativeFn` compiles the same function for onnxruntime).
     const withGrad = (f: Forward) =>
-      grad(
-        (p: Params, xs: np.Array[], fixed: np.Array[], cots: np.Array[]) =>
-          f(p, xs, fixed).reduce((acc: np.Array | null, out, i) => {
-            const term = out.mul(cots[i]!).sum();
-            return acc ? acc.add(term) : term;
-          }, null)!,
-        { argnums: [0, 1] },
-      ) as unknown as PassGrad;
+      grad((p: Params, xs: np.Array[], fixed: np.Array[], cots: np.Array[]) => cotangentSum(f(p, xs, fixed), cots), { argnums: [0, 1] }) as unknown as PassGrad;
     this.gradFns = { full: withGrad(full), prefix: withGrad(prefix) };
-    this.scoreFns = { full, prefix };
     this.passFns = {
       full: { score: jit(full), grad: jit(this.gradFns.full) },
       prefix: { score: jit(prefix), grad: jit(this.gradFns.prefix) },
@@ -358,14 +355,9 @@ export class EmbeddedEngine implements Engine {
       return [y.ref.slice([0, U * P]).reshape([U, P, D]), y.slice([U * P, U * P + R * S]).reshape([R, S, D])];
     };
     const blockGrad = (f: Block) =>
-      grad(
-        (ad: Partial<Record<LoraModule, Adapter>>, p: LayerParams, xs: np.Array[], fixed: np.Array[], cots: np.Array[]) =>
-          f({ ...p, lora: ad }, xs, fixed).reduce((acc: np.Array | null, out, i) => {
-            const term = out.mul(cots[i]!).sum();
-            return acc ? acc.add(term) : term;
-          }, null)!,
-        { argnums: [0, 2] },
-      ) as unknown as BlockGrad;
+      grad((ad: Partial<Record<LoraModule, Adapter>>, p: LayerParams, xs: np.Array[], fixed: np.Array[], cots: np.Array[]) => cotangentSum(f({ ...p, lora: ad }, xs, fixed), cots), {
+        argnums: [0, 2],
+      }) as unknown as BlockGrad;
     this.blockGradFns = { full: blockGrad(fullBlock), prefix: blockGrad(prefixLayer) };
     this.layerFns = {
       full: { forward: jit(fullBlock), grad: jit(this.blockGradFns.full) },
@@ -783,8 +775,7 @@ export class EmbeddedEngine implements Engine {
     for (const [a, b] of chunks) {
       const sub = sliceRows(batch, a, b);
       const pass = this.passInputs(src.weights, sub);
-      const native = src.adapters ? null : await this.nativeFn("score", pass.kind);
-      const outs = native ? await native(this.params(src), pass.xs, this.withTargets(pass)) : this.passFns[pass.kind].score(this.params(src), pass.xs, this.withTargets(pass));
+      const outs = this.passFns[pass.kind].score(this.params(src), pass.xs, this.withTargets(pass));
       const [lp, ent] = pass.unshift((await Promise.all(outs.map((o) => o.data()))) as Float32Array[]);
       logprobs.set(lp!, a * T);
       entropy.set(ent!, a * T);
@@ -927,11 +918,11 @@ export class EmbeddedEngine implements Engine {
    * Full-weight forward-backward under native kernels: the batch is scored on onnxruntime
    * (`layerScores` → `nativeForward`), the loss is called once, then each row chunk runs the
    * pass's gradient — the jax-js function of `passFns[kind].grad`, compiled for onnxruntime
-   * (`nativeGrad`) — a second forward and the backward on native kernels.
+   * (`nativeFn`) — a second forward and the backward on native kernels.
    */
   private async nativeForwardBackward(batch: TokenBatch, loss: TokenLossFn, opts: { entropy?: boolean }, chunks: [number, number][]): Promise<LossReport> {
     const T = batch.seqLen;
-    const { logprobs, entropy } = await this.forwardChunks(this.policy, batch, chunks);
+    const { logprobs, entropy } = await this.layerScores(this.policy, batch);
     const out = loss(opts.entropy ? { logprobs, entropy } : { logprobs }, batch);
     if (!Number.isFinite(out.loss)) return { loss: out.loss, metrics: out.metrics, tokens: countTokens(batch) };
     for (const [a, b] of chunks) {
@@ -1141,8 +1132,7 @@ export class EmbeddedEngine implements Engine {
     const native = this.lora?.targets.includes(LORA_HEAD_MODULE) ? null : await this.nativeHeadGrad();
     if (native) {
       const base = await this.nativeBase(this.policy);
-      const xs = (await x.data()) as Float32Array;
-      const host = xs.buffer instanceof SharedArrayBuffer ? xs.slice() : xs;
+      const host = ortReadable((await x.data()) as Float32Array);
       const dx = new Float32Array(n * D);
       for (const [a, b] of rowChunks(n, NATIVE_HEAD_ROWS)) dx.set(await native.run(base, host.subarray(a * D, b * D), pass.next.subarray(a, b), cLp.subarray(a, b), cEnt.subarray(a, b)), a * D);
       return np.array(dx).reshape([n, D]);
@@ -1476,14 +1466,14 @@ export class EmbeddedEngine implements Engine {
   }
 
   /**
-   * Native training: a pass's forward or gradient (full weights) or a block's gradient
+   * Native training: a pass's gradient (full weights) or a block's gradient
    * (layer-by-layer LoRA) compiled for onnxruntime (ort-runtime.ts `nativeJit`: the same jax-js
    * function, traced and translated), or null where native kernels are off.
    */
   private async nativeFn<K extends keyof NativeFns>(which: K, kind: Pass["kind"]): Promise<NativeJit<NativeFns[K]> | null> {
     if (!this.native) return null;
     if (!(await loadOrt())) throw new Error(NO_ORT);
-    const source = { score: this.scoreFns, pass: this.gradFns, block: this.blockGradFns }[which][kind] as NativeFns[K];
+    const source = { pass: this.gradFns, block: this.blockGradFns }[which][kind] as NativeFns[K];
     const fns = this.nativeFns[which] as Partial<Record<Pass["kind"], NativeJit<NativeFns[K]>>>;
     return (fns[kind] ??= nativeJit(source, jaxThreads().threads));
   }
@@ -1663,7 +1653,7 @@ export class EmbeddedEngine implements Engine {
     this.ortBase = null;
     await Promise.all(decs.map((d) => d?.close()));
     const fns = Object.values(this.nativeFns).flatMap((f) => Object.values(f));
-    this.nativeFns = { score: {}, pass: {}, block: {} };
+    this.nativeFns = { pass: {}, block: {} };
     await Promise.all(fns.map((f) => f.dispose()));
     tree.dispose(this.weights);
     if (this.adapters) tree.dispose(this.adapters);

@@ -104,9 +104,7 @@ export class Graph {
   }
 
   scalar(value: number): string {
-    const name = `c${this.n++}`;
-    this.inits.push({ name, dataType: FLOAT, dims: [], floatData: [value] });
-    return name;
+    return this.typedScalar(value, FLOAT);
   }
 
   /** A scalar constant of an element type in ONNX_TYPE but float16 (bool and int32 travel as int32 data, as ONNX stores them; uint32 as uint64). */

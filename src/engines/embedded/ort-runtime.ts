@@ -51,6 +51,11 @@ export function loadOrt(): Promise<OrtModule | null> {
 /** A host array of one of jax-js's dtypes onnxruntime reads (bool travels as Uint8Array). */
 type HostData = Float32Array | Int32Array | Uint32Array | Uint8Array | Float64Array;
 
+/** `data` as onnxruntime-node can read it: copied off a SharedArrayBuffer (jax-js's heap with worker threads), else as is. */
+export function ortReadable<T extends HostData>(data: T): T {
+  return (data.buffer instanceof SharedArrayBuffer ? data.slice() : data) as T;
+}
+
 /** Host float32 copies of the decoder's weights, keyed by the graph's input names (ort-graph.ts). */
 export type OrtWeights = Map<string, { data: Float32Array; dims: number[] }>;
 
@@ -67,9 +72,7 @@ export async function ortWeights(p: Params, part: "all" | "base" | "adapters" = 
     if (!a) return;
     const f = transpose ? dense(a.ref).transpose([1, 0]) : dense(a.ref);
     const dims = [...f.shape];
-    const data = (await f.data()) as Float32Array;
-    // onnxruntime-node cannot read a SharedArrayBuffer view (jax-js's heap with worker threads).
-    out.set(name, { data: data.buffer instanceof SharedArrayBuffer ? data.slice() : data, dims });
+    out.set(name, { data: ortReadable((await f.data()) as Float32Array), dims });
   };
   if (part !== "adapters") {
     await put(ortWeightNames.embed, p.embed);
@@ -337,8 +340,7 @@ export type NativeJit<F extends (...args: never[]) => unknown> = ((...args: Para
 /** A jax-js array's data as a host array onnxruntime reads (copied off a shared Wasm heap). Consumes `a`. */
 async function hostData(a: np.Array): Promise<HostData> {
   const raw = (await a.data()) as HostData | Uint8Array;
-  const data = a.dtype === "bool" && !(raw instanceof Uint8Array) ? Uint8Array.from(raw as Int32Array) : raw;
-  return data.buffer instanceof SharedArrayBuffer ? data.slice() : data;
+  return ortReadable(a.dtype === "bool" && !(raw instanceof Uint8Array) ? Uint8Array.from(raw as Int32Array) : raw);
 }
 
 /**
